@@ -1,0 +1,15 @@
+export { assignmentPoint, assignVariant, type WeightedVariant } from './assignment.js';
+export { type Interval, type RelativeLift, relativeLift, wilsonInterval } from './intervals.js';
+export { type SampleRatioMismatch, SRM_ALPHA, sampleRatioMismatch } from './srm.js';
+export {
+  type ControlComparison,
+  compareWithControl,
+  completionRate,
+  DEFAULT_ALPHA,
+  holmAdjust,
+  MIN_EXPECTED_COUNT,
+  type SignificanceMethod,
+  type SignificanceResult,
+  testSignificance,
+  type VariantCounts,
+} from './statistics.js';
