@@ -1,0 +1,401 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Pure validation of chat-message attachments. Nothing here touches the file system: the caller inspects every
+ * attachment of a request first and writes blobs only once the whole request is known to be valid.
+ */
+
+export const MAX_ATTACHMENTS_PER_MESSAGE = 5;
+export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
+export const MAX_FILENAME_LENGTH = 255;
+
+interface FileSignature {
+  mimeType: string;
+  label: string;
+  matches(bytes: Uint8Array): boolean;
+}
+
+const SIGNATURES: readonly FileSignature[] = [
+  {
+    mimeType: 'image/png',
+    label: 'PNG',
+    matches: (bytes) => startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  },
+  { mimeType: 'image/jpeg', label: 'JPEG', matches: (bytes) => startsWith(bytes, [0xff, 0xd8, 0xff]) },
+  {
+    mimeType: 'image/gif',
+    label: 'GIF',
+    matches: (bytes) => startsWithAscii(bytes, 'GIF87a') || startsWithAscii(bytes, 'GIF89a'),
+  },
+  {
+    mimeType: 'image/webp',
+    label: 'WebP',
+    matches: (bytes) => startsWithAscii(bytes, 'RIFF') && startsWithAscii(bytes, 'WEBP', 8),
+  },
+  { mimeType: 'application/pdf', label: 'PDF', matches: (bytes) => startsWithAscii(bytes, '%PDF-') },
+];
+
+export const ALLOWED_ATTACHMENT_TYPES: readonly string[] = SIGNATURES.map((signature) => signature.mimeType);
+
+/**
+ * Executable or active-content extensions, refused anywhere in a filename's dotted suffix chain because a
+ * downloader may save or open the attachment under its stated name. Lower-case, without the dot.
+ */
+export const EXECUTABLE_EXTENSIONS: ReadonlySet<string> = new Set([
+  // Windows programs, installers and shell-handled files
+  'exe',
+  'com',
+  'bat',
+  'cmd',
+  'msi',
+  'msp',
+  'scr',
+  'pif',
+  'cpl',
+  'dll',
+  'ocx',
+  'sys',
+  'hta',
+  'reg',
+  'lnk',
+  'inf',
+  'scf',
+  'url',
+  'msc',
+  'gadget',
+  'application',
+  'appx',
+  'msix',
+  // Windows Script Host and PowerShell
+  'ps1',
+  'psm1',
+  'psd1',
+  'vbs',
+  'vbe',
+  'js',
+  'jse',
+  'mjs',
+  'cjs',
+  'wsf',
+  'wsh',
+  'wsc',
+  // macOS and Linux
+  'app',
+  'pkg',
+  'dmg',
+  'command',
+  'sh',
+  'bash',
+  'zsh',
+  'csh',
+  'ksh',
+  'appimage',
+  'deb',
+  'rpm',
+  // disk images, which Windows mounts without carrying over the downloaded-file warning
+  'iso',
+  'vhd',
+  'vhdx',
+  // interpreters and server-side scripts
+  'jar',
+  'class',
+  'py',
+  'pyc',
+  'pyw',
+  'pl',
+  'rb',
+  'php',
+  'phtml',
+  'phar',
+  'cgi',
+  'asp',
+  'aspx',
+  'jsp',
+  'lua',
+  // documents a browser renders with scripts enabled
+  'html',
+  'htm',
+  'xhtml',
+  'xht',
+  'shtml',
+  'mht',
+  'mhtml',
+  'svg',
+  'svgz',
+  'swf',
+]);
+
+export interface AttachmentProblem {
+  field: 'data' | 'mime_type' | 'filename';
+  message: string;
+}
+
+export interface InspectedAttachment {
+  bytes: Buffer;
+  /** Lower-case hex SHA-256 of `bytes`. */
+  sha256: string;
+  /** The normalised (lower-case) MIME type, one of ALLOWED_ATTACHMENT_TYPES. */
+  mimeType: string;
+  /** The filename with personal data redacted, or null when none was given. */
+  filename: string | null;
+  size: number;
+}
+
+export interface AttachmentInput {
+  data: string;
+  mimeType: string;
+  filename?: string | null;
+}
+
+export type InspectionResult =
+  | { ok: true; value: InspectedAttachment }
+  | { ok: false; problems: AttachmentProblem[] };
+
+export function inspectAttachment(input: AttachmentInput): InspectionResult {
+  const problems: AttachmentProblem[] = [];
+
+  const mimeType = normaliseMimeType(input.mimeType);
+  const signature = SIGNATURES.find((candidate) => candidate.mimeType === mimeType);
+  if (!signature) {
+    problems.push({
+      field: 'mime_type',
+      message: `mime_type must be one of ${ALLOWED_ATTACHMENT_TYPES.join(', ')}`,
+    });
+  }
+
+  const decoded = decodeStrictBase64(input.data);
+  let bytes: Buffer | null = null;
+  if (typeof decoded === 'string') {
+    problems.push({ field: 'data', message: decoded });
+  } else {
+    bytes = decoded;
+    if (signature && !signature.matches(bytes)) {
+      problems.push({ field: 'data', message: signatureMismatchMessage(signature, bytes) });
+    }
+  }
+
+  let filename: string | null = null;
+  if (input.filename !== undefined && input.filename !== null) {
+    const reason = checkFilename(input.filename);
+    if (reason) problems.push({ field: 'filename', message: reason });
+    else filename = redactFilename(input.filename);
+  }
+
+  if (problems.length > 0 || !bytes || !signature) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      bytes,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      mimeType: signature.mimeType,
+      filename,
+      size: bytes.length,
+    },
+  };
+}
+
+/**
+ * MIME types are compared exactly after trimming surrounding whitespace and lower-casing (RFC 2045 makes type
+ * and subtype case-insensitive). Parameters such as `; charset=binary` are not stripped: none of the allowed
+ * types takes parameters, so their presence means the client sent something other than a plain type.
+ */
+function normaliseMimeType(mimeType: string): string {
+  return mimeType.trim().toLowerCase();
+}
+
+function signatureMismatchMessage(expected: FileSignature, bytes: Uint8Array): string {
+  const actual = SIGNATURES.find((candidate) => candidate.matches(bytes));
+  const base = `data does not look like a ${expected.label} file`;
+  return actual ? `${base} (it looks like a ${actual.label} file)` : base;
+}
+
+const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const NON_BASE64_CHARACTER = /[^A-Za-z0-9+/]/;
+
+/** Returns the decoded bytes, or a message explaining why `data` is refused. */
+function decodeStrictBase64(data: string): Buffer | string {
+  if (data.length === 0) return 'data must not be empty';
+  if (/^data:/i.test(data)) return 'data must be plain base64 without a data: URL prefix';
+
+  // Decide on the size from the length alone so an oversized payload is refused before it is scanned or decoded.
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  if (Math.floor((data.length * 3) / 4) - padding > MAX_ATTACHMENT_BYTES) {
+    return `attachment exceeds ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MiB after decoding`;
+  }
+
+  const body = padding === 0 ? data : data.slice(0, -padding);
+  const invalidAt = body.search(NON_BASE64_CHARACTER);
+  if (invalidAt !== -1) return describeInvalidCharacter(body.charAt(invalidAt));
+  if (data.length % 4 !== 0) {
+    return 'data is not valid base64: its length must be a multiple of 4, padded with =';
+  }
+
+  // RFC 4648 §3.5: the bits below the last encoded byte must be zero, so each byte string has one encoding.
+  const lastValue = BASE64_ALPHABET.indexOf(body.charAt(body.length - 1));
+  const unusedBitsMask = padding === 2 ? 0b1111 : padding === 1 ? 0b11 : 0;
+  if ((lastValue & unusedBitsMask) !== 0) return 'data is not valid base64: its padding bits are not zero';
+
+  return Buffer.from(data, 'base64');
+}
+
+function describeInvalidCharacter(character: string): string {
+  if (/\s/.test(character)) return 'data is not valid base64: it must not contain whitespace or line breaks';
+  if (character === '-' || character === '_') {
+    return 'data is not valid base64: use the standard alphabet (+ and /), not base64url (- and _)';
+  }
+  if (character === '=') return 'data is not valid base64: = may only appear as padding at the end';
+  return 'data is not valid base64';
+}
+
+// C0 and C1 controls and DEL (\p{Cc}), the Unicode line and paragraph separators, and the bidirectional
+// overrides and isolates that can make `fdp.exe` display as `exe.pdf`.
+const FORBIDDEN_FILENAME_CHARACTERS = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Returns why `name` is refused as an attachment filename, or null when it is acceptable. A filename is a bare
+ * name of at most 255 characters (Unicode code points) with no executable extension anywhere after its first dot.
+ */
+export function checkFilename(name: string): string | null {
+  if (name.trim().length === 0) return 'filename must not be empty';
+  if (codePointLength(name) > MAX_FILENAME_LENGTH) {
+    return `filename must be at most ${MAX_FILENAME_LENGTH} characters`;
+  }
+  if (LONE_SURROGATE.test(name)) return 'filename must be valid Unicode text';
+  if (FORBIDDEN_FILENAME_CHARACTERS.test(name)) return 'filename must not contain control characters';
+  if (name.includes('/') || name.includes('\\')) return 'filename must not contain path separators';
+  if (name === '.' || name === '..') return 'filename must not be . or ..';
+  if (/^[. ]+$/.test(name)) return 'filename must not consist only of dots and spaces';
+
+  const extension = findExecutableExtension(name);
+  if (extension) return `filename has an executable extension (.${extension})`;
+  return null;
+}
+
+function codePointLength(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
+function findExecutableExtension(name: string): string | null {
+  // Windows drops trailing dots and spaces, so `a.exe.` and `a.exe ` are saved as `a.exe`.
+  const segments = name
+    .replace(/[. ]+$/, '')
+    .split('.')
+    .slice(1);
+  for (const segment of segments) {
+    const extension = segment.trim().toLowerCase();
+    if (EXECUTABLE_EXTENSIONS.has(extension)) return extension;
+  }
+  return null;
+}
+
+const EMAIL = /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+const DIGIT_RUN = /\d(?:[ -]?\d)*/g;
+const SSN = /(?<!\d)\d{3}-\d{2}-\d{4}(?!\d)/g;
+const INTERNATIONAL_PHONE = /(?<!\d)\+\d(?:[ .-]?\(?\d+\)?)*/g;
+const NORTH_AMERICAN_PHONE = /(?<![\d+])(?:1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\d)/g;
+const FILE_EXTENSION = /\.(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{1,10}$/;
+const MAX_PHONE_DIGITS = 15;
+const MIN_PHONE_DIGITS = 7;
+
+/**
+ * Replaces personal data in a filename with `[email]`, `[card]`, `[ssn]` or `[phone]`, keeping the extension.
+ * Card numbers are 13–19 digits, optionally grouped by single spaces or dashes, that pass the Luhn check. Phone
+ * numbers are either international (`+` then 7–15 digits in groups) or North American (`555-123-4567`,
+ * `(555) 123-4567`); bare digit strings are left alone because dates and timestamps look the same.
+ */
+export function redactFilename(name: string): string {
+  const extension = FILE_EXTENSION.exec(name);
+  const stem = extension && extension.index > 0 ? name.slice(0, extension.index) : name;
+  const suffix = stem === name ? '' : name.slice(stem.length);
+  // The second e-mail pass catches an address whose top-level domain was taken for the extension: `jo@example.com`.
+  return redactEmails(redactNumbers(redactEmails(stem)) + suffix);
+}
+
+function redactEmails(text: string): string {
+  return text.replace(EMAIL, '[email]');
+}
+
+function redactNumbers(text: string): string {
+  // A leading + marks a phone number more reliably than the Luhn check marks a card, so it goes first.
+  return text
+    .replace(INTERNATIONAL_PHONE, redactInternationalPhone)
+    .replace(DIGIT_RUN, redactCardsInRun)
+    .replace(SSN, '[ssn]')
+    .replace(NORTH_AMERICAN_PHONE, '[phone]');
+}
+
+/**
+ * Scanning from the left, redacts the longest Luhn-valid span of 13–19 digits that starts and ends on a group
+ * boundary, so a card number next to other digits (`2024 4111 1111 1111 1111`) is still found.
+ */
+function redactCardsInRun(run: string): string {
+  const parts = run.split(/([ -])/);
+  const groupCount = (parts.length + 1) / 2;
+  let output = '';
+  let start = 0;
+  while (start < groupCount) {
+    const end = longestCardFrom(parts, start);
+    if (end === -1) {
+      output += `${parts[2 * start] ?? ''}${parts[2 * start + 1] ?? ''}`;
+      start += 1;
+    } else {
+      output += `[card]${parts[2 * end + 1] ?? ''}`;
+      start = end + 1;
+    }
+  }
+  return output;
+}
+
+/** `parts` alternates digit groups and separators; returns the index of the last group of the card, or -1. */
+function longestCardFrom(parts: readonly string[], start: number): number {
+  let digits = '';
+  let last = -1;
+  for (let group = start; 2 * group < parts.length; group += 1) {
+    digits += parts[2 * group] ?? '';
+    if (digits.length > 19) break;
+    if (digits.length >= 13 && isLuhnValid(digits)) last = group;
+  }
+  return last;
+}
+
+function isLuhnValid(digits: string): boolean {
+  let sum = 0;
+  for (let index = 0; index < digits.length; index += 1) {
+    let digit = digits.charCodeAt(digits.length - 1 - index) - 48;
+    if (index % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+/** Keeps the leading groups up to 15 digits (the E.164 maximum) so a date after the number survives. */
+function redactInternationalPhone(match: string): string {
+  let digits = 0;
+  let end = 0;
+  for (const group of match.matchAll(/\(?(\d+)\)?/g)) {
+    const count = group[1]?.length ?? 0;
+    if (digits + count > MAX_PHONE_DIGITS) break;
+    digits += count;
+    end = group.index + group[0].length;
+  }
+  return digits >= MIN_PHONE_DIGITS ? `[phone]${match.slice(end)}` : match;
+}
+
+function startsWith(bytes: Uint8Array, prefix: readonly number[], offset = 0): boolean {
+  if (bytes.length < offset + prefix.length) return false;
+  return prefix.every((byte, index) => bytes[offset + index] === byte);
+}
+
+function startsWithAscii(bytes: Uint8Array, prefix: string, offset = 0): boolean {
+  return startsWith(
+    bytes,
+    Array.from(prefix, (character) => character.charCodeAt(0)),
+    offset,
+  );
+}

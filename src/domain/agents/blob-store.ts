@@ -1,0 +1,99 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+
+export interface StoredBlob {
+  /** Lower-case hex SHA-256 of the content. */
+  sha256: string;
+  /** Absolute path of the blob: `<root>/<sha[0..2]>/<sha[2..4]>/<sha>`. */
+  path: string;
+  size: number;
+}
+
+export interface BlobStore {
+  /** Stores `bytes` under their SHA-256; storing the same content again leaves the existing file untouched. */
+  put(bytes: Uint8Array): Promise<StoredBlob>;
+  /** Throws a TypeError unless `sha256` is 64 hexadecimal characters. */
+  get(sha256: string): Promise<Buffer | null>;
+  /** Throws a TypeError unless `sha256` is 64 hexadecimal characters. */
+  has(sha256: string): Promise<boolean>;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/i;
+
+export function isSha256Hex(value: string): boolean {
+  return SHA256_HEX.test(value);
+}
+
+export function createBlobStore(rootDir: string): BlobStore {
+  const root = resolve(rootDir);
+
+  // Only ever called with a validated digest, so the path cannot leave the root.
+  const pathFor = (sha256: string): string => join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+
+  return {
+    async put(bytes) {
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      const path = pathFor(sha256);
+      const size = bytes.byteLength;
+      // A file of another size under this name cannot be this content (e.g. truncated by a crash), so rewrite it.
+      if ((await fileSize(path)) !== size) await writeAtomically(path, bytes);
+      return { sha256, path, size };
+    },
+
+    async get(sha256) {
+      try {
+        return await readFile(pathFor(validDigest(sha256)));
+      } catch (error) {
+        if (isNotFound(error)) return null;
+        throw error;
+      }
+    },
+
+    async has(sha256) {
+      return (await fileSize(pathFor(validDigest(sha256)))) !== null;
+    },
+  };
+}
+
+/**
+ * Readers never see a partly written blob: the content goes to a temporary file in the same directory (hence
+ * the same file system), is flushed to disk, and is then renamed over the final name in one step.
+ */
+async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
+  const directory = dirname(path);
+  await mkdir(directory, { recursive: true });
+  const temporary = join(directory, `.${randomBytes(8).toString('hex')}.tmp`);
+  const handle = await open(temporary, 'wx', 0o644);
+  try {
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+function validDigest(sha256: string): string {
+  if (!isSha256Hex(sha256)) throw new TypeError('sha256 must be 64 hexadecimal characters');
+  return sha256.toLowerCase();
+}
+
+async function fileSize(path: string): Promise<number | null> {
+  try {
+    const stats = await stat(path);
+    return stats.isFile() ? stats.size : null;
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && (error.code === 'ENOENT' || error.code === 'ENOTDIR');
+}
