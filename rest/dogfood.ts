@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { graphql } from '../src/generated/graphql/index.js';
+import { defineRoute, fromBody, fromPath } from './route.js';
+
+const PauseAgent = graphql(`
+  mutation PauseAgent($role: String!, $input: PauseInput!) {
+    pauseAgent(role: $role, input: $input) {
+      role
+      paused
+      paused_at: pausedAt
+      event_id: eventId
+    }
+  }
+`);
+
+const ResumeAgent = graphql(`
+  mutation ResumeAgent($role: String!, $input: PauseInput!) {
+    resumeAgent(role: $role, input: $input) {
+      role
+      paused
+      resumed_at: resumedAt
+      event_id: eventId
+    }
+  }
+`);
+
+const pauseResponse = z.object({
+  role: z.string(),
+  paused: z.boolean(),
+  paused_at: z.iso.datetime(),
+  event_id: z.string(),
+});
+
+export const dogfoodRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/dogfood/agents/{role}/pause',
+    tag: 'dogfood',
+    summary: 'Pause a C-suite agent (chairman only); emits DOGFOOD_AGENT_PAUSED',
+    description: 'Idempotent: pausing a paused role answers 200 with the original paused_at and event_id.',
+    document: PauseAgent,
+    variables: { role: fromPath('role'), input: fromBody() },
+    status: 200,
+    respond: (data) => data.pauseAgent,
+    responseSchema: pauseResponse,
+    example: { actor_user_id: 'user-chairman-1', reason: 'Quarterly review' },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/dogfood/agents/{role}/resume',
+    tag: 'dogfood',
+    summary: 'Resume a paused C-suite agent (chairman only); emits DOGFOOD_AGENT_RESUMED',
+    document: ResumeAgent,
+    variables: { role: fromPath('role'), input: fromBody() },
+    status: 200,
+    respond: (data) => data.resumeAgent,
+    responseSchema: pauseResponse.omit({ paused_at: true }).extend({ resumed_at: z.iso.datetime() }),
+    example: { actor_user_id: 'user-chairman-1' },
+  }),
+];

@@ -1,0 +1,208 @@
+import { type DocumentNode, type GraphQLField, type GraphQLSchema, Kind, type OperationDefinitionNode, print } from 'graphql';
+import type { YogaServerInstance } from 'graphql-yoga';
+import type { z } from 'zod';
+import type { Viewer } from '../src/auth/viewer.js';
+import { scopesOf } from '../src/builder.js';
+import type { Context, ServerContext } from '../src/context.js';
+import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
+import { toValidationDetail } from '../src/validation/pydantic.js';
+import { schemaAt } from '../src/validation/schema-walk.js';
+import type { ArgSource, Route } from './route.js';
+
+const statusOfCode: Record<string, number> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  BAD_USER_INPUT: 422,
+  BAD_REQUEST: 400,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+};
+
+export class RestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string | ValidationDetail[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof detail === 'string' ? detail : 'validation failed');
+  }
+}
+
+type ScopeMap = Record<string, unknown>;
+
+/** A route with what is derived from its operation once: printed query, root field, rules and roles. */
+export interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  pathParams: string[];
+  query: string;
+  operationName: string;
+  rootField: string;
+  argsSchema: z.ZodType | undefined;
+  authScopes: ScopeMap | undefined;
+}
+
+export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute {
+  const operation = (route.document as DocumentNode).definitions.find(
+    (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  const selection = operation?.selectionSet.selections[0];
+  if (!operation?.name || selection?.kind !== Kind.FIELD) {
+    throw new Error(`route ${route.method} ${route.path} needs a named operation with one root field`);
+  }
+  const rootType =
+    operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'query' ? schema.getQueryType() : undefined;
+  const field = rootType?.getFields()[selection.name.value] as GraphQLField<unknown, unknown> | undefined;
+  if (!rootType || !field) throw new Error(`route ${route.method} ${route.path}: no root field ${selection.name.value}`);
+  const pathParams: string[] = [];
+  const pattern = new RegExp(
+    `^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_match, name: string) => {
+      pathParams.push(name);
+      return '([^/]+)';
+    })}/?$`,
+  );
+  const extensions = field.extensions as { argsSchema?: z.ZodType; pothosOptions?: { authScopes?: unknown } };
+  const typeScopes = (rootType.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions?.authScopes;
+  const fieldScopes = extensions.pothosOptions?.authScopes;
+  return {
+    route,
+    pattern,
+    pathParams,
+    query: print(route.document as DocumentNode),
+    operationName: operation.name.value,
+    rootField: selection.alias?.value ?? selection.name.value,
+    argsSchema: extensions.argsSchema,
+    authScopes: (typeof fieldScopes === 'object' ? fieldScopes : typeof typeScopes === 'object' ? typeScopes : undefined) as
+      | ScopeMap
+      | undefined,
+  };
+}
+
+function scopesAllow(scopes: ScopeMap, granted: Record<string, boolean>, strategy: 'any' | 'all' = 'any'): boolean {
+  const results = Object.entries(scopes).map(([scope, wanted]) => {
+    if (scope === '$any') return scopesAllow(wanted as ScopeMap, granted, 'any');
+    if (scope === '$all') return scopesAllow(wanted as ScopeMap, granted, 'all');
+    return wanted === true ? !!granted[scope] : true;
+  });
+  return strategy === 'any' ? results.some(Boolean) : results.every(Boolean);
+}
+
+/** 403 before the body is looked at, from the same auth scopes the GraphQL field enforces. */
+export function assertAllowed(compiled: CompiledRoute, viewer: Viewer) {
+  if (compiled.authScopes && !scopesAllow(compiled.authScopes, scopesOf(viewer) as unknown as Record<string, boolean>)) {
+    throw new RestError(403, 'Not allowed for your role');
+  }
+}
+
+async function readJsonBody(request: Request, maxBytes: number): Promise<{ present: boolean; value: unknown }> {
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > maxBytes) throw new RestError(413, `Request body exceeds ${maxBytes} bytes`);
+  const text = await request.text();
+  if (Buffer.byteLength(text) > maxBytes) throw new RestError(413, `Request body exceeds ${maxBytes} bytes`);
+  if (text.trim() === '') return { present: false, value: undefined };
+  try {
+    return { present: true, value: JSON.parse(text) };
+  } catch (error) {
+    const offset = Number(/position (\d+)/.exec(String((error as Error).message))?.[1] ?? 0);
+    throw new RestError(422, [
+      { type: 'json_invalid', loc: ['body', offset], msg: 'JSON decode error', input: {}, ctx: { error: (error as Error).message } },
+    ]);
+  }
+}
+
+function locPrefix(source: ArgSource): (string | number)[] {
+  return source.from === 'body' ? ['body'] : [source.from, source.name];
+}
+
+function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
+  let current = root;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[segment];
+  }
+  return current;
+}
+
+/** Re-locates detail items from GraphQL argument paths to REST locations (`body`, `path`, ...). */
+function toRestDetail(compiled: CompiledRoute, detail: ValidationDetail[], rawBody: unknown): ValidationDetail[] {
+  return detail.map((item) => {
+    const [variable, ...rest] = item.loc;
+    const source = compiled.route.variables[String(variable)];
+    if (!source) return item;
+    const argSchema = compiled.argsSchema ? schemaAt(compiled.argsSchema, [String(variable)]) : undefined;
+    const loc = [...locPrefix(source), ...(argSchema ? snakePath(argSchema, rest) : rest)];
+    const input = item.type === 'missing' && source.from === 'body' ? (valueAt(rawBody, loc.slice(1, -1)) ?? null) : item.input;
+    return { ...item, loc, input };
+  });
+}
+
+function coerce(value: string | null, type: 'string' | 'int' | undefined): unknown {
+  if (value === null) return undefined;
+  if (type === 'int' && /^-?\d+$/.test(value.trim())) return Number(value);
+  return value;
+}
+
+export interface ExecuteOptions {
+  yoga: YogaServerInstance<ServerContext, Context>;
+  viewer: Viewer;
+  requestId: string;
+}
+
+/** Runs one matched route: body, validation, the GraphQL operation, and the mapping of its result. */
+export async function executeRoute(
+  compiled: CompiledRoute,
+  request: Request,
+  params: Record<string, string>,
+  { yoga, viewer, requestId }: ExecuteOptions,
+): Promise<Response> {
+  const { route } = compiled;
+  assertAllowed(compiled, viewer);
+
+  const url = new URL(request.url);
+  const needsBody = Object.values(route.variables).some((source) => source.from === 'body');
+  const body = needsBody ? await readJsonBody(request, route.maxBodyBytes ?? 1024 * 1024) : { present: false, value: undefined };
+  if (needsBody && !body.present) {
+    throw new RestError(422, [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
+  }
+
+  const variables: Record<string, unknown> = {};
+  for (const [name, source] of Object.entries(route.variables)) {
+    const argSchema = compiled.argsSchema ? schemaAt(compiled.argsSchema, [name]) : undefined;
+    if (source.from === 'path') variables[name] = params[source.name];
+    else if (source.from === 'query') variables[name] = coerce(url.searchParams.get(source.name), source.type);
+    else if (source.from === 'header') variables[name] = coerce(request.headers.get(source.name), source.type);
+    else variables[name] = argSchema ? camelizeInput(argSchema, body.value) : body.value;
+  }
+
+  if (compiled.argsSchema) {
+    const checked = compiled.argsSchema.safeParse(variables, { reportInput: true });
+    if (!checked.success) {
+      throw new RestError(422, toRestDetail(compiled, toValidationDetail(checked.error.issues, compiled.argsSchema, variables), body.value));
+    }
+  }
+
+  const response = await yoga.fetch(
+    'http://yoga/graphql',
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
+      body: JSON.stringify({ query: compiled.query, operationName: compiled.operationName, variables }),
+    },
+    { viewer },
+  );
+  const result = (await response.json()) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+  const error = result.errors?.[0];
+  if (error) {
+    const code = String(error.extensions?.code ?? '');
+    const status = statusOfCode[code] ?? 500;
+    if (code === 'BAD_USER_INPUT' && Array.isArray(error.extensions?.detail)) {
+      throw new RestError(422, toRestDetail(compiled, error.extensions.detail as ValidationDetail[], body.value));
+    }
+    throw new RestError(status, status === 500 ? 'Internal Server Error' : error.message);
+  }
+  const data = result.data as never;
+  return Response.json(route.respond(data, { requestId }), { status: route.status, headers: route.headers?.(data) ?? {} });
+}

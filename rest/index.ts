@@ -1,0 +1,74 @@
+import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import { authenticate, type Context, type ServerContext } from '../src/context.js';
+import { requestIdOf } from '../src/plugins/use-request-id.js';
+import { schema } from '../src/schema/index.js';
+import type { Services } from '../src/services.js';
+import { renderDocsPage } from './docs-page.js';
+import { type CompiledRoute, compileRoute, executeRoute, RestError } from './execute.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { routes } from './routes.js';
+
+const API_PREFIX = '/api/v1';
+
+function errorResponse(error: RestError): Response {
+  const headers: Record<string, string> = { ...error.headers };
+  if (error.status === 401) headers['WWW-Authenticate'] = 'Bearer';
+  return Response.json({ detail: error.detail }, { status: error.status, headers });
+}
+
+function match(compiled: readonly CompiledRoute[], method: string, pathname: string) {
+  const allowed = new Set<string>();
+  for (const candidate of compiled) {
+    const found = candidate.pattern.exec(pathname);
+    if (!found) continue;
+    if (candidate.route.method === method) {
+      const params = Object.fromEntries(candidate.pathParams.map((name, index) => [name, decodeURIComponent(found[index + 1] ?? '')]));
+      return { candidate, params };
+    }
+    allowed.add(candidate.route.method);
+  }
+  return { allowed: [...allowed] };
+}
+
+/** Serves the `/api/v1` compatibility routes, the OpenAPI document and `/docs`, by running GraphQL operations. */
+export function useRest(services: Services, getYoga: () => YogaServerInstance<ServerContext, Context>): Plugin<Context> {
+  const compiled = routes.map((route) => compileRoute(route, schema));
+  const openApi = buildOpenApiDocument(compiled);
+  const docsPage = renderDocsPage(openApi);
+
+  return {
+    async onRequest({ request, url, endResponse }) {
+      if (url.pathname === '/docs' && request.method === 'GET') {
+        endResponse(new Response(docsPage, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
+        return;
+      }
+      if (url.pathname !== API_PREFIX && !url.pathname.startsWith(`${API_PREFIX}/`)) return;
+      if (url.pathname === `${API_PREFIX}/openapi.json` && request.method === 'GET') {
+        endResponse(Response.json(openApi));
+        return;
+      }
+      try {
+        const found = match(compiled, request.method, url.pathname);
+        if (!('candidate' in found) || !found.candidate) {
+          throw found.allowed.length > 0
+            ? new RestError(405, 'Method Not Allowed', { Allow: found.allowed.join(', ') })
+            : new RestError(404, 'Not Found');
+        }
+        const viewer = await authenticate(services, request.headers.get('authorization')).catch((error: Error) => {
+          throw new RestError(401, error.message);
+        });
+        if (!viewer) throw new RestError(401, 'Not authenticated');
+        endResponse(
+          await executeRoute(found.candidate, request, found.params ?? {}, { yoga: getYoga(), viewer, requestId: requestIdOf(request) }),
+        );
+      } catch (error) {
+        if (error instanceof RestError) {
+          endResponse(errorResponse(error));
+          return;
+        }
+        services.logger.error({ err: error, requestId: requestIdOf(request) }, 'unexpected error in REST route');
+        endResponse(Response.json({ detail: 'Internal Server Error' }, { status: 500 }));
+      }
+    },
+  };
+}

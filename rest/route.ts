@@ -1,0 +1,48 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { z } from 'zod';
+
+/** Where one GraphQL variable comes from in an HTTP request. */
+export type ArgSource =
+  | { from: 'path'; name: string }
+  | { from: 'query'; name: string; type?: 'string' | 'int' }
+  | { from: 'header'; name: string; type?: 'string' | 'int' }
+  | { from: 'body' };
+
+export const fromPath = (name: string): ArgSource => ({ from: 'path', name });
+export const fromQuery = (name: string, type: 'string' | 'int' = 'string'): ArgSource => ({ from: 'query', name, type });
+export const fromHeader = (name: string, type: 'string' | 'int' = 'string'): ArgSource => ({ from: 'header', name, type });
+export const fromBody = (): ArgSource => ({ from: 'body' });
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * A REST route is a named GraphQL operation plus how the request fills its variables and how its result
+ * becomes the response. Roles and input rules come from the GraphQL field the operation calls.
+ */
+export interface Route<Result = any, Variables = any> {
+  method: HttpMethod;
+  /** OpenAPI-style path, e.g. `/api/v1/agents/{role}/chat`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  document: TypedDocumentNode<Result, Variables>;
+  /** Variable name → where it comes from. Path parameters are named as in `path`. */
+  variables: Record<string, ArgSource>;
+  /** Success status. */
+  status: number;
+  /** Builds the response body from the operation's data. */
+  respond: (data: Result, request: { requestId: string }) => unknown;
+  /** Extra response headers on success (e.g. ETag). */
+  headers?: (data: Result) => Record<string, string>;
+  /** Largest accepted body in bytes. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Documentation of the success body (OpenAPI). */
+  responseSchema?: z.ZodType;
+  /** A request body example for the docs. */
+  example?: unknown;
+}
+
+export function defineRoute<Result, Variables>(route: Route<Result, Variables>): Route<Result, Variables> {
+  return route;
+}

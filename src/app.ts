@@ -1,0 +1,114 @@
+import path from 'node:path';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { createInMemoryCache, useResponseCache } from '@graphql-yoga/plugin-response-cache';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { useRest } from '../rest/index.js';
+import { loadOrCreateDevSecret } from './auth/dev-secret.js';
+import { createTokenVerifier } from './auth/tokens.js';
+import type { Config } from './config.js';
+import { type Context, createContextFactory, type ServerContext } from './context.js';
+import { type Database, openDatabase } from './db/client.js';
+import { createBlobStore } from './domain/agents/blob-store.js';
+import { createEventBus } from './events/bus.js';
+import { createOutboxRelay } from './events/relay.js';
+import { createLogger, type Logger } from './logger.js';
+import { useBodyLimit } from './plugins/use-body-limit.js';
+import { useErrorLog } from './plugins/use-error-log.js';
+import { useHealth } from './plugins/use-health.js';
+import { useRequestId } from './plugins/use-request-id.js';
+import { useRequestLog } from './plugins/use-request-log.js';
+import { schema } from './schema/index.js';
+import type { Services } from './services.js';
+import { createTenantRegistry } from './tenancy.js';
+
+export interface App {
+  yoga: YogaServerInstance<ServerContext, Context>;
+  services: Services;
+  /** Applies pending migrations, then starts the outbox relay; returns the migrations applied. */
+  start(): Promise<string[]>;
+  /** Stops background work and closes the database and the bus. */
+  close(): Promise<void>;
+}
+
+export interface AppOptions {
+  /** An already opened database (tests share one); otherwise one is opened from the config. */
+  db?: Database;
+  logger?: Logger;
+}
+
+/**
+ * Cache lifetimes by schema coordinate; everything else is not cached. Mutations invalidate cached
+ * entities they return, and bus events invalidate across instances.
+ */
+export const cacheTtlPerCoordinate: Record<string, number> = {};
+
+/** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const jwtSecret = config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
+  const bus = await createEventBus({ redisUrl: config.redisUrl });
+  const responseCache = createInMemoryCache();
+  const services: Services = {
+    config: { ...config, auth: { ...config.auth, jwtSecret } },
+    db,
+    prisma: db.prisma,
+    logger,
+    tokens: createTokenVerifier({ ...config.auth, jwtSecret }),
+    tenants: createTenantRegistry(db.prisma),
+    bus,
+    relay: createOutboxRelay({ prisma: db.prisma, bus, logger }),
+    blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
+    responseCache,
+  };
+
+  const yoga = createYoga<ServerContext, Context>({
+    schema,
+    context: createContextFactory(services),
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: config.production ? false : { title: 'Boardroom', subscriptionsProtocol: 'WS' },
+    logging: false,
+    maskedErrors: true,
+    plugins: [
+      useRequestId(),
+      useRequestLog({ logger }),
+      useBodyLimit(),
+      useHealth({ ready: () => db.ready() }),
+      useRest(services, () => yoga),
+      EnvelopArmorPlugin({
+        maxDepth: { n: 12 },
+        costLimit: { maxCost: 5000 },
+        maxAliases: { n: 40 },
+        maxDirectives: { n: 20 },
+        maxTokens: { n: 5000 },
+        blockFieldSuggestion: { enabled: config.production },
+      }),
+      ...(config.production ? [{ onValidate: ({ addValidationRule }: { addValidationRule: (rule: typeof NoSchemaIntrospectionCustomRule) => void }) => addValidationRule(NoSchemaIntrospectionCustomRule) }] : []),
+      useResponseCache<Context>({
+        cache: responseCache,
+        session: (_request, context) => (context.viewer ? `${context.viewer.tenantId}:${context.viewer.sub}:${[...context.viewer.roles].sort()}` : null),
+        ttl: 0,
+        ttlPerSchemaCoordinate: cacheTtlPerCoordinate,
+        invalidateViaMutation: true,
+      }),
+      useErrorLog(),
+    ],
+  });
+
+  return {
+    yoga,
+    services,
+    async start() {
+      const applied = await db.migrate();
+      services.relay.start();
+      return applied;
+    },
+    async close() {
+      await services.relay.stop();
+      await bus.close();
+      if (!options.db) await db.close();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { ROLES, type Viewer } from './viewer.js';
+
+export class AuthenticationError extends Error {
+  override name = 'AuthenticationError';
+}
+
+const claims = z.object({
+  sub: z.string().min(1, 'sub is required'),
+  tenant_id: z.uuid({ error: 'tenant_id must be a uuid' }),
+  roles: z.array(z.enum(ROLES)).default([]),
+});
+
+export interface TokenVerifier {
+  /** Resolves the viewer of an `Authorization` header value; rejects with AuthenticationError. */
+  verify(authorization: string | null | undefined): Promise<Viewer>;
+}
+
+export function createTokenVerifier(auth: Config['auth']): TokenVerifier {
+  const secret = auth.jwtSecret ? new TextEncoder().encode(auth.jwtSecret) : undefined;
+  const jwks = auth.jwksUrl ? createRemoteJWKSet(new URL(auth.jwksUrl)) : undefined;
+  const options = {
+    issuer: auth.issuer,
+    audience: auth.audience,
+    requiredClaims: ['exp'],
+  };
+
+  async function verifyJwt(token: string): Promise<JWTPayload> {
+    if (secret) {
+      try {
+        return (await jwtVerify(token, secret, { ...options, algorithms: ['HS256'] })).payload;
+      } catch (error) {
+        // With both configured, a token that is not HS256 may still be one of the JWKS keys.
+        if (!jwks || !(error instanceof errors.JOSEAlgNotAllowed)) throw error;
+      }
+    }
+    if (jwks) return (await jwtVerify(token, jwks, { ...options, algorithms: ['RS256', 'ES256'] })).payload;
+    throw new AuthenticationError('no token verification is configured');
+  }
+
+  return {
+    async verify(authorization) {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+      if (!match?.[1]) {
+        throw new AuthenticationError(authorization ? 'Authorization must be "Bearer <token>"' : 'Not authenticated');
+      }
+      let payload: JWTPayload;
+      try {
+        payload = await verifyJwt(match[1]);
+      } catch (error) {
+        if (error instanceof AuthenticationError) throw error;
+        throw new AuthenticationError(describeJoseError(error));
+      }
+      const parsed = claims.safeParse(payload);
+      if (!parsed.success) throw new AuthenticationError(`Invalid token: ${parsed.error.issues[0]?.message}`);
+      return { sub: parsed.data.sub, tenantId: parsed.data.tenant_id.toLowerCase(), roles: parsed.data.roles };
+    },
+  };
+}
+
+function describeJoseError(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'Token has expired';
+  if (error instanceof errors.JWTClaimValidationFailed) return `Invalid token: ${error.message}`;
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'Invalid token: algorithm not allowed';
+  return 'Invalid token';
+}
+
+export interface TokenRequest {
+  tenantId: string;
+  sub: string;
+  roles: readonly string[];
+  /** Lifetime such as `1h`, `30m` or `7d`. */
+  ttl?: string;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+}
+
+/** Signs an HS256 token with the configured secret (development tokens and `npm run token`). */
+export function signToken(secret: string, request: TokenRequest): Promise<string> {
+  let jwt = new SignJWT({ tenant_id: request.tenantId, roles: [...request.roles] })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(request.sub)
+    .setIssuedAt()
+    .setExpirationTime(request.ttl ?? '1h');
+  if (request.issuer) jwt = jwt.setIssuer(request.issuer);
+  if (request.audience) jwt = jwt.setAudience(request.audience);
+  return jwt.sign(new TextEncoder().encode(secret));
+}

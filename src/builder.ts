@@ -1,0 +1,86 @@
+import SchemaBuilder from '@pothos/core';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import type { GraphQLResolveInfo } from 'graphql';
+import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
+import type { z } from 'zod';
+import type { Viewer } from './auth/viewer.js';
+import type { Context } from './context.js';
+import { forbidden, unauthenticated } from './errors.js';
+import type PrismaTypes from './generated/pothos-prisma-types.js';
+import { getDatamodel } from './generated/pothos-prisma-types.js';
+import { parseArgs } from './validation/index.js';
+
+/** The context of a field guarded by any role scope: the viewer is known. */
+export type AuthedContext = Context & { viewer: Viewer };
+
+export interface AuthScopes {
+  authenticated: boolean;
+  chairman: boolean;
+  operator: boolean;
+  member: boolean;
+  agent: boolean;
+}
+
+/** Scope values of a viewer; also used by rest/ to answer 403 before validating a body. */
+export function scopesOf(viewer: Viewer | null): AuthScopes {
+  return {
+    authenticated: !!viewer,
+    chairman: !!viewer?.roles.includes('chairman'),
+    operator: !!viewer?.roles.includes('operator'),
+    member: !!viewer?.roles.includes('member'),
+    agent: !!viewer?.roles.includes('agent'),
+  };
+}
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  AuthScopes: AuthScopes;
+  AuthContexts: { [Scope in keyof AuthScopes]: AuthedContext };
+  DefaultAuthStrategy: 'any';
+  PrismaTypes: PrismaTypes;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+  };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authorizeOnSubscribe: true,
+    authScopes: (context) => scopesOf(context.viewer),
+    unauthorizedError: (_parent, context) => (context.viewer ? forbidden() : unauthenticated()),
+  },
+  prisma: {
+    client: (context) => context.prisma,
+    dmmf: getDatamodel(),
+    exposeDescriptions: false,
+    filterConnectionTotalCount: true,
+    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'warn',
+  },
+});
+
+builder.addScalarType('DateTime', DateTimeResolver);
+builder.addScalarType('JSON', JSONResolver);
+
+// Every root field needs an authenticated caller unless it says otherwise; role scopes narrow further.
+builder.queryType({ authScopes: { authenticated: true } });
+builder.mutationType({ authScopes: { authenticated: true } });
+builder.subscriptionType({ authScopes: { authenticated: true } });
+
+/**
+ * Resolver options for a field whose arguments follow rules defined once with zod: the resolver receives
+ * the parsed arguments (422 `BAD_USER_INPUT` otherwise), and rest/ finds the same rules on the field's
+ * extensions to answer REST callers with Pydantic-style errors.
+ */
+export function validatedArgs<Schema extends z.ZodType, Parent, Ctx, Result>(
+  schema: Schema,
+  resolve: (parent: Parent, args: z.output<Schema>, context: Ctx, info: GraphQLResolveInfo) => Result,
+) {
+  return {
+    extensions: { argsSchema: schema },
+    resolve: (parent: Parent, args: unknown, context: Ctx, info: GraphQLResolveInfo) =>
+      resolve(parent, parseArgs(schema, args), context, info),
+  };
+}

@@ -1,0 +1,58 @@
+import type { YogaInitialContext } from 'graphql-yoga';
+import { AuthenticationError } from './auth/tokens.js';
+import type { Viewer } from './auth/viewer.js';
+import type { PrismaClient } from './db/client.js';
+import { unauthenticated } from './errors.js';
+import type { Logger } from './logger.js';
+import { requestIdOf } from './plugins/use-request-id.js';
+import type { Services } from './services.js';
+
+export interface Context {
+  requestId: string;
+  /** The authenticated caller, or null for a request without a token (only introspection can run). */
+  viewer: Viewer | null;
+  prisma: PrismaClient;
+  services: Services;
+  log: Logger;
+}
+
+/** What the transports hand to yoga: REST passes the viewer it already verified. */
+export interface ServerContext {
+  viewer?: Viewer;
+  /** graphql-ws: the `connection_init` payload. */
+  connectionParams?: Record<string, unknown>;
+}
+
+/** One context factory for HTTP, WebSocket and REST. */
+export function createContextFactory(services: Services) {
+  return async (initial: YogaInitialContext & ServerContext): Promise<Context> => {
+    const requestId = requestIdOf(initial.request);
+    const viewer = initial.viewer ?? (await authenticate(services, authorizationOf(initial)));
+    return {
+      requestId,
+      viewer,
+      prisma: services.prisma,
+      services,
+      log: services.logger.child({ requestId, tenantId: viewer?.tenantId }),
+    };
+  };
+}
+
+function authorizationOf(initial: YogaInitialContext & ServerContext): string | null {
+  const fromSocket = initial.connectionParams?.authorization ?? initial.connectionParams?.Authorization;
+  if (typeof fromSocket === 'string') return fromSocket;
+  return initial.request.headers.get('authorization');
+}
+
+/** Verifies a bearer credential and makes sure its tenant exists; null when there is no credential. */
+export async function authenticate(services: Services, authorization: string | null): Promise<Viewer | null> {
+  if (!authorization) return null;
+  try {
+    const viewer = await services.tokens.verify(authorization);
+    await services.tenants.ensure(viewer.tenantId);
+    return viewer;
+  } catch (error) {
+    if (error instanceof AuthenticationError) throw unauthenticated(error.message);
+    throw error;
+  }
+}

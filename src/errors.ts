@@ -1,0 +1,57 @@
+import { createGraphQLError } from 'graphql-yoga';
+import type { ValidationDetail } from './validation/pydantic.js';
+
+/**
+ * Expected failures. Each carries a stable `code` and the HTTP status the REST layer (and yoga, for GraphQL
+ * over HTTP) answers with; anything else thrown by a resolver is unexpected and stays masked.
+ */
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'BAD_USER_INPUT'
+  | 'BAD_REQUEST'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'PRECONDITION_FAILED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED';
+
+const statusOf: Record<ErrorCode, number> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  BAD_USER_INPUT: 422,
+  BAD_REQUEST: 400,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+};
+
+export function serviceError(
+  code: ErrorCode,
+  message: string,
+  extra: { headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
+) {
+  return createGraphQLError(message, {
+    extensions: {
+      code,
+      ...extra.extensions,
+      http: { status: statusOf[code], ...(extra.headers ? { headers: extra.headers } : {}) },
+    },
+  });
+}
+
+export const unauthenticated = (message = 'Not authenticated') =>
+  serviceError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
+export const forbidden = (message = 'Not allowed for your role') => serviceError('FORBIDDEN', message);
+export const notFound = (message: string) => serviceError('NOT_FOUND', message);
+export const badRequest = (message: string) => serviceError('BAD_REQUEST', message);
+export const conflict = (message: string) => serviceError('CONFLICT', message);
+export const preconditionFailed = (message: string) => serviceError('PRECONDITION_FAILED', message);
+
+/** 422 with Pydantic-style items; `loc` is relative to the field's arguments (e.g. ["input", "message"]). */
+export const invalidInput = (detail: ValidationDetail[]) =>
+  serviceError('BAD_USER_INPUT', detail.map((item) => `${item.loc.join('.')}: ${item.msg}`).join('; '), {
+    extensions: { detail },
+  });

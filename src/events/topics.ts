@@ -1,0 +1,15 @@
+/** Event types carried by the outbox and the bus. Payloads are JSON and never hold private fields. */
+export const EVENT_TYPES = [
+  'DOGFOOD_AGENT_PAUSED',
+  'DOGFOOD_AGENT_RESUMED',
+  'TASK_UPDATED',
+  'MODEL_VERSION_CHANGED',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface BusEvent<Payload = Record<string, unknown>> {
+  eventId: string;
+  type: EventType;
+  tenantId: string;
+  payload: Payload;
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { builder, validatedArgs } from '../builder.js';
+import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
+
+const AuditEntryRef = builder.prismaObject('AuditEntry', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    actor: t.exposeString('actor', { description: 'Who acted: the token subject, or the actor named in the request.' }),
+    action: t.exposeString('action'),
+    targetType: t.exposeString('targetType'),
+    targetId: t.exposeString('targetId'),
+    outcome: t.exposeString('outcome'),
+    details: t.expose('details', { type: 'JSON' }),
+    requestId: t.exposeString('requestId', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const AuditEntryPage = pageType('AuditEntry', AuditEntryRef);
+
+const auditLogArgs = z.object({ ...pageArgsSchema, action: z.string().max(100).nullish() });
+
+builder.queryField('auditLog', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: AuditEntryPage,
+    description: 'The tenant’s audit trail, newest first (operator or chairman).',
+    args: { first: t.arg.int(), after: t.arg.string(), action: t.arg.string({ description: 'e.g. agent.pause' }) },
+    ...validatedArgs(auditLogArgs, async (_root, { first, after, action }, context) => {
+      const rows = await context.prisma.auditEntry.findMany({
+        where: { tenantId: context.viewer.tenantId, ...(action ? { action } : {}), ...afterCursor(after) },
+        orderBy: newestFirst,
+        take: first + 1,
+      });
+      return toPage(rows, first);
+    }),
+  }),
+);

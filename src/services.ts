@@ -1,0 +1,23 @@
+import type { Cache } from '@graphql-yoga/plugin-response-cache';
+import type { TokenVerifier } from './auth/tokens.js';
+import type { Config } from './config.js';
+import type { Database, PrismaClient } from './db/client.js';
+import type { BlobStore } from './domain/agents/blob-store.js';
+import type { EventBus } from './events/bus.js';
+import type { OutboxRelay } from './events/relay.js';
+import type { Logger } from './logger.js';
+import type { TenantRegistry } from './tenancy.js';
+
+/** Long-lived parts of one running instance, built once by createApp and shared by every request. */
+export interface Services {
+  config: Config;
+  db: Database;
+  prisma: PrismaClient;
+  logger: Logger;
+  tokens: TokenVerifier;
+  tenants: TenantRegistry;
+  bus: EventBus;
+  relay: OutboxRelay;
+  blobs: BlobStore;
+  responseCache: Cache;
+}
