@@ -1,5 +1,17 @@
+import { agentsRoutes } from './agents.js';
+import { connectorsRoutes } from './connectors.js';
 import { dogfoodRoutes } from './dogfood.js';
+import { experimentsRoutes } from './experiments.js';
+import { finetuningRoutes } from './finetuning.js';
+import { hiringRoutes } from './hiring.js';
 import type { Route } from './route.js';
 
 /** Every `/api/v1` route, by domain. */
-export const routes: Route[] = [...dogfoodRoutes];
+export const routes: Route[] = [
+  ...agentsRoutes,
+  ...experimentsRoutes,
+  ...connectorsRoutes,
+  ...dogfoodRoutes,
+  ...hiringRoutes,
+  ...finetuningRoutes,
+];

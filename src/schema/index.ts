@@ -2,6 +2,11 @@ import { lexicographicSortSchema } from 'graphql';
 import { builder } from '../builder.js';
 import './viewer.js';
 import './audit.js';
+import './agents.js';
 import './dogfood.js';
+import './experiments.js';
+import './connectors.js';
+import './hiring.js';
+import './finetuning.js';
 
 export const schema = lexicographicSortSchema(builder.toSchema());
