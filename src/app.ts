@@ -63,7 +63,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     responseCache,
   };
 
-  const yoga = createYoga<ServerContext, Context>({
+  const yoga: YogaServerInstance<ServerContext, Context> = createYoga<ServerContext, Context>({
     schema,
     context: createContextFactory(services),
     graphqlEndpoint: '/graphql',
@@ -76,7 +76,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       useRequestLog({ logger }),
       useBodyLimit(),
       useHealth({ ready: () => db.ready() }),
-      useRest(services, () => yoga),
+      useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),
       EnvelopArmorPlugin({
         maxDepth: { n: 12 },
         costLimit: { maxCost: 5000 },
