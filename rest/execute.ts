@@ -46,6 +46,9 @@ export interface CompiledRoute {
 }
 
 export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute {
+  if (!(route.document as DocumentNode | undefined)?.definitions) {
+    throw new Error(`route ${route.method} ${route.path}: its document is not generated yet (run npm run codegen)`);
+  }
   const operation = (route.document as DocumentNode).definitions.find(
     (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
   );
