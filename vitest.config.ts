@@ -10,11 +10,15 @@ export default defineConfig({
   // graphql ships both ESM and CJS builds; Vite would load both and break instanceof checks.
   resolve: { alias: { graphql: 'graphql/index.js' } },
   test: {
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
       { extends: true as const, test: { name: 'unit', include: unitTests } },
-      { extends: true as const, test: { name: 'pglite', include: databaseTests, exclude: unitTests, env: { TEST_DB: 'pglite' } } },
+      {
+        extends: true as const,
+        test: { name: 'pglite', include: databaseTests, exclude: unitTests, env: { TEST_DB: 'pglite' } },
+      },
       ...(withPostgres
         ? [
             {

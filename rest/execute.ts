@@ -1,4 +1,11 @@
-import { type DocumentNode, type GraphQLField, type GraphQLSchema, Kind, type OperationDefinitionNode, print } from 'graphql';
+import {
+  type DocumentNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  print,
+} from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { z } from 'zod';
 import type { Viewer } from '../src/auth/viewer.js';
@@ -47,7 +54,9 @@ export interface CompiledRoute {
 
 export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute {
   if (!(route.document as DocumentNode | undefined)?.definitions) {
-    throw new Error(`route ${route.method} ${route.path}: its document is not generated yet (run npm run codegen)`);
+    throw new Error(
+      `route ${route.method} ${route.path}: its document is not generated yet (run npm run codegen)`,
+    );
   }
   const operation = (route.document as DocumentNode).definitions.find(
     (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
@@ -57,9 +66,14 @@ export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute
     throw new Error(`route ${route.method} ${route.path} needs a named operation with one root field`);
   }
   const rootType =
-    operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'query' ? schema.getQueryType() : undefined;
+    operation.operation === 'mutation'
+      ? schema.getMutationType()
+      : operation.operation === 'query'
+        ? schema.getQueryType()
+        : undefined;
   const field = rootType?.getFields()[selection.name.value] as GraphQLField<unknown, unknown> | undefined;
-  if (!rootType || !field) throw new Error(`route ${route.method} ${route.path}: no root field ${selection.name.value}`);
+  if (!rootType || !field)
+    throw new Error(`route ${route.method} ${route.path}: no root field ${selection.name.value}`);
   const pathParams: string[] = [];
   const pattern = new RegExp(
     `^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_match, name: string) => {
@@ -68,7 +82,8 @@ export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute
     })}/?$`,
   );
   const extensions = field.extensions as { argsSchema?: z.ZodType; pothosOptions?: { authScopes?: unknown } };
-  const typeScopes = (rootType.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions?.authScopes;
+  const typeScopes = (rootType.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions
+    ?.authScopes;
   const fieldScopes = extensions.pothosOptions?.authScopes;
   return {
     route,
@@ -78,13 +93,19 @@ export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute
     operationName: operation.name.value,
     rootField: selection.alias?.value ?? selection.name.value,
     argsSchema: extensions.argsSchema,
-    authScopes: (typeof fieldScopes === 'object' ? fieldScopes : typeof typeScopes === 'object' ? typeScopes : undefined) as
-      | ScopeMap
-      | undefined,
+    authScopes: (typeof fieldScopes === 'object'
+      ? fieldScopes
+      : typeof typeScopes === 'object'
+        ? typeScopes
+        : undefined) as ScopeMap | undefined,
   };
 }
 
-function scopesAllow(scopes: ScopeMap, granted: Record<string, boolean>, strategy: 'any' | 'all' = 'any'): boolean {
+function scopesAllow(
+  scopes: ScopeMap,
+  granted: Record<string, boolean>,
+  strategy: 'any' | 'all' = 'any',
+): boolean {
   const results = Object.entries(scopes).map(([scope, wanted]) => {
     if (scope === '$any') return scopesAllow(wanted as ScopeMap, granted, 'any');
     if (scope === '$all') return scopesAllow(wanted as ScopeMap, granted, 'all');
@@ -95,12 +116,18 @@ function scopesAllow(scopes: ScopeMap, granted: Record<string, boolean>, strateg
 
 /** 403 before the body is looked at, from the same auth scopes the GraphQL field enforces. */
 export function assertAllowed(compiled: CompiledRoute, viewer: Viewer) {
-  if (compiled.authScopes && !scopesAllow(compiled.authScopes, scopesOf(viewer) as unknown as Record<string, boolean>)) {
+  if (
+    compiled.authScopes &&
+    !scopesAllow(compiled.authScopes, scopesOf(viewer) as unknown as Record<string, boolean>)
+  ) {
     throw new RestError(403, 'Not allowed for your role');
   }
 }
 
-async function readJsonBody(request: Request, maxBytes: number): Promise<{ present: boolean; value: unknown }> {
+async function readJsonBody(
+  request: Request,
+  maxBytes: number,
+): Promise<{ present: boolean; value: unknown }> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > maxBytes) throw new RestError(413, `Request body exceeds ${maxBytes} bytes`);
   const text = await request.text();
@@ -111,7 +138,13 @@ async function readJsonBody(request: Request, maxBytes: number): Promise<{ prese
   } catch (error) {
     const offset = Number(/position (\d+)/.exec(String((error as Error).message))?.[1] ?? 0);
     throw new RestError(422, [
-      { type: 'json_invalid', loc: ['body', offset], msg: 'JSON decode error', input: {}, ctx: { error: (error as Error).message } },
+      {
+        type: 'json_invalid',
+        loc: ['body', offset],
+        msg: 'JSON decode error',
+        input: {},
+        ctx: { error: (error as Error).message },
+      },
     ]);
   }
 }
@@ -130,14 +163,21 @@ function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
 }
 
 /** Re-locates detail items from GraphQL argument paths to REST locations (`body`, `path`, ...). */
-function toRestDetail(compiled: CompiledRoute, detail: ValidationDetail[], rawBody: unknown): ValidationDetail[] {
+function toRestDetail(
+  compiled: CompiledRoute,
+  detail: ValidationDetail[],
+  rawBody: unknown,
+): ValidationDetail[] {
   return detail.map((item) => {
     const [variable, ...rest] = item.loc;
     const source = compiled.route.variables[String(variable)];
     if (!source) return item;
     const argSchema = compiled.argsSchema ? schemaAt(compiled.argsSchema, [String(variable)]) : undefined;
     const loc = [...locPrefix(source), ...(argSchema ? snakePath(argSchema, rest) : rest)];
-    const input = item.type === 'missing' && source.from === 'body' ? (valueAt(rawBody, loc.slice(1, -1)) ?? null) : item.input;
+    const input =
+      item.type === 'missing' && source.from === 'body'
+        ? (valueAt(rawBody, loc.slice(1, -1)) ?? null)
+        : item.input;
     return { ...item, loc, input };
   });
 }
@@ -166,7 +206,9 @@ export async function executeRoute(
 
   const url = new URL(request.url);
   const needsBody = Object.values(route.variables).some((source) => source.from === 'body');
-  const body = needsBody ? await readJsonBody(request, route.maxBodyBytes ?? 1024 * 1024) : { present: false, value: undefined };
+  const body = needsBody
+    ? await readJsonBody(request, route.maxBodyBytes ?? 1024 * 1024)
+    : { present: false, value: undefined };
   if (needsBody && !body.present) {
     throw new RestError(422, [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
   }
@@ -175,15 +217,24 @@ export async function executeRoute(
   for (const [name, source] of Object.entries(route.variables)) {
     const argSchema = compiled.argsSchema ? schemaAt(compiled.argsSchema, [name]) : undefined;
     if (source.from === 'path') variables[name] = params[source.name];
-    else if (source.from === 'query') variables[name] = coerce(url.searchParams.get(source.name), source.type);
-    else if (source.from === 'header') variables[name] = coerce(request.headers.get(source.name), source.type);
+    else if (source.from === 'query')
+      variables[name] = coerce(url.searchParams.get(source.name), source.type);
+    else if (source.from === 'header')
+      variables[name] = coerce(request.headers.get(source.name), source.type);
     else variables[name] = argSchema ? camelizeInput(argSchema, body.value) : body.value;
   }
 
   if (compiled.argsSchema) {
     const checked = compiled.argsSchema.safeParse(variables, { reportInput: true });
     if (!checked.success) {
-      throw new RestError(422, toRestDetail(compiled, toValidationDetail(checked.error.issues, compiled.argsSchema, variables), body.value));
+      throw new RestError(
+        422,
+        toRestDetail(
+          compiled,
+          toValidationDetail(checked.error.issues, compiled.argsSchema, variables),
+          body.value,
+        ),
+      );
     }
   }
 
@@ -196,16 +247,25 @@ export async function executeRoute(
     },
     { viewer },
   );
-  const result = (await response.json()) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+  const result = (await response.json()) as {
+    data?: Record<string, unknown> | null;
+    errors?: { message: string; extensions?: Record<string, unknown> }[];
+  };
   const error = result.errors?.[0];
   if (error) {
     const code = String(error.extensions?.code ?? '');
     const status = statusOfCode[code] ?? 500;
     if (code === 'BAD_USER_INPUT' && Array.isArray(error.extensions?.detail)) {
-      throw new RestError(422, toRestDetail(compiled, error.extensions.detail as ValidationDetail[], body.value));
+      throw new RestError(
+        422,
+        toRestDetail(compiled, error.extensions.detail as ValidationDetail[], body.value),
+      );
     }
     throw new RestError(status, status === 500 ? 'Internal Server Error' : error.message);
   }
   const data = result.data as never;
-  return Response.json(route.respond(data, { requestId }), { status: route.status, headers: route.headers?.(data) ?? {} });
+  return Response.json(route.respond(data, { requestId }), {
+    status: route.status,
+    headers: route.headers?.(data) ?? {},
+  });
 }

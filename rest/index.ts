@@ -22,7 +22,9 @@ function match(compiled: readonly CompiledRoute[], method: string, pathname: str
     const found = candidate.pattern.exec(pathname);
     if (!found) continue;
     if (candidate.route.method === method) {
-      const params = Object.fromEntries(candidate.pathParams.map((name, index) => [name, decodeURIComponent(found[index + 1] ?? '')]));
+      const params = Object.fromEntries(
+        candidate.pathParams.map((name, index) => [name, decodeURIComponent(found[index + 1] ?? '')]),
+      );
       return { candidate, params };
     }
     allowed.add(candidate.route.method);
@@ -31,7 +33,10 @@ function match(compiled: readonly CompiledRoute[], method: string, pathname: str
 }
 
 /** Serves the `/api/v1` compatibility routes, the OpenAPI document and `/docs`, by running GraphQL operations. */
-export function useRest(services: Services, getYoga: () => YogaServerInstance<ServerContext, Context>): Plugin<Context> {
+export function useRest(
+  services: Services,
+  getYoga: () => YogaServerInstance<ServerContext, Context>,
+): Plugin<Context> {
   const compiled = routes.map((route) => compileRoute(route, schema));
   const openApi = buildOpenApiDocument(compiled);
   const docsPage = renderDocsPage(openApi);
@@ -54,19 +59,28 @@ export function useRest(services: Services, getYoga: () => YogaServerInstance<Se
             ? new RestError(405, 'Method Not Allowed', { Allow: found.allowed.join(', ') })
             : new RestError(404, 'Not Found');
         }
-        const viewer = await authenticate(services, request.headers.get('authorization')).catch((error: Error) => {
-          throw new RestError(401, error.message);
-        });
+        const viewer = await authenticate(services, request.headers.get('authorization')).catch(
+          (error: Error) => {
+            throw new RestError(401, error.message);
+          },
+        );
         if (!viewer) throw new RestError(401, 'Not authenticated');
         endResponse(
-          await executeRoute(found.candidate, request, found.params ?? {}, { yoga: getYoga(), viewer, requestId: requestIdOf(request) }),
+          await executeRoute(found.candidate, request, found.params ?? {}, {
+            yoga: getYoga(),
+            viewer,
+            requestId: requestIdOf(request),
+          }),
         );
       } catch (error) {
         if (error instanceof RestError) {
           endResponse(errorResponse(error));
           return;
         }
-        services.logger.error({ err: error, requestId: requestIdOf(request) }, 'unexpected error in REST route');
+        services.logger.error(
+          { err: error, requestId: requestIdOf(request) },
+          'unexpected error in REST route',
+        );
         endResponse(Response.json({ detail: 'Internal Server Error' }, { status: 500 }));
       }
     },

@@ -9,7 +9,10 @@ function snakeSchema(schema: JsonSchema): JsonSchema {
   const out: JsonSchema = { ...schema };
   if (schema.properties && typeof schema.properties === 'object') {
     out.properties = Object.fromEntries(
-      Object.entries(schema.properties as Record<string, JsonSchema>).map(([key, value]) => [snakeCase(key), snakeSchema(value)]),
+      Object.entries(schema.properties as Record<string, JsonSchema>).map(([key, value]) => [
+        snakeCase(key),
+        snakeSchema(value),
+      ]),
     );
     if (Array.isArray(schema.required)) out.required = (schema.required as string[]).map(snakeCase);
   }
@@ -24,7 +27,11 @@ function snakeSchema(schema: JsonSchema): JsonSchema {
 
 function jsonSchemaOf(schema: z.ZodType | undefined, io: 'input' | 'output'): JsonSchema {
   if (!schema) return {};
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+  }) as JsonSchema;
   return rest;
 }
 
@@ -47,8 +54,15 @@ const validationError: JsonSchema = {
     },
   },
 };
-const problem: JsonSchema = { type: 'object', required: ['detail'], properties: { detail: { type: 'string' } } };
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+const problem: JsonSchema = {
+  type: 'object',
+  required: ['detail'],
+  properties: { detail: { type: 'string' } },
+};
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
 
 /** OpenAPI 3.1 from the route table and the same input rules the resolvers enforce. */
 export function buildOpenApiDocument(routes: readonly CompiledRoute[]) {
@@ -70,7 +84,12 @@ export function buildOpenApiDocument(routes: readonly CompiledRoute[]) {
         };
       } else {
         const json = jsonSchemaOf(schema, 'input');
-        parameters.push({ name: source.name, in: source.from, required: source.from === 'path' || !schema?.safeParse(undefined).success, schema: json });
+        parameters.push({
+          name: source.name,
+          in: source.from,
+          required: source.from === 'path' || !schema?.safeParse(undefined).success,
+          schema: json,
+        });
       }
     }
     paths[route.path] ??= {};
@@ -84,14 +103,21 @@ export function buildOpenApiDocument(routes: readonly CompiledRoute[]) {
       responses: {
         [route.status]: {
           description: 'Success',
-          content: { 'application/json': { schema: route.responseSchema ? jsonSchemaOf(route.responseSchema, 'output') : {} } },
+          content: {
+            'application/json': {
+              schema: route.responseSchema ? jsonSchemaOf(route.responseSchema, 'output') : {},
+            },
+          },
         },
         400: errorResponse('The request is well-formed but the resource is not in a state that allows it'),
         401: errorResponse('Missing, invalid or expired bearer token'),
         403: errorResponse('The token lacks the role this operation needs'),
         404: errorResponse('Not found in the caller’s tenant'),
         409: errorResponse('Conflicts with the current state'),
-        422: { description: 'Validation error', content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } } },
+        422: {
+          description: 'Validation error',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } },
+        },
       },
     };
   }
@@ -100,7 +126,8 @@ export function buildOpenApiDocument(routes: readonly CompiledRoute[]) {
     info: {
       title: 'Boardroom REST compatibility API',
       version: '1.0.0',
-      description: 'The /api/v1 routes, each served by running the GraphQL operation of the same name at /graphql.',
+      description:
+        'The /api/v1 routes, each served by running the GraphQL operation of the same name at /graphql.',
     },
     paths,
     components: {

@@ -9,8 +9,16 @@ export type ArgSource =
   | { from: 'body' };
 
 export const fromPath = (name: string): ArgSource => ({ from: 'path', name });
-export const fromQuery = (name: string, type: 'string' | 'int' = 'string'): ArgSource => ({ from: 'query', name, type });
-export const fromHeader = (name: string, type: 'string' | 'int' = 'string'): ArgSource => ({ from: 'header', name, type });
+export const fromQuery = (name: string, type: 'string' | 'int' = 'string'): ArgSource => ({
+  from: 'query',
+  name,
+  type,
+});
+export const fromHeader = (name: string, type: 'string' | 'int' = 'string'): ArgSource => ({
+  from: 'header',
+  name,
+  type,
+});
 export const fromBody = (): ArgSource => ({ from: 'body' });
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

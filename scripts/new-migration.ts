@@ -8,7 +8,10 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { diffMigrationsToSchema, migrationsDir } from '../src/db/migrate.js';
 
 const { values } = parseArgs({ options: { name: { type: 'string' } } });
-const name = values.name?.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_');
+const name = values.name
+  ?.trim()
+  .toLowerCase()
+  .replace(/[^a-z0-9]+/g, '_');
 if (!name) {
   console.error('usage: npm run db:migration -- --name <what_it_does>');
   process.exit(2);

@@ -14,7 +14,10 @@ const { values } = parseArgs({
     ttl: { type: 'string', default: '1h' },
   },
 });
-const roles = (values.roles ?? '').split(',').map((role) => role.trim()).filter(Boolean);
+const roles = (values.roles ?? '')
+  .split(',')
+  .map((role) => role.trim())
+  .filter(Boolean);
 const unknown = roles.filter((role) => !(ROLES as readonly string[]).includes(role));
 if (!values.tenant || !/^[0-9a-f-]{36}$/i.test(values.tenant) || !values.sub || unknown.length > 0) {
   console.error(`usage: npm run token -- --tenant <uuid> --sub <id> --roles ${ROLES.join(',')} [--ttl 1h]`);
@@ -28,5 +31,12 @@ if (config.auth.jwksUrl && !config.auth.jwtSecret) {
 }
 const secret = config.auth.jwtSecret ?? (await loadOrCreateDevSecret(config.dataDir));
 console.log(
-  await signToken(secret, { tenantId: values.tenant, sub: values.sub, roles, ttl: values.ttl, issuer: config.auth.issuer, audience: config.auth.audience }),
+  await signToken(secret, {
+    tenantId: values.tenant,
+    sub: values.sub,
+    roles,
+    ttl: values.ttl,
+    issuer: config.auth.issuer,
+    audience: config.auth.audience,
+  }),
 );

@@ -11,8 +11,18 @@ const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(4000),
   HOST: z.string().default('127.0.0.1'),
   DATA_DIR: z.string().default('./data'),
-  DATABASE_URL: optionalString.pipe(z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional()),
-  REDIS_URL: optionalString.pipe(z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional()),
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+      .optional(),
+  ),
+  REDIS_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+      .optional(),
+  ),
   AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
   AUTH_JWKS_URL: optionalString.pipe(z.url().optional()),
   AUTH_ISSUER: optionalString,

@@ -13,7 +13,12 @@ try {
   if (applied.length > 0) logger.info({ applied }, 'applied migrations');
   const running = await startServer(app, config.port, config.host);
   logger.info(
-    { url: running.url, database: app.services.db.kind, redis: !!config.redisUrl, startupMs: Math.round(performance.now() - started) },
+    {
+      url: running.url,
+      database: app.services.db.kind,
+      redis: !!config.redisUrl,
+      startupMs: Math.round(performance.now() - started),
+    },
     'boardroom is ready',
   );
   if (!config.production && !config.auth.jwtSecret && !config.auth.jwksUrl) {

@@ -37,7 +37,10 @@ export async function startServer(app: App, port: number, host: string): Promise
       onConnect: async (ctx) => {
         const authorization = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
         try {
-          const viewer = await authenticate(services, typeof authorization === 'string' ? authorization : null);
+          const viewer = await authenticate(
+            services,
+            typeof authorization === 'string' ? authorization : null,
+          );
           if (viewer) return true;
         } catch {}
         ctx.extra.socket.close(CloseCode.Unauthorized, 'Unauthorized');

@@ -44,7 +44,9 @@ export function createTokenVerifier(auth: Config['auth']): TokenVerifier {
     async verify(authorization) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
       if (!match?.[1]) {
-        throw new AuthenticationError(authorization ? 'Authorization must be "Bearer <token>"' : 'Not authenticated');
+        throw new AuthenticationError(
+          authorization ? 'Authorization must be "Bearer <token>"' : 'Not authenticated',
+        );
       }
       let payload: JWTPayload;
       try {
@@ -55,7 +57,11 @@ export function createTokenVerifier(auth: Config['auth']): TokenVerifier {
       }
       const parsed = claims.safeParse(payload);
       if (!parsed.success) throw new AuthenticationError(`Invalid token: ${parsed.error.issues[0]?.message}`);
-      return { sub: parsed.data.sub, tenantId: parsed.data.tenant_id.toLowerCase(), roles: parsed.data.roles };
+      return {
+        sub: parsed.data.sub,
+        tenantId: parsed.data.tenant_id.toLowerCase(),
+        roles: parsed.data.roles,
+      };
     },
   };
 }

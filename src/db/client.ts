@@ -32,8 +32,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const adapter = new PrismaPg({ connectionString: options.databaseUrl, max: 10 });
     return wrap('postgresql', adapter, async () => {});
   }
-  const dataDir =
-    options.dataDir === 'memory://' ? 'memory://' : path.join(options.dataDir, 'pglite');
+  const dataDir = options.dataDir === 'memory://' ? 'memory://' : path.join(options.dataDir, 'pglite');
   if (dataDir !== 'memory://') await mkdir(dataDir, { recursive: true });
   const pglite = await PGlite.create(dataDir);
   return wrap('pglite', new PrismaPGlite(pglite), () => pglite.close());

@@ -40,7 +40,9 @@ export async function readMigrations(dir = migrationsDir): Promise<MigrationList
 }
 
 /** Applies pending migrations and records them in `_prisma_migrations`; returns the names it applied. */
-export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
+export async function applyMigrations(
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
+): Promise<string[]> {
   const engine = await openSchemaEngine(adapterFactory, await readFile(schemaPath, 'utf8'));
   try {
     const { appliedMigrationNames } = await engine.applyMigrations({
@@ -57,7 +59,9 @@ export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAda
  * SQL that takes a database migrated with the existing history to prisma/schema.prisma, computed on a
  * shadow database from the adapter. Empty when they already agree.
  */
-export async function diffMigrationsToSchema(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string> {
+export async function diffMigrationsToSchema(
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
+): Promise<string> {
   const datamodel = await readFile(schemaPath, 'utf8');
   const engine = await openSchemaEngine(adapterFactory, datamodel);
   try {

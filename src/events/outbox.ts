@@ -21,7 +21,12 @@ export async function enqueueEvent(tx: Prisma.TransactionClient, entry: OutboxEn
       id: eventId,
       tenantId: entry.tenantId,
       type: entry.type,
-      payload: { ...entry.payload, event_id: eventId, type: entry.type, tenant_id: entry.tenantId } as Prisma.InputJsonValue,
+      payload: {
+        ...entry.payload,
+        event_id: eventId,
+        type: entry.type,
+        tenant_id: entry.tenantId,
+      } as Prisma.InputJsonValue,
     },
   });
   return eventId;

@@ -32,7 +32,13 @@ interface Row {
  * published, then marked in one transaction: a crash before the commit leaves them unpublished, so they
  * go out again later — at least once.
  */
-export function createOutboxRelay({ prisma, bus, logger, intervalMs = 1000, batchSize = 100 }: OutboxRelayOptions): OutboxRelay {
+export function createOutboxRelay({
+  prisma,
+  bus,
+  logger,
+  intervalMs = 1000,
+  batchSize = 100,
+}: OutboxRelayOptions): OutboxRelay {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
@@ -45,10 +51,18 @@ export function createOutboxRelay({ prisma, bus, logger, intervalMs = 1000, batc
          WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`,
       );
       for (const row of rows) {
-        await bus.publish({ eventId: row.id, type: row.type as EventType, tenantId: row.tenant_id, payload: row.payload });
+        await bus.publish({
+          eventId: row.id,
+          type: row.type as EventType,
+          tenantId: row.tenant_id,
+          payload: row.payload,
+        });
       }
       if (rows.length > 0) {
-        await tx.outboxEvent.updateMany({ where: { id: { in: rows.map((row) => row.id) } }, data: { publishedAt: new Date() } });
+        await tx.outboxEvent.updateMany({
+          where: { id: { in: rows.map((row) => row.id) } },
+          data: { publishedAt: new Date() },
+        });
       }
       return rows.length;
     });

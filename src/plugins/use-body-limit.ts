@@ -11,7 +11,9 @@ export function useBodyLimit({ maxBytes = 72 * 1024 * 1024 }: UseBodyLimitOption
     onRequest({ request, endResponse, fetchAPI }) {
       const length = Number(request.headers.get('content-length') ?? 0);
       if (length > maxBytes) {
-        endResponse(fetchAPI.Response.json({ detail: `Request body exceeds ${maxBytes} bytes` }, { status: 413 }));
+        endResponse(
+          fetchAPI.Response.json({ detail: `Request body exceeds ${maxBytes} bytes` }, { status: 413 }),
+        );
       }
     },
   };

@@ -13,7 +13,9 @@ export function useHealth({ ready }: UseHealthOptions): Plugin {
       if (url.pathname === '/healthz') endResponse(fetchAPI.Response.json({ status: 'ok' }));
       else if (url.pathname === '/readyz') {
         const ok = await ready();
-        endResponse(fetchAPI.Response.json({ status: ok ? 'ready' : 'unavailable' }, { status: ok ? 200 : 503 }));
+        endResponse(
+          fetchAPI.Response.json({ status: ok ? 'ready' : 'unavailable' }, { status: ok ? 200 : 503 }),
+        );
       }
     },
   };

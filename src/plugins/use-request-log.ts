@@ -16,7 +16,10 @@ interface Entry {
 }
 
 /** One JSON line per request: id, method, path, status, duration, tenant and GraphQL operation. */
-export function useRequestLog({ logger, quietPaths = ['/healthz', '/readyz'] }: UseRequestLogOptions): Plugin<Context> {
+export function useRequestLog({
+  logger,
+  quietPaths = ['/healthz', '/readyz'],
+}: UseRequestLogOptions): Plugin<Context> {
   const entries = new WeakMap<Request, Entry>();
   return {
     onRequest({ request }) {

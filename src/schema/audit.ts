@@ -5,7 +5,9 @@ import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pa
 const AuditEntryRef = builder.prismaObject('AuditEntry', {
   fields: (t) => ({
     id: t.exposeID('id'),
-    actor: t.exposeString('actor', { description: 'Who acted: the token subject, or the actor named in the request.' }),
+    actor: t.exposeString('actor', {
+      description: 'Who acted: the token subject, or the actor named in the request.',
+    }),
     action: t.exposeString('action'),
     targetType: t.exposeString('targetType'),
     targetId: t.exposeString('targetId'),
@@ -24,7 +26,11 @@ builder.queryField('auditLog', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: AuditEntryPage,
     description: 'The tenant’s audit trail, newest first (operator or chairman).',
-    args: { first: t.arg.int(), after: t.arg.string(), action: t.arg.string({ description: 'e.g. agent.pause' }) },
+    args: {
+      first: t.arg.int(),
+      after: t.arg.string(),
+      action: t.arg.string({ description: 'e.g. agent.pause' }),
+    },
     ...validatedArgs(auditLogArgs, async (_root, { first, after, action }, context) => {
       const rows = await context.prisma.auditEntry.findMany({
         where: { tenantId: context.viewer.tenantId, ...(action ? { action } : {}), ...afterCursor(after) },

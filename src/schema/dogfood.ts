@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
 import { recordAudit } from '../audit.js';
+import { builder, validatedArgs } from '../builder.js';
 import { normalizeRole } from '../domain/agents/roles.js';
 import { type PauseState, pauseAgent, resumeAgent } from '../domain/dogfood/pause.js';
 import type { BusEvent } from '../events/topics.js';
@@ -19,7 +19,10 @@ builder.mutationField('setDogfoodLiveMode', (t) =>
     args: { enabled: t.arg.boolean({ required: true }) },
     resolve: async (_root, { enabled }, context) =>
       context.prisma.$transaction(async (tx) => {
-        const tenant = await tx.tenant.update({ where: { id: context.viewer.tenantId }, data: { dogfoodLiveMode: enabled } });
+        const tenant = await tx.tenant.update({
+          where: { id: context.viewer.tenantId },
+          data: { dogfoodLiveMode: enabled },
+        });
         await recordAudit(tx, context, {
           action: 'tenant.dogfood_live_mode',
           targetType: 'tenant',
@@ -33,7 +36,10 @@ builder.mutationField('setDogfoodLiveMode', (t) =>
 
 const PauseInput = builder.inputType('PauseInput', {
   fields: (t) => ({
-    actorUserId: t.string({ required: true, description: 'The CEO or chairman issuing the pause or resume.' }),
+    actorUserId: t.string({
+      required: true,
+      description: 'The CEO or chairman issuing the pause or resume.',
+    }),
     reason: t.string({ description: 'Kept in the audit log only; never published.' }),
   }),
 });
@@ -50,9 +56,19 @@ const PauseResult = builder.objectRef<PauseState>('PauseResult').implement({
   fields: (t) => ({
     role: t.exposeString('role'),
     paused: t.exposeBoolean('paused'),
-    pausedAt: t.field({ type: 'DateTime', nullable: true, resolve: (state) => (state.paused ? state.at : null) }),
-    resumedAt: t.field({ type: 'DateTime', nullable: true, resolve: (state) => (state.paused ? null : state.at) }),
-    eventId: t.exposeID('eventId', { description: 'Correlation id of the DOGFOOD_AGENT_PAUSED or _RESUMED event.' }),
+    pausedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      resolve: (state) => (state.paused ? state.at : null),
+    }),
+    resumedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      resolve: (state) => (state.paused ? null : state.at),
+    }),
+    eventId: t.exposeID('eventId', {
+      description: 'Correlation id of the DOGFOOD_AGENT_PAUSED or _RESUMED event.',
+    }),
   }),
 });
 
@@ -70,7 +86,9 @@ builder.mutationField('resumeAgent', (t) =>
     type: PauseResult,
     description: 'Resumes a paused C-suite agent. Idempotent: a repeat answers with the last resume.',
     args: { role: t.arg.string({ required: true }), input: t.arg({ type: PauseInput, required: true }) },
-    ...validatedArgs(pauseArgs, (_root, { role, input }, context) => resumeAgent(context, { role, ...input })),
+    ...validatedArgs(pauseArgs, (_root, { role, input }, context) =>
+      resumeAgent(context, { role, ...input }),
+    ),
   }),
 );
 
@@ -116,7 +134,8 @@ builder.subscriptionField('agentPaused', (t) =>
     type: AgentPausedEvent,
     description: 'C-suite pauses in the subscriber’s tenant, optionally of one role.',
     args: { role: t.arg.string() },
-    subscribe: (_root, { role }, context) => eventsFor(context.services.bus.subscribe('DOGFOOD_AGENT_PAUSED', context.viewer.tenantId), role),
+    subscribe: (_root, { role }, context) =>
+      eventsFor(context.services.bus.subscribe('DOGFOOD_AGENT_PAUSED', context.viewer.tenantId), role),
     resolve: (payload) => payload,
   }),
 );
@@ -126,7 +145,8 @@ builder.subscriptionField('agentResumed', (t) =>
     type: AgentResumedEvent,
     description: 'C-suite resumes in the subscriber’s tenant, optionally of one role.',
     args: { role: t.arg.string() },
-    subscribe: (_root, { role }, context) => eventsFor(context.services.bus.subscribe('DOGFOOD_AGENT_RESUMED', context.viewer.tenantId), role),
+    subscribe: (_root, { role }, context) =>
+      eventsFor(context.services.bus.subscribe('DOGFOOD_AGENT_RESUMED', context.viewer.tenantId), role),
     resolve: (payload) => payload,
   }),
 );

@@ -3,11 +3,18 @@ import { builder } from '../builder.js';
 
 /** Arguments every list takes: `first` (1–100, default 20) and an opaque `after` cursor. */
 export const pageArgsSchema = {
-  first: z.int().min(1).max(100).nullish().transform((value) => value ?? 20),
+  first: z
+    .int()
+    .min(1)
+    .max(100)
+    .nullish()
+    .transform((value) => value ?? 20),
   after: z
     .string()
     .nullish()
-    .refine((value) => value == null || decodeCursor(value) !== null, { message: 'after is not a valid cursor' }),
+    .refine((value) => value == null || decodeCursor(value) !== null, {
+      message: 'after is not a valid cursor',
+    }),
 };
 
 export interface Cursor {
@@ -37,7 +44,10 @@ export function afterCursor(after: string | null | undefined) {
 export const newestFirst = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
 
 /** Cuts a page from rows fetched with `take: first + 1`. */
-export function toPage<Row extends Cursor>(rows: Row[], first: number): { nodes: Row[]; nextCursor: string | null } {
+export function toPage<Row extends Cursor>(
+  rows: Row[],
+  first: number,
+): { nodes: Row[]; nextCursor: string | null } {
   const nodes = rows.slice(0, first);
   const last = nodes.at(-1);
   return { nodes, nextCursor: rows.length > first && last ? encodeCursor(last) : null };

@@ -62,19 +62,35 @@ function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<Va
   switch (issue.code) {
     case 'invalid_type': {
       if (input === undefined) {
-        return { type: 'missing', msg: 'Field required', input: valueAt(root, issue.path.slice(0, -1)) ?? null };
+        return {
+          type: 'missing',
+          msg: 'Field required',
+          input: valueAt(root, issue.path.slice(0, -1)) ?? null,
+        };
       }
       if (integer || issue.expected === 'int') {
         if (typeof input === 'string') {
-          return { type: 'int_parsing', msg: 'Input should be a valid integer, unable to parse string as an integer', input };
+          return {
+            type: 'int_parsing',
+            msg: 'Input should be a valid integer, unable to parse string as an integer',
+            input,
+          };
         }
         if (typeof input === 'number' && Number.isFinite(input)) {
-          return { type: 'int_from_float', msg: 'Input should be a valid integer, got a number with a fractional part', input };
+          return {
+            type: 'int_from_float',
+            msg: 'Input should be a valid integer, got a number with a fractional part',
+            input,
+          };
         }
         return { type: 'int_type', msg: 'Input should be a valid integer', input };
       }
       if (issue.expected === 'boolean' && typeof input === 'string') {
-        return { type: 'bool_parsing', msg: 'Input should be a valid boolean, unable to interpret input', input };
+        return {
+          type: 'bool_parsing',
+          msg: 'Input should be a valid boolean, unable to interpret input',
+          input,
+        };
       }
       const [type, msg] = typeWords[issue.expected] ?? ['value_error', `Value error, ${issue.message}`];
       return { type, msg, input };
@@ -82,7 +98,12 @@ function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<Va
     case 'too_small': {
       const min = Number(issue.minimum);
       if (issue.origin === 'string') {
-        return { type: 'string_too_short', msg: `String should have at least ${plural(min, 'character')}`, input, ctx: { min_length: min } };
+        return {
+          type: 'string_too_short',
+          msg: `String should have at least ${plural(min, 'character')}`,
+          input,
+          ctx: { min_length: min },
+        };
       }
       if (issue.origin === 'array' || issue.origin === 'set') {
         const actual = Array.isArray(input) ? input.length : 0;
@@ -94,13 +115,23 @@ function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<Va
         };
       }
       return issue.inclusive
-        ? { type: 'greater_than_equal', msg: `Input should be greater than or equal to ${min}`, input, ctx: { ge: min } }
+        ? {
+            type: 'greater_than_equal',
+            msg: `Input should be greater than or equal to ${min}`,
+            input,
+            ctx: { ge: min },
+          }
         : { type: 'greater_than', msg: `Input should be greater than ${min}`, input, ctx: { gt: min } };
     }
     case 'too_big': {
       const max = Number(issue.maximum);
       if (issue.origin === 'string') {
-        return { type: 'string_too_long', msg: `String should have at most ${plural(max, 'character')}`, input, ctx: { max_length: max } };
+        return {
+          type: 'string_too_long',
+          msg: `String should have at most ${plural(max, 'character')}`,
+          input,
+          ctx: { max_length: max },
+        };
       }
       if (issue.origin === 'array' || issue.origin === 'set') {
         const actual = Array.isArray(input) ? input.length : 0;
@@ -112,7 +143,12 @@ function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<Va
         };
       }
       return issue.inclusive
-        ? { type: 'less_than_equal', msg: `Input should be less than or equal to ${max}`, input, ctx: { le: max } }
+        ? {
+            type: 'less_than_equal',
+            msg: `Input should be less than or equal to ${max}`,
+            input,
+            ctx: { le: max },
+          }
         : { type: 'less_than', msg: `Input should be less than ${max}`, input, ctx: { lt: max } };
     }
     case 'invalid_value': {
@@ -120,28 +156,56 @@ function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<Va
       return { type: 'enum', msg: `Input should be ${expected}`, input, ctx: { expected } };
     }
     case 'invalid_format': {
-      if (issue.format === 'uuid' || issue.format === 'guid') return { type: 'uuid_parsing', msg: uuidMessage(input), input };
+      if (issue.format === 'uuid' || issue.format === 'guid')
+        return { type: 'uuid_parsing', msg: uuidMessage(input), input };
       if (issue.format === 'regex' && 'pattern' in issue) {
         const pattern = String(issue.pattern).replace(/^\/|\/[a-z]*$/g, '');
-        return { type: 'string_pattern_mismatch', msg: `String should match pattern '${pattern}'`, input, ctx: { pattern } };
+        return {
+          type: 'string_pattern_mismatch',
+          msg: `String should match pattern '${pattern}'`,
+          input,
+          ctx: { pattern },
+        };
       }
-      return { type: 'value_error', msg: `Value error, ${issue.message}`, input, ctx: { error: issue.message } };
+      return {
+        type: 'value_error',
+        msg: `Value error, ${issue.message}`,
+        input,
+        ctx: { error: issue.message },
+      };
     }
     case 'custom': {
       const params = (issue.params ?? {}) as IssueParams;
-      if (params.type) return { type: params.type, msg: issue.message, input, ...(params.ctx ? { ctx: params.ctx } : {}) };
-      return { type: 'value_error', msg: `Value error, ${issue.message}`, input, ctx: { error: issue.message } };
+      if (params.type)
+        return { type: params.type, msg: issue.message, input, ...(params.ctx ? { ctx: params.ctx } : {}) };
+      return {
+        type: 'value_error',
+        msg: `Value error, ${issue.message}`,
+        input,
+        ctx: { error: issue.message },
+      };
     }
     default:
-      return { type: 'value_error', msg: `Value error, ${issue.message}`, input, ctx: { error: issue.message } };
+      return {
+        type: 'value_error',
+        msg: `Value error, ${issue.message}`,
+        input,
+        ctx: { error: issue.message },
+      };
   }
 }
 
 /** Turns zod issues into Pydantic v2 items with `loc` relative to the validated value. */
-export function toValidationDetail(issues: readonly Issue[], schema: z.core.$ZodType, root: unknown): ValidationDetail[] {
+export function toValidationDetail(
+  issues: readonly Issue[],
+  schema: z.core.$ZodType,
+  root: unknown,
+): ValidationDetail[] {
   return issues.map((issue) => {
     const { type, msg, input, ctx } = describe(issue, schema, root);
     const loc = issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
-    return ctx ? { type, loc, msg, input: input === undefined ? null : input, ctx } : { type, loc, msg, input: input === undefined ? null : input };
+    return ctx
+      ? { type, loc, msg, input: input === undefined ? null : input, ctx }
+      : { type, loc, msg, input: input === undefined ? null : input };
   });
 }

@@ -17,7 +17,10 @@ const Me = graphql(`
 const secret = new TextEncoder().encode(TEST_SECRET);
 const tenantId = randomUUID();
 
-const sign = (claims: Record<string, unknown>, { exp = '5m', key = secret }: { exp?: string | null; key?: Uint8Array } = {}) => {
+const sign = (
+  claims: Record<string, unknown>,
+  { exp = '5m', key = secret }: { exp?: string | null; key?: Uint8Array } = {},
+) => {
   let jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuedAt();
   if (exp) jwt = jwt.setExpirationTime(exp);
   return jwt.sign(key);
@@ -29,7 +32,11 @@ const unsigned = (claims: Record<string, unknown>) => {
 };
 
 const badTokens: [string, () => Promise<string> | string][] = [
-  ['a wrong signature', () => sign({ tenant_id: tenantId, roles: ['chairman'] }, { key: new TextEncoder().encode('x'.repeat(48)) })],
+  [
+    'a wrong signature',
+    () =>
+      sign({ tenant_id: tenantId, roles: ['chairman'] }, { key: new TextEncoder().encode('x'.repeat(48)) }),
+  ],
   ['an expired token', () => sign({ tenant_id: tenantId, roles: ['chairman'] }, { exp: '-1m' })],
   ['no exp claim', () => sign({ tenant_id: tenantId, roles: ['chairman'] }, { exp: null })],
   ['alg none', () => unsigned({ tenant_id: tenantId, roles: ['chairman'] })],
@@ -49,7 +56,11 @@ describe('authentication', () => {
   it('answers me for a valid token and creates the tenant on first sight', async () => {
     const caller = await t.caller(['operator', 'member']);
     const result = await t.graphql(Me, {}, caller);
-    expect(result.data?.me).toEqual({ sub: caller.sub, tenantId: caller.tenantId, roles: ['operator', 'member'] });
+    expect(result.data?.me).toEqual({
+      sub: caller.sub,
+      tenantId: caller.tenantId,
+      roles: ['operator', 'member'],
+    });
     const tenant = await t.db.prisma.tenant.findUnique({ where: { id: caller.tenantId } });
     expect(tenant?.dogfoodLiveMode).toBe(false);
     expect(await t.db.prisma.agentRole.count({ where: { tenantId: caller.tenantId } })).toBe(8);
@@ -84,7 +95,16 @@ describe('authentication', () => {
 
   it('creates no tenant for a rejected token', async () => {
     const stranger = randomUUID();
-    await t.graphql(Me, {}, { token: await sign({ tenant_id: stranger, roles: [] }, { exp: '-1m' }), tenantId: stranger, sub: 'a', roles: [] });
+    await t.graphql(
+      Me,
+      {},
+      {
+        token: await sign({ tenant_id: stranger, roles: [] }, { exp: '-1m' }),
+        tenantId: stranger,
+        sub: 'a',
+        roles: [],
+      },
+    );
     expect(await t.db.prisma.tenant.findUnique({ where: { id: stranger } })).toBeNull();
   });
 });
@@ -92,7 +112,9 @@ describe('authentication', () => {
 describe('issuer and audience, when configured', () => {
   let strict: TestApp;
   beforeAll(async () => {
-    strict = await createTestApp({ env: { AUTH_ISSUER: 'https://id.boardroom.test', AUTH_AUDIENCE: 'boardroom' } });
+    strict = await createTestApp({
+      env: { AUTH_ISSUER: 'https://id.boardroom.test', AUTH_AUDIENCE: 'boardroom' },
+    });
   });
   afterAll(() => strict.close());
 
@@ -106,17 +128,34 @@ describe('issuer and audience, when configured', () => {
       .sign(secret);
 
   it('accepts the configured issuer and audience', async () => {
-    const result = await strict.graphql(Me, {}, { token: await withClaims('https://id.boardroom.test', 'boardroom'), tenantId, sub: 'alice', roles: [] });
+    const result = await strict.graphql(
+      Me,
+      {},
+      {
+        token: await withClaims('https://id.boardroom.test', 'boardroom'),
+        tenantId,
+        sub: 'alice',
+        roles: [],
+      },
+    );
     expect(result.data?.me.sub).toBe('alice');
   });
 
   it('answers 401 for a wrong issuer', async () => {
-    const result = await strict.graphql(Me, {}, { token: await withClaims('https://evil.test', 'boardroom'), tenantId, sub: 'alice', roles: [] });
+    const result = await strict.graphql(
+      Me,
+      {},
+      { token: await withClaims('https://evil.test', 'boardroom'), tenantId, sub: 'alice', roles: [] },
+    );
     expect(result.status).toBe(401);
   });
 
   it('answers 401 for a wrong audience', async () => {
-    const result = await strict.graphql(Me, {}, { token: await withClaims('https://id.boardroom.test', 'other'), tenantId, sub: 'alice', roles: [] });
+    const result = await strict.graphql(
+      Me,
+      {},
+      { token: await withClaims('https://id.boardroom.test', 'other'), tenantId, sub: 'alice', roles: [] },
+    );
     expect(result.status).toBe(401);
   });
 });

@@ -49,8 +49,12 @@ const AuditLog = graphql(`
   }
 `);
 
-const pause = (t: TestApp, caller: Caller, role: string, body: unknown = { actor_user_id: 'chair-1', reason: 'secret reason' }) =>
-  t.rest('POST', `/api/v1/dogfood/agents/${role}/pause`, { caller, body });
+const pause = (
+  t: TestApp,
+  caller: Caller,
+  role: string,
+  body: unknown = { actor_user_id: 'chair-1', reason: 'secret reason' },
+) => t.rest('POST', `/api/v1/dogfood/agents/${role}/pause`, { caller, body });
 
 async function liveChairman(t: TestApp, tenantId?: string) {
   const chairman = await t.caller(['chairman'], tenantId ? { tenantId } : {});
@@ -97,7 +101,11 @@ describe('dogfood pause', () => {
     expect(second.body).toEqual(first.body);
     expect(await subscription.quietFor(1500)).toBe(true);
     await subscription.close();
-    expect(await t.db.prisma.outboxEvent.count({ where: { tenantId: chairman.tenantId, type: 'DOGFOOD_AGENT_PAUSED' } })).toBe(1);
+    expect(
+      await t.db.prisma.outboxEvent.count({
+        where: { tenantId: chairman.tenantId, type: 'DOGFOOD_AGENT_PAUSED' },
+      }),
+    ).toBe(1);
     const audit = await t.graphql(AuditLog, { action: 'agent.pause' }, chairman);
     expect(audit.data?.auditLog.nodes.map((entry) => entry.outcome)).toEqual(['already_paused', 'paused']);
     expect(audit.data?.auditLog.nodes[1]?.details).toMatchObject({ reason: 'secret reason' });
@@ -116,17 +124,27 @@ describe('dogfood pause', () => {
     const chairman = await liveChairman(t);
     await pause(t, chairman, 'cpo');
     const subscription = await subscribe(server.url, chairman, AgentResumed, {});
-    const response = await t.rest('POST', '/api/v1/dogfood/agents/cpo/resume', { caller: chairman, body: { actor_user_id: 'chair-1' } });
+    const response = await t.rest('POST', '/api/v1/dogfood/agents/cpo/resume', {
+      caller: chairman,
+      body: { actor_user_id: 'chair-1' },
+    });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ role: 'cpo', paused: false });
     const event = await subscription.next();
     await subscription.close();
-    expect(event.data?.agentResumed).toEqual({ eventId: response.body.event_id, role: 'cpo', resumedAt: response.body.resumed_at });
+    expect(event.data?.agentResumed).toEqual({
+      eventId: response.body.event_id,
+      role: 'cpo',
+      resumedAt: response.body.resumed_at,
+    });
   });
 
   it('answers 409 when resuming a role that was never paused', async () => {
     const chairman = await liveChairman(t);
-    const response = await t.rest('POST', '/api/v1/dogfood/agents/clo/resume', { caller: chairman, body: { actor_user_id: 'c' } });
+    const response = await t.rest('POST', '/api/v1/dogfood/agents/clo/resume', {
+      caller: chairman,
+      body: { actor_user_id: 'c' },
+    });
     expect(response.status).toBe(409);
     expect(response.body).toEqual({ detail: "Agent role 'clo' is not paused" });
   });
@@ -158,7 +176,12 @@ describe('dogfood pause errors, in the documented order', () => {
     const response = await pause(t, chairman, 'janitor', { actor_user_id: 12 });
     expect(response.status).toBe(422);
     expect(response.body.detail).toEqual([
-      { type: 'string_type', loc: ['body', 'actor_user_id'], msg: 'Input should be a valid string', input: 12 },
+      {
+        type: 'string_type',
+        loc: ['body', 'actor_user_id'],
+        msg: 'Input should be a valid string',
+        input: 12,
+      },
     ]);
   });
 
@@ -166,14 +189,22 @@ describe('dogfood pause errors, in the documented order', () => {
     const chairman = await t.caller(['chairman']);
     const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', { caller: chairman });
     expect(response.status).toBe(422);
-    expect(response.body).toEqual({ detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] });
+    expect(response.body).toEqual({
+      detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }],
+    });
   });
 
   it('answers 422 json_invalid for malformed JSON', async () => {
     const chairman = await t.caller(['chairman']);
-    const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', { caller: chairman, body: '{"actor_user_id": ' });
+    const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', {
+      caller: chairman,
+      body: '{"actor_user_id": ',
+    });
     expect(response.status).toBe(422);
-    expect(response.body.detail[0]).toMatchObject({ type: 'json_invalid', loc: ['body', expect.any(Number)] });
+    expect(response.body.detail[0]).toMatchObject({
+      type: 'json_invalid',
+      loc: ['body', expect.any(Number)],
+    });
   });
 
   it('answers 400 for a role outside the C-suite, before the live-mode check', async () => {
@@ -189,8 +220,12 @@ describe('dogfood pause errors, in the documented order', () => {
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ detail: 'Tenant is not in dogfood live mode' });
     expect(await t.db.prisma.outboxEvent.count({ where: { tenantId: chairman.tenantId } })).toBe(0);
-    expect(await t.db.prisma.agentRole.count({ where: { tenantId: chairman.tenantId, paused: true } })).toBe(0);
-    expect(await t.db.prisma.auditEntry.count({ where: { tenantId: chairman.tenantId, action: 'agent.pause' } })).toBe(0);
+    expect(await t.db.prisma.agentRole.count({ where: { tenantId: chairman.tenantId, paused: true } })).toBe(
+      0,
+    );
+    expect(
+      await t.db.prisma.auditEntry.count({ where: { tenantId: chairman.tenantId, action: 'agent.pause' } }),
+    ).toBe(0);
   });
 
   it('matches the role case-insensitively and answers in lower case', async () => {
@@ -208,25 +243,28 @@ describe('dogfood pause errors, in the documented order', () => {
 
 describe('events across instances and crashes', () => {
   // Instances share events through Redis; the postgres project runs with it (PGlite is single-instance).
-  it.runIf(process.env.TEST_DB === 'postgres')('delivers a pause committed by one instance to a subscriber of another', async () => {
-    const database = await createTestDatabase();
-    const a = await createTestApp({ database });
-    const b = await createTestApp({ database });
-    const serverB = await listen(b);
-    try {
-      const chairman = await liveChairman(a);
-      const subscription = await subscribe(serverB.url, chairman, AgentPaused, { role: null });
-      const response = await pause(a, chairman, 'cfo');
-      const event = await subscription.next(5000);
-      await subscription.close();
-      expect(event.data?.agentPaused.eventId).toBe(response.body.event_id);
-    } finally {
-      await serverB.close();
-      await a.close();
-      await b.close();
-      await database.drop();
-    }
-  });
+  it.runIf(process.env.TEST_DB === 'postgres')(
+    'delivers a pause committed by one instance to a subscriber of another',
+    async () => {
+      const database = await createTestDatabase();
+      const a = await createTestApp({ database });
+      const b = await createTestApp({ database });
+      const serverB = await listen(b);
+      try {
+        const chairman = await liveChairman(a);
+        const subscription = await subscribe(serverB.url, chairman, AgentPaused, { role: null });
+        const response = await pause(a, chairman, 'cfo');
+        const event = await subscription.next(5000);
+        await subscription.close();
+        expect(event.data?.agentPaused.eventId).toBe(response.body.event_id);
+      } finally {
+        await serverB.close();
+        await a.close();
+        await b.close();
+        await database.drop();
+      }
+    },
+  );
 
   it('publishes after restart an event that was committed but not published', async () => {
     const database = await createTestDatabase();
@@ -235,7 +273,9 @@ describe('events across instances and crashes', () => {
     await crashed.app.services.relay.stop();
     const response = await pause(crashed, chairman, 'ceo');
     await crashed.close();
-    expect(await database.db.prisma.outboxEvent.findUniqueOrThrow({ where: { id: response.body.event_id } })).toMatchObject({
+    expect(
+      await database.db.prisma.outboxEvent.findUniqueOrThrow({ where: { id: response.body.event_id } }),
+    ).toMatchObject({
       publishedAt: null,
     });
 
@@ -244,7 +284,10 @@ describe('events across instances and crashes', () => {
       const received = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('not delivered')), 5000);
         void (async () => {
-          for await (const event of restarted.app.services.bus.subscribe('DOGFOOD_AGENT_PAUSED', chairman.tenantId)) {
+          for await (const event of restarted.app.services.bus.subscribe(
+            'DOGFOOD_AGENT_PAUSED',
+            chairman.tenantId,
+          )) {
             clearTimeout(timer);
             resolve(event.eventId);
             return;

@@ -15,7 +15,14 @@ interface Started {
 function start(env: Record<string, string>): Promise<Started> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        NODE_ENV: 'development',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -54,13 +61,20 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
     dirs.push(dataDir);
     const env = { DATA_DIR: dataDir, AUTH_JWT_SECRET: TEST_SECRET };
     const { signToken } = await import('../../src/auth/tokens.js');
-    const token = await signToken(TEST_SECRET, { tenantId: '11111111-1111-4111-8111-111111111111', sub: 'c', roles: ['chairman'] });
+    const token = await signToken(TEST_SECRET, {
+      tenantId: '11111111-1111-4111-8111-111111111111',
+      sub: 'c',
+      roles: ['chairman'],
+    });
     const call = (url: string, query: string) =>
       fetch(`${url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify({ query }),
-      }).then((response) => response.json() as Promise<{ data: { setDogfoodLiveMode?: { dogfoodLiveMode: boolean } } }>);
+      }).then(
+        (response) =>
+          response.json() as Promise<{ data: { setDogfoodLiveMode?: { dogfoodLiveMode: boolean } } }>,
+      );
 
     const first = await start(env);
     expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
@@ -72,12 +86,17 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
     expect(await first.stop()).toBe(0);
 
     const second = await start(env);
-    const result = await call(second.url, 'mutation { setDogfoodLiveMode(enabled: true) { dogfoodLiveMode } }');
+    const result = await call(
+      second.url,
+      'mutation { setDogfoodLiveMode(enabled: true) { dogfoodLiveMode } }',
+    );
     expect(result.data.setDogfoodLiveMode?.dogfoodLiveMode).toBe(true);
     const { PGlite } = await import('@electric-sql/pglite');
     expect(await second.stop()).toBe(0);
     const pglite = await PGlite.create(path.join(dataDir, 'pglite'));
-    const rows = await pglite.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_entries WHERE action = 'tenant.dogfood_live_mode'");
+    const rows = await pglite.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM audit_entries WHERE action = 'tenant.dogfood_live_mode'",
+    );
     await pglite.close();
     expect(rows.rows[0]?.n).toBe(2);
   }, 120_000);
@@ -86,7 +105,14 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-dev-'));
     dirs.push(dataDir);
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: '0', DATA_DIR: dataDir, NODE_ENV: 'development', AUTH_JWT_SECRET: '', LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATA_DIR: dataDir,
+        NODE_ENV: 'development',
+        AUTH_JWT_SECRET: '',
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output = await new Promise<string>((resolve, reject) => {

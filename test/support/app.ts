@@ -57,10 +57,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     DATA_DIR: dataDir,
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
-    ...(process.env.TEST_DB === 'postgres' && process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
+    ...(process.env.TEST_DB === 'postgres' && process.env.TEST_REDIS_URL
+      ? { REDIS_URL: process.env.TEST_REDIS_URL }
+      : {}),
     ...options.env,
   });
-  const app = await createApp(config, { db: database.db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const app = await createApp(config, {
+    db: database.db,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+  });
   await app.start();
 
   return {

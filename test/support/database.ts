@@ -7,7 +7,10 @@ export const databaseKind = process.env.TEST_DB === 'postgres' ? 'postgresql' : 
 
 function serverUrl(): string {
   const url = process.env.TEST_DATABASE_URL;
-  if (!url) throw new Error('TEST_DB=postgres needs TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)');
+  if (!url)
+    throw new Error(
+      'TEST_DB=postgres needs TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
+    );
   return url;
 }
 

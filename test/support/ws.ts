@@ -2,7 +2,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { type RunningServer, startServer } from '../../src/server.js';
 import type { Caller, TestApp } from './app.js';
 
 /** Serves a test app on an ephemeral port (WebSocket tests need a real socket). */
@@ -38,18 +38,21 @@ export async function subscribe<Result, Variables>(
   const subscribed = new Promise<void>((resolve) => {
     client.on('connected', () => resolve());
   });
-  client.subscribe({ query: print(document as never), variables: variables as Record<string, unknown> }, {
-    next: (value) => {
-      const result = value as Result;
-      const waiter = waiters.shift();
-      if (waiter) waiter(result);
-      else queue.push(result);
+  client.subscribe(
+    { query: print(document as never), variables: variables as Record<string, unknown> },
+    {
+      next: (value) => {
+        const result = value as Result;
+        const waiter = waiters.shift();
+        if (waiter) waiter(result);
+        else queue.push(result);
+      },
+      error: (error) => {
+        failure = error;
+      },
+      complete: () => {},
     },
-    error: (error) => {
-      failure = error;
-    },
-    complete: () => {},
-  });
+  );
   await subscribed;
   // Let the server register the subscription before the test acts.
   await new Promise((resolve) => setTimeout(resolve, 100));

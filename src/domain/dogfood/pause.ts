@@ -24,7 +24,9 @@ type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 async function checkPreconditions(context: AuthedContext, rawRole: string): Promise<string> {
   const role = normalizeRole(rawRole);
   if (!isCSuiteRole(role)) {
-    throw badRequest(`Unknown role '${rawRole}': only the C-suite roles ${C_SUITE_ROLES.join(', ')} can be paused or resumed`);
+    throw badRequest(
+      `Unknown role '${rawRole}': only the C-suite roles ${C_SUITE_ROLES.join(', ')} can be paused or resumed`,
+    );
   }
   const tenant = await context.prisma.tenant.findUniqueOrThrow({ where: { id: context.viewer.tenantId } });
   if (!tenant.dogfoodLiveMode) throw badRequest('Tenant is not in dogfood live mode');
@@ -52,9 +54,18 @@ export async function pauseAgent(context: AuthedContext, command: PauseCommand):
       SELECT id::text, paused, paused_at, pause_event_id::text, resumed_at, resume_event_id::text
       FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR UPDATE`;
     if (!row) throw new Error(`built-in role ${role} missing for tenant ${tenantId}`);
-    const audit = { action: 'agent.pause', targetType: 'agent_role', targetId: role, actor: command.actorUserId };
+    const audit = {
+      action: 'agent.pause',
+      targetType: 'agent_role',
+      targetId: role,
+      actor: command.actorUserId,
+    };
     if (row.paused && row.paused_at && row.pause_event_id) {
-      await recordAudit(tx, context, { ...audit, outcome: 'already_paused', details: { reason: command.reason ?? null } });
+      await recordAudit(tx, context, {
+        ...audit,
+        outcome: 'already_paused',
+        details: { reason: command.reason ?? null },
+      });
       return { role, paused: true, at: row.paused_at, eventId: row.pause_event_id, fresh: false };
     }
     const at = new Date();
@@ -63,7 +74,11 @@ export async function pauseAgent(context: AuthedContext, command: PauseCommand):
       where: { id: row.id },
       data: { paused: true, pausedAt: at, pausedBy: command.actorUserId, pauseEventId: eventId },
     });
-    await recordAudit(tx, context, { ...audit, outcome: 'paused', details: { reason: command.reason ?? null, event_id: eventId } });
+    await recordAudit(tx, context, {
+      ...audit,
+      outcome: 'paused',
+      details: { reason: command.reason ?? null, event_id: eventId },
+    });
     await enqueueEvent(tx, {
       eventId,
       type: 'DOGFOOD_AGENT_PAUSED',
@@ -88,10 +103,19 @@ export async function resumeAgent(context: AuthedContext, command: PauseCommand)
       SELECT id::text, paused, paused_at, pause_event_id::text, resumed_at, resume_event_id::text
       FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR UPDATE`;
     if (!row) throw new Error(`built-in role ${role} missing for tenant ${tenantId}`);
-    const audit = { action: 'agent.resume', targetType: 'agent_role', targetId: role, actor: command.actorUserId };
+    const audit = {
+      action: 'agent.resume',
+      targetType: 'agent_role',
+      targetId: role,
+      actor: command.actorUserId,
+    };
     if (!row.paused) {
       if (!row.resumed_at || !row.resume_event_id) throw conflict(`Agent role '${role}' is not paused`);
-      await recordAudit(tx, context, { ...audit, outcome: 'not_paused', details: { reason: command.reason ?? null } });
+      await recordAudit(tx, context, {
+        ...audit,
+        outcome: 'not_paused',
+        details: { reason: command.reason ?? null },
+      });
       return { role, paused: false, at: row.resumed_at, eventId: row.resume_event_id, fresh: false };
     }
     const at = new Date();
@@ -100,7 +124,11 @@ export async function resumeAgent(context: AuthedContext, command: PauseCommand)
       where: { id: row.id },
       data: { paused: false, resumedAt: at, resumedBy: command.actorUserId, resumeEventId: eventId },
     });
-    await recordAudit(tx, context, { ...audit, outcome: 'resumed', details: { reason: command.reason ?? null, event_id: eventId } });
+    await recordAudit(tx, context, {
+      ...audit,
+      outcome: 'resumed',
+      details: { reason: command.reason ?? null, event_id: eventId },
+    });
     await enqueueEvent(tx, {
       eventId,
       type: 'DOGFOOD_AGENT_RESUMED',
