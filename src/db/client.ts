@@ -47,7 +47,11 @@ function wrap(
   return {
     kind,
     prisma,
-    migrate: () => applyMigrations(adapter),
+    async migrate() {
+      // The schema engine is large; only load it when something is pending.
+      const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql));
+      return pending.length === 0 ? [] : applyMigrations(adapter);
+    },
     async ready() {
       try {
         const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql));
