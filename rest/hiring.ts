@@ -1,3 +1,67 @@
-import type { Route } from './route.js';
+import { z } from 'zod';
+import { graphql } from '../src/generated/graphql/index.js';
+import { defineRoute, fromBody, fromPath } from './route.js';
 
-export const hiringRoutes: Route[] = [];
+const PrepareOnboarding = graphql(`
+  mutation PrepareOnboarding($processId: String!, $candidateId: String!, $input: OnboardingInput!) {
+    prepareOnboarding(processId: $processId, candidateId: $candidateId, input: $input) {
+      offer_letter: offerLetter
+      checklist
+      compliance_reminders: complianceReminders
+      request_id: requestId
+      timestamp: createdAt
+    }
+  }
+`);
+
+const onboardingResponse = z.object({
+  data: z.object({
+    offer_letter: z.string(),
+    checklist: z.object({ items: z.array(z.record(z.string(), z.unknown())) }),
+    compliance_reminders: z.object({
+      jurisdiction: z.record(z.string(), z.unknown()),
+      reminders: z.array(z.record(z.string(), z.unknown())),
+      notes: z.array(z.string()),
+    }),
+  }),
+  meta: z.object({ request_id: z.string(), timestamp: z.iso.datetime() }),
+});
+
+export const hiringRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/hiring/{process_id}/onboard/{candidate_id}',
+    tag: 'hiring',
+    summary: 'Prepare the offer letter, onboarding checklist and compliance reminders for a hired candidate',
+    description:
+      'Operator or chairman. Compliance reminders follow the jurisdiction resolved from `location`. Each call stores a new generation of the packet; earlier ones stay readable as history through GraphQL `onboardingPacket`.',
+    document: PrepareOnboarding,
+    variables: {
+      processId: fromPath('process_id'),
+      candidateId: fromPath('candidate_id'),
+      input: fromBody(),
+    },
+    status: 200,
+    respond: ({ prepareOnboarding: packet }, { requestId }) => ({
+      data: {
+        offer_letter: packet.offer_letter,
+        checklist: packet.checklist,
+        compliance_reminders: packet.compliance_reminders,
+      },
+      meta: { request_id: packet.request_id ?? requestId, timestamp: packet.timestamp },
+    }),
+    responseSchema: onboardingResponse,
+    example: {
+      job_design_data: {
+        company_name: 'Acme Robotics',
+        title: 'Senior Platform Engineer',
+        department: 'Platform',
+        employment_type: 'full_time',
+        start_date: '2027-01-11',
+      },
+      candidate_name: 'Ada Lovelace',
+      salary: { min_amount: 120000, max_amount: 150000, basis: 'annual', currency: 'USD' },
+      location: 'San Francisco, CA',
+    },
+  }),
+];

@@ -152,6 +152,14 @@ function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<Va
         : { type: 'less_than', msg: `Input should be less than ${max}`, input, ctx: { lt: max } };
     }
     case 'invalid_value': {
+      // An enum or literal that is absent is missing, as in Pydantic, not a wrong choice.
+      if (input === undefined) {
+        return {
+          type: 'missing',
+          msg: 'Field required',
+          input: valueAt(root, issue.path.slice(0, -1)) ?? null,
+        };
+      }
       const expected = quoteList(issue.values);
       return { type: 'enum', msg: `Input should be ${expected}`, input, ctx: { expected } };
     }

@@ -1,4 +1,5 @@
 export { buildChecklist, type ChecklistInput } from './checklist.js';
+export { companyNameOf, UNNAMED_COMPANY } from './company.js';
 export { complianceReminders } from './compliance.js';
 export { type ComplianceTable, complianceTable, parseComplianceTable } from './compliance-table.js';
 export { type CandidateJobDetails, type EmploymentType, readJobDesign } from './job-design.js';

@@ -11,7 +11,9 @@ export interface ResolvedLocation {
   notes: string[];
 }
 
-export type PayBasis = 'annual' | 'monthly' | 'hourly';
+export const PAY_BASES = ['annual', 'monthly', 'hourly'] as const;
+
+export type PayBasis = (typeof PAY_BASES)[number];
 
 export interface SalaryRange {
   minAmount: number;
