@@ -1,3 +1,113 @@
-import type { Route } from './route.js';
+import { z } from 'zod';
+import { graphql } from '../src/generated/graphql/index.js';
+import { defineRoute, fromPath, type Route } from './route.js';
 
-export const experimentsRoutes: Route[] = [];
+const AbTestResults = graphql(`
+  query AbTestResults($testId: ID!) {
+    abTestResults(testId: $testId) {
+      test_id: testId
+      status
+      significant
+      chi_squared_p_value: chiSquaredPValue
+      variants {
+        variant_id: variantId
+        name
+        observations
+        successes
+        completion_rate: completionRate
+        is_control: isControl
+        weight
+        completion_rate_ci: completionRateCi {
+          lower
+          upper
+        }
+        lift {
+          lift
+          lower
+          upper
+        }
+      }
+      alpha
+      method
+      statistic
+      degrees_of_freedom: degreesOfFreedom
+      min_expected_count: minExpectedCount
+      sample_ratio_mismatch: sampleRatioMismatch {
+        statistic
+        p_value: pValue
+        alpha
+        mismatch
+      }
+      pairwise {
+        variant_id: variantId
+        name
+        p_value: pValue
+        adjusted_p_value: adjustedPValue
+        significant
+      }
+    }
+  }
+`);
+
+const interval = z.object({ lower: z.number(), upper: z.number() });
+
+const abTestResultsResponse = z.object({
+  test_id: z.uuid(),
+  status: z.enum(['draft', 'running', 'completed']),
+  significant: z.boolean(),
+  chi_squared_p_value: z.number().nullable(),
+  variants: z.array(
+    z.object({
+      variant_id: z.uuid(),
+      name: z.string(),
+      observations: z.int(),
+      successes: z.int(),
+      completion_rate: z.number(),
+      is_control: z.boolean(),
+      weight: z.number(),
+      completion_rate_ci: interval.nullable(),
+      lift: z
+        .object({ lift: z.number(), lower: z.number().nullable(), upper: z.number().nullable() })
+        .nullable(),
+    }),
+  ),
+  alpha: z.number(),
+  method: z.enum(['two_proportion_z', 'chi_squared_homogeneity']),
+  statistic: z.number().nullable(),
+  degrees_of_freedom: z.int(),
+  min_expected_count: z.number().nullable(),
+  sample_ratio_mismatch: z.object({
+    statistic: z.number().nullable(),
+    p_value: z.number().nullable(),
+    alpha: z.number(),
+    mismatch: z.boolean(),
+  }),
+  pairwise: z.array(
+    z.object({
+      variant_id: z.uuid(),
+      name: z.string(),
+      p_value: z.number().nullable(),
+      adjusted_p_value: z.number().nullable(),
+      significant: z.boolean(),
+    }),
+  ),
+});
+
+export const experimentsRoutes: Route[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/ux/ab-tests/{test_id}/results',
+    tag: 'experiments',
+    summary: 'Onboarding A/B test results: per-variant metrics and the significance decision',
+    description:
+      'Pooled two-proportion z-test for two variants, chi-squared test of homogeneity for more. ' +
+      '`chi_squared_p_value` is null when the test is undefined; `significant` needs p < alpha and every ' +
+      'expected count ≥ 5. Beyond the spec: Wilson intervals, lift over the control, a sample-ratio check ' +
+      'and Holm-adjusted comparisons with the control.',
+    document: AbTestResults,
+    variables: { testId: fromPath('test_id') },
+    status: 200,
+    respond: (data) => data.abTestResults,
+    responseSchema: abTestResultsResponse,
+  }),
+];

@@ -1,3 +1,208 @@
-import { builder } from '../builder.js';
+import { z } from 'zod';
+import { builder, validatedArgs } from '../builder.js';
+import { DEFAULT_ALPHA } from '../domain/experiments/index.js';
+import { abTestResults, createAbTest, findAbTest, moveAbTest } from '../domain/experiments/lifecycle.js';
+import {
+  assignSubject,
+  convertSubject,
+  MAX_EVENTS_PER_CALL,
+  recordEvents,
+} from '../domain/experiments/subjects.js';
+import {
+  AB_TEST_STATUSES,
+  AbTestAssignmentRef,
+  AbTestEventsReceiptRef,
+  AbTestPage,
+  AbTestRef,
+  AbTestResultsRef,
+  AbTestStatus,
+} from './experiments/types.js';
+import { afterCursor, newestFirst, pageArgsSchema, toPage } from './pagination.js';
 
-void builder;
+export const MAX_VARIANTS = 20;
+
+const subjectId = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((value) => !value.includes('\u0000'), { message: 'subjectId must not contain NUL characters' });
+
+export const createAbTestArgs = z.object({
+  input: z.object({
+    name: z.string().trim().min(1).max(200),
+    variants: z
+      .array(
+        z.object({
+          name: z.string().trim().min(1).max(100),
+          weight: z.number().positive().nullish(),
+        }),
+      )
+      .min(2)
+      .max(MAX_VARIANTS)
+      .superRefine((variants, ctx) => {
+        const seen = new Set<string>();
+        variants.forEach((variant, index) => {
+          const key = variant.name.toLowerCase();
+          if (seen.has(key)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [index, 'name'],
+              input: variant.name,
+              message: `variant names must be unique ignoring case; '${variant.name}' repeats an earlier one`,
+            });
+          }
+          seen.add(key);
+        });
+      }),
+    alpha: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .nullish()
+      .transform((alpha) => alpha ?? DEFAULT_ALPHA),
+  }),
+});
+
+const idArgs = z.object({ id: z.guid() });
+const subjectArgs = z.object({ testId: z.guid(), subjectId });
+export const recordEventsArgs = z.object({
+  testId: z.guid(),
+  events: z
+    .array(z.object({ subjectId, variantId: z.guid().nullish(), converted: z.boolean().nullish() }))
+    .max(MAX_EVENTS_PER_CALL),
+});
+const resultsArgs = z.object({ testId: z.guid() });
+const listArgs = z.object({ ...pageArgsSchema, status: z.enum(AB_TEST_STATUSES).nullish() });
+
+const VariantInput = builder.inputType('AbTestVariantInput', {
+  fields: (t) => ({
+    name: t.string({ required: true, description: '1–100 characters, unique in the test ignoring case.' }),
+    weight: t.float({ description: 'Relative share of new subjects, > 0; default 1.' }),
+  }),
+});
+
+const CreateAbTestInput = builder.inputType('CreateAbTestInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    variants: t.field({
+      type: [VariantInput],
+      required: true,
+      description: `2 to ${MAX_VARIANTS} variants; the first is the control.`,
+    }),
+    alpha: t.float({ description: `Significance level in (0, 1); default ${DEFAULT_ALPHA}.` }),
+  }),
+});
+
+const EventInput = builder.inputType('AbTestEventInput', {
+  fields: (t) => ({
+    subjectId: t.string({ required: true }),
+    variantId: t.id({
+      description:
+        "The variant shown; omitted, the sticky assignment decides. Ignored when it contradicts the subject's first assignment.",
+    }),
+    converted: t.boolean({ description: 'The subject converted; default false.' }),
+  }),
+});
+
+builder.queryField('abTest', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: AbTestRef,
+    description: 'One A/B test of the caller’s tenant (NOT_FOUND otherwise).',
+    args: { id: t.arg.id({ required: true }) },
+    ...validatedArgs(idArgs, (_root, { id }, context) => findAbTest(context, id)),
+  }),
+);
+
+builder.queryField('abTests', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: AbTestPage,
+    description: 'The tenant’s A/B tests, newest first.',
+    args: { first: t.arg.int(), after: t.arg.string(), status: t.arg({ type: AbTestStatus }) },
+    ...validatedArgs(listArgs, async (_root, { first, after, status }, context) => {
+      const rows = await context.prisma.abTest.findMany({
+        where: { tenantId: context.viewer.tenantId, ...(status ? { status } : {}), ...afterCursor(after) },
+        orderBy: newestFirst,
+        take: first + 1,
+      });
+      return toPage(rows, first);
+    }),
+  }),
+);
+
+builder.queryField('abTestResults', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: AbTestResultsRef,
+    description: 'Per-variant metrics and the significance decision, read from counters kept on write.',
+    args: { testId: t.arg.id({ required: true }) },
+    ...validatedArgs(resultsArgs, (_root, { testId }, context) => abTestResults(context, testId)),
+  }),
+);
+
+builder.mutationField('createAbTest', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: AbTestRef,
+    description: 'Creates a draft A/B test (operator or chairman).',
+    args: { input: t.arg({ type: CreateAbTestInput, required: true }) },
+    ...validatedArgs(createAbTestArgs, (_root, { input }, context) =>
+      createAbTest(context, {
+        ...input,
+        variants: input.variants.map((variant) => ({ name: variant.name, weight: variant.weight ?? 1 })),
+      }),
+    ),
+  }),
+);
+
+builder.mutationField('startAbTest', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: AbTestRef,
+    description: 'draft → running (operator or chairman). Repeating it on a running test is a no-op.',
+    args: { id: t.arg.id({ required: true }) },
+    ...validatedArgs(idArgs, (_root, { id }, context) => moveAbTest(context, id, 'start')),
+  }),
+);
+
+builder.mutationField('completeAbTest', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: AbTestRef,
+    description: 'running → completed (operator or chairman). Repeating it on a completed test is a no-op.',
+    args: { id: t.arg.id({ required: true }) },
+    ...validatedArgs(idArgs, (_root, { id }, context) => moveAbTest(context, id, 'complete')),
+  }),
+);
+
+builder.mutationField('assignAbTestVariant', (t) =>
+  t.withAuth({ operator: true, chairman: true, agent: true }).field({
+    type: AbTestAssignmentRef,
+    description:
+      'The sticky variant of a subject in a running test; the first assignment counts as an observation.',
+    args: { testId: t.arg.id({ required: true }), subjectId: t.arg.string({ required: true }) },
+    ...validatedArgs(subjectArgs, (_root, args, context) =>
+      assignSubject(context, args.testId, args.subjectId),
+    ),
+  }),
+);
+
+builder.mutationField('recordAbTestConversion', (t) =>
+  t.withAuth({ operator: true, chairman: true, agent: true }).field({
+    type: AbTestAssignmentRef,
+    description: 'Counts a subject’s conversion once; an unseen subject is assigned and observed first.',
+    args: { testId: t.arg.id({ required: true }), subjectId: t.arg.string({ required: true }) },
+    ...validatedArgs(subjectArgs, (_root, args, context) =>
+      convertSubject(context, args.testId, args.subjectId),
+    ),
+  }),
+);
+
+builder.mutationField('recordAbTestEvents', (t) =>
+  t.withAuth({ operator: true, chairman: true, agent: true }).field({
+    type: AbTestEventsReceiptRef,
+    description: `Up to ${MAX_EVENTS_PER_CALL} exposures and conversions of a running test, applied in order in one transaction.`,
+    args: {
+      testId: t.arg.id({ required: true }),
+      events: t.arg({ type: [EventInput], required: true }),
+    },
+    ...validatedArgs(recordEventsArgs, (_root, { testId, events }, context) =>
+      recordEvents(context, testId, events),
+    ),
+  }),
+);

@@ -1,0 +1,180 @@
+import { builder } from '../../builder.js';
+import type { AbTestResults } from '../../domain/experiments/lifecycle.js';
+import type { PairwiseComparison, VariantResult } from '../../domain/experiments/results.js';
+import type { EventsReceipt, SubjectAssignment } from '../../domain/experiments/subjects.js';
+import { pageType } from '../pagination.js';
+
+export const AB_TEST_STATUSES = ['draft', 'running', 'completed'] as const;
+
+export const AbTestStatus = builder.enumType('AbTestStatus', {
+  description: 'draft → running → completed. Events are accepted only while running.',
+  values: AB_TEST_STATUSES,
+});
+
+const SignificanceMethod = builder.enumType('AbTestSignificanceMethod', {
+  description: 'two_proportion_z for two variants; chi_squared_homogeneity on the 2xk table for more.',
+  values: ['two_proportion_z', 'chi_squared_homogeneity'] as const,
+});
+
+export const AbTestVariantRef = builder.prismaObject('AbTestVariant', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    position: t.exposeInt('position', { description: '0 is the control.' }),
+    isControl: t.boolean({ resolve: (variant) => variant.position === 0 }),
+    weight: t.exposeFloat('weight', {
+      description: 'Relative share of new subjects assigned to the variant.',
+    }),
+    observations: t.exposeInt('observations'),
+    successes: t.exposeInt('successes'),
+  }),
+});
+
+export const AbTestRef = builder.prismaObject('AbTest', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    status: t.expose('status', { type: AbTestStatus }),
+    alpha: t.exposeFloat('alpha', { description: 'Significance level of the test.' }),
+    createdBy: t.exposeString('createdBy'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    variants: t.relation('variants', {
+      query: { orderBy: { position: 'asc' } },
+      description: 'Control first.',
+    }),
+  }),
+});
+
+export const AbTestPage = pageType('AbTest', AbTestRef);
+
+const Interval = builder.objectRef<{ lower: number; upper: number }>('AbTestInterval').implement({
+  fields: (t) => ({ lower: t.exposeFloat('lower'), upper: t.exposeFloat('upper') }),
+});
+
+const Lift = builder
+  .objectRef<{ lift: number; lower: number | null; upper: number | null }>('AbTestLift')
+  .implement({
+    description: 'Relative lift (p − p_control) / p_control with its 95% interval (log risk ratio, Katz).',
+    fields: (t) => ({
+      lift: t.exposeFloat('lift'),
+      lower: t.exposeFloat('lower', {
+        nullable: true,
+        description: 'Null when the variant has no successes.',
+      }),
+      upper: t.exposeFloat('upper', {
+        nullable: true,
+        description: 'Null when the variant has no successes.',
+      }),
+    }),
+  });
+
+const VariantResultRef = builder.objectRef<VariantResult>('AbTestVariantResult').implement({
+  fields: (t) => ({
+    variantId: t.exposeID('variantId'),
+    name: t.exposeString('name'),
+    isControl: t.exposeBoolean('isControl'),
+    weight: t.exposeFloat('weight'),
+    observations: t.exposeInt('observations'),
+    successes: t.exposeInt('successes'),
+    completionRate: t.exposeFloat('completionRate', {
+      description: 'successes / observations; 0 without observations.',
+    }),
+    completionRateCi: t.field({
+      type: Interval,
+      nullable: true,
+      description: '95% Wilson interval of the completion rate; null without observations.',
+      resolve: (variant) => variant.completionRateCi,
+    }),
+    lift: t.field({
+      type: Lift,
+      nullable: true,
+      description:
+        'Lift over the control; null for the control, without observations or without control successes.',
+      resolve: (variant) => variant.lift,
+    }),
+  }),
+});
+
+const SampleRatioMismatchRef = builder
+  .objectRef<AbTestResults['sampleRatioMismatch']>('AbTestSampleRatioMismatch')
+  .implement({
+    description: 'Chi-squared goodness of fit of the observations against the split the weights call for.',
+    fields: (t) => ({
+      statistic: t.exposeFloat('statistic', { nullable: true }),
+      pValue: t.exposeFloat('pValue', { nullable: true, description: 'Null without observations.' }),
+      alpha: t.exposeFloat('alpha', { description: 'A mismatch is flagged when pValue is below it.' }),
+      mismatch: t.exposeBoolean('mismatch'),
+    }),
+  });
+
+const PairwiseRef = builder.objectRef<PairwiseComparison>('AbTestPairwiseComparison').implement({
+  description: 'Two-proportion z-test of one variant against the control, Holm-adjusted over all variants.',
+  fields: (t) => ({
+    variantId: t.exposeID('variantId'),
+    name: t.exposeString('name'),
+    pValue: t.exposeFloat('pValue', { nullable: true }),
+    adjustedPValue: t.exposeFloat('adjustedPValue', { nullable: true }),
+    significant: t.exposeBoolean('significant'),
+  }),
+});
+
+export const AbTestResultsRef = builder.objectRef<AbTestResults>('AbTestResults').implement({
+  fields: (t) => ({
+    testId: t.exposeID('testId'),
+    status: t.field({ type: AbTestStatus, resolve: (results) => results.status }),
+    alpha: t.exposeFloat('alpha'),
+    significant: t.exposeBoolean('significant', {
+      description: 'chiSquaredPValue < alpha and every expected cell count is at least 5.',
+    }),
+    chiSquaredPValue: t.exposeFloat('chiSquaredPValue', {
+      nullable: true,
+      description:
+        'Null when the test is undefined: a variant without observations, or all or no subjects converted.',
+    }),
+    method: t.field({ type: SignificanceMethod, resolve: (results) => results.method }),
+    statistic: t.exposeFloat('statistic', {
+      nullable: true,
+      description: 'z for two variants, chi-squared otherwise.',
+    }),
+    degreesOfFreedom: t.exposeInt('degreesOfFreedom'),
+    minExpectedCount: t.exposeFloat('minExpectedCount', { nullable: true }),
+    variants: t.field({ type: [VariantResultRef], resolve: (results) => results.variants }),
+    sampleRatioMismatch: t.field({
+      type: SampleRatioMismatchRef,
+      resolve: (results) => results.sampleRatioMismatch,
+    }),
+    pairwise: t.field({
+      type: [PairwiseRef],
+      description: 'Every non-control variant against the control, in order.',
+      resolve: (results) => results.pairwise,
+    }),
+  }),
+});
+
+export const AbTestAssignmentRef = builder.objectRef<SubjectAssignment>('AbTestAssignment').implement({
+  fields: (t) => ({
+    testId: t.exposeID('testId'),
+    subjectId: t.exposeString('subjectId'),
+    variantId: t.exposeID('variantId'),
+    variantName: t.exposeString('variantName'),
+    converted: t.exposeBoolean('converted'),
+    assignedAt: t.expose('assignedAt', { type: 'DateTime' }),
+    convertedAt: t.expose('convertedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+export const AbTestEventsReceiptRef = builder.objectRef<EventsReceipt>('AbTestEventsReceipt').implement({
+  fields: (t) => ({
+    received: t.exposeInt('received'),
+    newObservations: t.exposeInt('newObservations', { description: 'Subjects observed for the first time.' }),
+    newSuccesses: t.exposeInt('newSuccesses', { description: 'Subjects that converted for the first time.' }),
+    repeats: t.exposeInt('repeats', {
+      description: 'Events that changed nothing, variant mismatches included.',
+    }),
+    variantMismatches: t.exposeInt('variantMismatches', {
+      description: "Events ignored because they named another variant than the subject's first assignment.",
+    }),
+  }),
+});

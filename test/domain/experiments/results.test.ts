@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { SRM_ALPHA } from '../../../src/domain/experiments/index.js';
+import { summarizeExperiment, type VariantTally } from '../../../src/domain/experiments/results.js';
+import { expectClose, reference } from './reference.js';
+
+const tallies = (counts: { observations: number; successes: number }[], weights?: number[]): VariantTally[] =>
+  counts.map((c, i) => ({ id: `v${i}`, name: `variant ${i}`, weight: weights?.[i] ?? 1, ...c }));
+
+const caseNamed = (name: string) => {
+  const found = reference.significance.find((c) => c.name === name);
+  if (!found) throw new Error(`no reference case ${name}`);
+  return found;
+};
+
+describe('summarizeExperiment', () => {
+  it.each(reference.significance)('reports the reference p-value and decision for $name', (c) => {
+    const results = summarizeExperiment(tallies(c.variants), 0.05);
+    expectClose(results.chiSquaredPValue, c.pValue);
+    expect(results.significant).toBe(c.significant);
+  });
+
+  it.each(reference.significance)('reports the Holm-adjusted comparisons with the control for $name', (c) => {
+    const { pairwise } = summarizeExperiment(tallies(c.variants), 0.05);
+    expect(pairwise).toHaveLength(c.pairwise.length);
+    pairwise.forEach((comparison, i) => {
+      expectClose(comparison.adjustedPValue, c.pairwise[i]?.adjustedPValue ?? null);
+      expect(comparison.significant).toBe(c.pairwise[i]?.significant);
+    });
+  });
+
+  it('applies the alpha of the test', () => {
+    const c = caseNamed('two variants, modest difference');
+    expect(summarizeExperiment(tallies(c.variants), 0.2).significant).toBe(true);
+  });
+
+  it('marks the first variant as the control and gives it no lift', () => {
+    const [control, treatment] = summarizeExperiment(
+      tallies([
+        { observations: 100, successes: 10 },
+        { observations: 100, successes: 20 },
+      ]),
+      0.05,
+    ).variants;
+    expect([control?.isControl, control?.lift, treatment?.isControl, treatment?.lift?.lift]).toEqual([
+      true,
+      null,
+      false,
+      1,
+    ]);
+  });
+
+  it('gives a variant without observations a completion rate of 0 and no interval', () => {
+    const [, empty] = summarizeExperiment(
+      tallies([
+        { observations: 10, successes: 1 },
+        { observations: 0, successes: 0 },
+      ]),
+      0.05,
+    ).variants;
+    expect([empty?.completionRate, empty?.completionRateCi]).toEqual([0, null]);
+  });
+
+  it('matches the reference Wilson interval of a variant', () => {
+    const w = reference.wilson.find((x) => x.confidence === 0.95 && x.observations > 0);
+    if (!w) throw new Error('no 95% Wilson reference case');
+    const [variant] = summarizeExperiment(tallies([w, { observations: 10, successes: 1 }]), 0.05).variants;
+    expectClose(variant?.completionRateCi?.lower, w.lower);
+    expectClose(variant?.completionRateCi?.upper, w.upper);
+  });
+
+  it('flags a sample-ratio mismatch against the weights', () => {
+    const results = summarizeExperiment(
+      tallies(
+        [
+          { observations: 1000, successes: 10 },
+          { observations: 1000, successes: 10 },
+        ],
+        [1, 3],
+      ),
+      0.05,
+    );
+    expect([results.sampleRatioMismatch.mismatch, results.sampleRatioMismatch.alpha]).toEqual([
+      true,
+      SRM_ALPHA,
+    ]);
+  });
+
+  it('sees no mismatch when the observations follow the weights', () => {
+    const results = summarizeExperiment(
+      tallies(
+        [
+          { observations: 1000, successes: 10 },
+          { observations: 3000, successes: 10 },
+        ],
+        [1, 3],
+      ),
+      0.05,
+    );
+    expect(results.sampleRatioMismatch.mismatch).toBe(false);
+  });
+});
