@@ -1,3 +1,126 @@
-import type { Route } from './route.js';
+import { z } from 'zod';
+import { CONNECTOR_STATUSES } from '../src/domain/connectors/template.js';
+import { graphql } from '../src/generated/graphql/index.js';
+import { defineRoute, fromBody, fromHeader, fromPath, fromQuery } from './route.js';
 
-export const connectorsRoutes: Route[] = [];
+graphql(`
+  fragment ConnectorWire on Connector {
+    id
+    tenant_id: tenantId
+    status
+    template
+    version
+    created_at: createdAt
+    updated_at: updatedAt
+  }
+`);
+
+const CreateConnector = graphql(`
+  mutation CreateConnector($input: ConnectorInput!) {
+    createConnector(input: $input) {
+      ...ConnectorWire
+    }
+  }
+`);
+
+const UpdateConnector = graphql(`
+  mutation UpdateConnector($id: ID!, $input: ConnectorInput!, $expectedVersion: Int) {
+    updateConnector(id: $id, input: $input, expectedVersion: $expectedVersion) {
+      ...ConnectorWire
+    }
+  }
+`);
+
+const ReadConnector = graphql(`
+  query ReadConnector($id: ID!) {
+    connector(id: $id) {
+      ...ConnectorWire
+    }
+  }
+`);
+
+const ListConnectors = graphql(`
+  query ListConnectors($first: Int, $after: String) {
+    connectors(first: $first, after: $after) {
+      data: nodes {
+        ...ConnectorWire
+      }
+      next_cursor: nextCursor
+    }
+  }
+`);
+
+const connectorResponse = z.object({
+  id: z.uuid(),
+  tenant_id: z.uuid(),
+  status: z.enum(CONNECTOR_STATUSES),
+  template: z.record(z.string(), z.unknown()),
+  version: z.int(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+
+const templateExample = {
+  template: {
+    name: 'Stripe',
+    base_url: 'https://api.stripe.com/v1',
+    auth_type: 'bearer',
+    description: 'Payments',
+    endpoints: [{ method: 'GET', path: '/customers', query_params: { limit: { type: 'integer' } } }],
+    rate_limits: { per_minute: 100, per_hour: 1000, per_day: 10000 },
+  },
+};
+
+export const connectorsRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/forge/connectors',
+    tag: 'connectors',
+    summary: 'Create a forged connector for the caller’s tenant (chairman only)',
+    description:
+      'The base URL must be an https URL of a public host; names are unique per tenant ignoring case (409). Created active at version 1.',
+    document: CreateConnector,
+    variables: { input: fromBody() },
+    status: 201,
+    respond: (data) => data.createConnector,
+    responseSchema: connectorResponse,
+    example: templateExample,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/forge/connectors',
+    tag: 'connectors',
+    summary: 'List the tenant’s connectors, newest first',
+    description: '`limit` 1–100 (default 20); pass `next_cursor` as `cursor` for the next page.',
+    document: ListConnectors,
+    variables: { first: fromQuery('limit', 'int'), after: fromQuery('cursor') },
+    status: 200,
+    respond: (data) => data.connectors,
+    responseSchema: z.object({ data: z.array(connectorResponse), next_cursor: z.string().nullable() }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/forge/connectors/{id}',
+    tag: 'connectors',
+    summary: 'Read one connector',
+    document: ReadConnector,
+    variables: { id: fromPath('id') },
+    status: 200,
+    respond: (data) => data.connector,
+    responseSchema: connectorResponse,
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/v1/forge/connectors/{id}',
+    tag: 'connectors',
+    summary: 'Replace a connector’s template as its next version (operator or chairman)',
+    description:
+      'Same body as create. With `If-Match: <version>` the edit is refused with 412 unless that is the current version.',
+    document: UpdateConnector,
+    variables: { id: fromPath('id'), input: fromBody(), expectedVersion: fromHeader('if-match', 'int') },
+    status: 200,
+    respond: (data) => data.updateConnector,
+    responseSchema: connectorResponse,
+    example: templateExample,
+  }),
+];

@@ -1,3 +1,211 @@
-import { builder } from '../builder.js';
+import { z } from 'zod';
+import { builder, validatedArgs } from '../builder.js';
+import {
+  CONNECTOR_AUTH_TYPES,
+  CONNECTOR_HTTP_METHODS,
+  checkBaseUrl,
+  checkEndpointPath,
+} from '../domain/connectors/index.js';
+import { createConnector, findConnector, updateConnector } from '../domain/connectors/store.js';
+import {
+  CONNECTOR_DESCRIPTION_MAX_LENGTH,
+  CONNECTOR_MAX_ENDPOINTS,
+  CONNECTOR_NAME_MAX_LENGTH,
+  CONNECTOR_STATUSES,
+  checkRateLimitOrder,
+} from '../domain/connectors/template.js';
+import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 
-void builder;
+const ConnectorStatus = builder.enumType('ConnectorStatus', { values: CONNECTOR_STATUSES });
+
+builder.prismaObject('ConnectorVersion', {
+  description: 'One kept version of a connector template.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    connectorId: t.exposeID('connectorId'),
+    version: t.exposeInt('version'),
+    template: t.expose('template', {
+      type: 'JSON',
+      description: 'The template of this version, in its REST spelling.',
+    }),
+    createdBy: t.exposeString('createdBy'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+export const ConnectorRef = builder.prismaObject('Connector', {
+  description: 'A tenant-supplied outbound connector template.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    tenantId: t.exposeID('tenantId'),
+    name: t.exposeString('name'),
+    status: t.expose('status', { type: ConnectorStatus }),
+    template: t.expose('template', {
+      type: 'JSON',
+      description:
+        'The current template as stored, in its REST spelling (base_url, auth_type, endpoints, rate_limits).',
+    }),
+    version: t.exposeInt('version'),
+    createdBy: t.exposeString('createdBy'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    versions: t.relation('versions', {
+      description: 'Every version of the template, newest first.',
+      query: { orderBy: { version: 'desc' } },
+    }),
+  }),
+});
+
+const ConnectorPage = pageType('Connector', ConnectorRef);
+
+const ConnectorEndpointInput = builder.inputType('ConnectorEndpointInput', {
+  fields: (t) => ({
+    method: t.string({ required: true, description: CONNECTOR_HTTP_METHODS.join(', ') }),
+    path: t.string({ required: true, description: 'Starts with /, without .. segments.' }),
+    bodySchema: t.field({ type: 'JSON' }),
+    queryParams: t.field({ type: 'JSON' }),
+    responseSchema: t.field({ type: 'JSON' }),
+  }),
+});
+
+const RateLimitsInput = builder.inputType('RateLimitsInput', {
+  description:
+    'Limits of the connector itself; each at least 1, and perMinute ≤ perHour ≤ perDay where given.',
+  fields: (t) => ({ perMinute: t.int(), perHour: t.int(), perDay: t.int() }),
+});
+
+const ConnectorTemplateInput = builder.inputType('ConnectorTemplateInput', {
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Unique in the tenant, ignoring case.' }),
+    baseUrl: t.string({ required: true, description: 'Absolute https URL of a public host.' }),
+    authType: t.string({ required: true, description: CONNECTOR_AUTH_TYPES.join(', ') }),
+    description: t.string(),
+    endpoints: t.field({ type: [ConnectorEndpointInput] }),
+    rateLimits: t.field({ type: RateLimitsInput }),
+  }),
+});
+
+const ConnectorInput = builder.inputType('ConnectorInput', {
+  fields: (t) => ({ template: t.field({ type: ConnectorTemplateInput, required: true }) }),
+});
+
+/** A zod refinement from a check that returns the reason for a problem, or null. */
+const reportReason = (check: (value: string) => string | null) => (value: string, ctx: z.RefinementCtx) => {
+  const reason = check(value);
+  if (reason !== null) ctx.addIssue({ code: 'custom', message: reason, input: value });
+};
+
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+function checkName(name: string): string | null {
+  // The empty name is already too short.
+  if (name !== '' && name.trim() === '') return 'name must not be blank';
+  if (CONTROL_CHARACTER.test(name)) return 'name must not contain control characters';
+  return null;
+}
+
+const jsonObject = z.record(z.string(), z.unknown());
+const rateLimit = z.int32().min(1).nullish();
+
+const rateLimitsSchema = z
+  .object({ perMinute: rateLimit, perHour: rateLimit, perDay: rateLimit })
+  .superRefine((limits, ctx) => {
+    // Limits that already failed their own rule are left out, so each problem is reported once.
+    const valid = (value: number | null | undefined) =>
+      Number.isInteger(value) && Number(value) >= 1 ? value : null;
+    const comparable = {
+      perMinute: valid(limits.perMinute),
+      perHour: valid(limits.perHour),
+      perDay: valid(limits.perDay),
+    };
+    for (const violation of checkRateLimitOrder(comparable)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: violation.message,
+        path: [violation.field],
+        input: limits[violation.field],
+      });
+    }
+  });
+
+const endpointSchema = z.object({
+  method: z.enum(CONNECTOR_HTTP_METHODS),
+  path: z.string().superRefine(reportReason(checkEndpointPath)),
+  bodySchema: jsonObject.nullish(),
+  queryParams: jsonObject.nullish(),
+  responseSchema: jsonObject.nullish(),
+});
+
+export const connectorTemplateSchema = z.object({
+  name: z.string().min(1).max(CONNECTOR_NAME_MAX_LENGTH).superRefine(reportReason(checkName)),
+  baseUrl: z.string().superRefine(reportReason(checkBaseUrl)),
+  authType: z.enum(CONNECTOR_AUTH_TYPES),
+  description: z.string().max(CONNECTOR_DESCRIPTION_MAX_LENGTH).nullish(),
+  endpoints: z.array(endpointSchema).max(CONNECTOR_MAX_ENDPOINTS).nullish(),
+  rateLimits: rateLimitsSchema.nullish(),
+});
+
+const connectorInputSchema = z.object({ template: connectorTemplateSchema });
+const connectorId = z.guid();
+
+export const createConnectorArgs = z.object({ input: connectorInputSchema });
+export const updateConnectorArgs = z.object({
+  id: connectorId,
+  input: connectorInputSchema,
+  expectedVersion: z.int32().min(1).nullish(),
+});
+
+builder.mutationField('createConnector', (t) =>
+  t.withAuth({ chairman: true }).field({
+    type: ConnectorRef,
+    description:
+      'Creates an active connector at version 1 (chairman only: each connector is a new outbound trust boundary).',
+    args: { input: t.arg({ type: ConnectorInput, required: true }) },
+    ...validatedArgs(createConnectorArgs, (_root, { input }, context) =>
+      createConnector(context, input.template),
+    ),
+  }),
+);
+
+builder.mutationField('updateConnector', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: ConnectorRef,
+    description:
+      'Replaces the template as the next version; earlier versions are kept (operator or chairman).',
+    args: {
+      id: t.arg.id({ required: true }),
+      input: t.arg({ type: ConnectorInput, required: true }),
+      expectedVersion: t.arg.int({
+        description: 'Refuse the edit (PRECONDITION_FAILED) unless this is the current version.',
+      }),
+    },
+    ...validatedArgs(updateConnectorArgs, (_root, { id, input, expectedVersion }, context) =>
+      updateConnector(context, { id, template: input.template, expectedVersion }),
+    ),
+  }),
+);
+
+builder.queryField('connector', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: ConnectorRef,
+    description: 'One connector of the caller’s tenant (NOT_FOUND otherwise).',
+    args: { id: t.arg.id({ required: true }) },
+    ...validatedArgs(z.object({ id: connectorId }), (_root, { id }, context) => findConnector(context, id)),
+  }),
+);
+
+builder.queryField('connectors', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: ConnectorPage,
+    description: 'The tenant’s connectors, newest first.',
+    args: { first: t.arg.int(), after: t.arg.string() },
+    ...validatedArgs(z.object(pageArgsSchema), async (_root, { first, after }, context) => {
+      const rows = await context.prisma.connector.findMany({
+        where: { tenantId: context.viewer.tenantId, ...afterCursor(after) },
+        orderBy: newestFirst,
+        take: first + 1,
+      });
+      return toPage(rows, first);
+    }),
+  }),
+);
