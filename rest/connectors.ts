@@ -83,6 +83,7 @@ export const connectorsRoutes = [
     variables: { input: fromBody() },
     status: 201,
     respond: (data) => data.createConnector,
+    headers: (data) => ({ ETag: `"${data.createConnector.version}"` }),
     responseSchema: connectorResponse,
     example: templateExample,
   }),
@@ -107,6 +108,7 @@ export const connectorsRoutes = [
     variables: { id: fromPath('id') },
     status: 200,
     respond: (data) => data.connector,
+    headers: (data) => ({ ETag: `"${data.connector.version}"` }),
     responseSchema: connectorResponse,
   }),
   defineRoute({
@@ -120,6 +122,7 @@ export const connectorsRoutes = [
     variables: { id: fromPath('id'), input: fromBody(), expectedVersion: fromHeader('if-match', 'int') },
     status: 200,
     respond: (data) => data.updateConnector,
+    headers: (data) => ({ ETag: `"${data.updateConnector.version}"` }),
     responseSchema: connectorResponse,
     example: templateExample,
   }),

@@ -116,6 +116,19 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
     expect(response.body.version).toBe(2);
   });
 
+  it('sends the version as an ETag and accepts it back as a quoted If-Match', async () => {
+    const created = await create(chairman, 'Entity tag');
+    const read = await t.rest('GET', `/api/v1/forge/connectors/${created.id}`, { caller: chairman });
+    expect(read.headers.get('etag')).toBe('"1"');
+    const response = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
+      caller: chairman,
+      body: { template: template('Entity tag') },
+      headers: { 'If-Match': read.headers.get('etag') ?? '' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('etag')).toBe('"2"');
+  });
+
   it('answers 412 when If-Match names a version that is no longer current, and stores nothing', async () => {
     const caller = await t.caller(['chairman']);
     const created = await create(caller, 'Stale');
