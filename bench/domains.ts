@@ -1,4 +1,5 @@
 import type { Caller, TestApp } from '../test/support/app.js';
+import { abTestResultsAtScale } from './experiments.js';
 
 /** A domain benchmark: prepares data, then names the request to repeat. Null skips it. */
 export interface DomainBenchmark {
@@ -10,4 +11,4 @@ export interface DomainBenchmark {
   ): Promise<{ url: string; init: { method: string; headers?: Record<string, string>; body?: string } } | null>;
 }
 
-export const domainBenchmarks: DomainBenchmark[] = [];
+export const domainBenchmarks: DomainBenchmark[] = [abTestResultsAtScale];

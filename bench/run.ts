@@ -13,6 +13,7 @@ import { measure, ratio, type Throughput } from './measure.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const rows: { name: string; result: Throughput; baseline: number }[] = [];
+const extras: string[] = [];
 const graphqlBody = JSON.stringify({ query: '{ __typename }' });
 const json = { 'content-type': 'application/json' };
 
@@ -73,6 +74,8 @@ try {
     if (!prepared) continue;
     rows.push({ name: bench.name, result: await measure(prepared.url, prepared.init, { seconds }), baseline: baseline.perSecond });
   }
+  const { measureIngestion } = await import('./experiments.js');
+  extras.push(`A/B event ingestion through recordAbTestEvents: ${(await measureIngestion(t, caller, seconds)).toFixed(0)} events/s`);
 } finally {
   await server.close();
   await t.close();
@@ -89,5 +92,6 @@ for (const { name, result, baseline } of rows) {
     `| ${name} | ${result.perSecond.toFixed(0)} | ${ratio(result.perSecond, baseline).toFixed(2)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} |`,
   );
 }
+for (const line of extras) console.log(`\n${line}`);
 console.log(`\ncold start to ready (npm start, PGlite, fresh data dir, migrations included): ${start.readyMs.toFixed(0)} ms (target < 3000)`);
 console.log(`idle memory after start (RSS): ${start.rssMb.toFixed(0)} MB (target < 200)`);
