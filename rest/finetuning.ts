@@ -1,3 +1,58 @@
-import type { Route } from './route.js';
+import { z } from 'zod';
+import { graphql } from '../src/generated/graphql/index.js';
+import { defineRoute, fromBody, fromPath, type Route } from './route.js';
 
-export const finetuningRoutes: Route[] = [];
+const RollbackModel = graphql(`
+  mutation RollbackModel($tenantId: ID!, $baseModel: String!, $input: RollbackInput!) {
+    rollbackModel(tenantId: $tenantId, baseModel: $baseModel, input: $input) {
+      id
+      tenant_id: tenantId
+      base_model: baseModel
+      provider
+      version_number: versionNumber
+      deployment_status: deploymentStatus
+      canary_traffic_pct: canaryTrafficPct
+      training_data_hash: trainingDataHash
+      hyperparameters
+      evaluation_metrics: evaluationMetrics
+      created_at: createdAt
+    }
+  }
+`);
+
+const modelVersionResponse = z.object({
+  id: z.uuid(),
+  tenant_id: z.guid(),
+  base_model: z.string(),
+  provider: z.string(),
+  version_number: z.int(),
+  deployment_status: z.string(),
+  canary_traffic_pct: z.int().optional(),
+  training_data_hash: z.string(),
+  hyperparameters: z.record(z.string(), z.unknown()),
+  evaluation_metrics: z.record(z.string(), z.unknown()),
+  created_at: z.iso.datetime(),
+});
+
+export const finetuningRoutes: Route[] = [
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/finetuning/models/{tenant_id}/{base_model}/rollback',
+    tag: 'finetuning',
+    summary: 'Roll a fine-tuned model back to its previous production version (operator or chairman)',
+    description:
+      'The current production version is retired and the version that was production before it is restored and ' +
+      'returned; every instance serves the change within 1 s. 409 when there is no production version or no ' +
+      'previous one; 404 for an unknown base model or a tenant_id other than the caller’s.',
+    document: RollbackModel,
+    variables: { tenantId: fromPath('tenant_id'), baseModel: fromPath('base_model'), input: fromBody() },
+    status: 200,
+    // canary_traffic_pct is optional in the response: left out when the version is not on canary.
+    respond: (data) => {
+      const { canary_traffic_pct, ...version } = data.rollbackModel;
+      return canary_traffic_pct == null ? version : { ...version, canary_traffic_pct };
+    },
+    responseSchema: modelVersionResponse,
+    example: { reason: 'Eval regression on support tickets', performed_by: 'ops-oncall' },
+  }),
+];

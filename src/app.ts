@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { type Context, createContextFactory, type ServerContext } from './context.js';
 import { type Database, openDatabase } from './db/client.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
+import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { createLogger, type Logger } from './logger.js';
@@ -41,13 +42,18 @@ export interface AppOptions {
  * Cache lifetimes by schema coordinate; everything else is not cached. Mutations invalidate cached
  * entities they return, and bus events invalidate across instances.
  */
-export const cacheTtlPerCoordinate: Record<string, number> = {};
+export const cacheTtlPerCoordinate: Record<string, number> = {
+  'Query.productionModel': 30000,
+  'Query.modelVersions': 30000,
+  'Query.agentVitals': 2000,
+};
 
 /** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
-  const jwtSecret = config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
+  const jwtSecret =
+    config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
   const bus = await createEventBus({ redisUrl: config.redisUrl });
   const responseCache = createInMemoryCache();
   const services: Services = {
@@ -71,6 +77,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     graphiql: config.production ? false : { title: 'Boardroom', subscriptionsProtocol: 'WS' },
     logging: false,
     maskedErrors: true,
+    // yoga's own limit (25 MB by default) must admit what useBodyLimit admits: a chat with 5 attachments.
+    maxRequestBodySize: 72 * 1024 * 1024,
     plugins: [
       useRequestId(),
       useRequestLog({ logger }),
@@ -85,10 +93,23 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         maxTokens: { n: 5000 },
         blockFieldSuggestion: { enabled: config.production },
       }),
-      ...(config.production ? [{ onValidate: ({ addValidationRule }: { addValidationRule: (rule: typeof NoSchemaIntrospectionCustomRule) => void }) => addValidationRule(NoSchemaIntrospectionCustomRule) }] : []),
+      ...(config.production
+        ? [
+            {
+              onValidate: ({
+                addValidationRule,
+              }: {
+                addValidationRule: (rule: typeof NoSchemaIntrospectionCustomRule) => void;
+              }) => addValidationRule(NoSchemaIntrospectionCustomRule),
+            },
+          ]
+        : []),
       useResponseCache<Context>({
         cache: responseCache,
-        session: (_request, context) => (context.viewer ? `${context.viewer.tenantId}:${context.viewer.sub}:${[...context.viewer.roles].sort()}` : null),
+        session: (_request, context) =>
+          context.viewer
+            ? `${context.viewer.tenantId}:${context.viewer.sub}:${[...context.viewer.roles].sort()}`
+            : null,
         ttl: 0,
         ttlPerSchemaCoordinate: cacheTtlPerCoordinate,
         invalidateViaMutation: true,
@@ -97,16 +118,19 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     ],
   });
 
+  let stopModelCacheInvalidation: (() => Promise<void>) | undefined;
   return {
     yoga,
     services,
     async start() {
       const applied = await db.migrate();
+      stopModelCacheInvalidation ??= startModelCacheInvalidation(services);
       services.relay.start();
       return applied;
     },
     async close() {
       await services.relay.stop();
+      await stopModelCacheInvalidation?.();
       await bus.close();
       if (!options.db) await db.close();
     },

@@ -1,3 +1,252 @@
-import { builder } from '../builder.js';
+import { z } from 'zod';
+import { builder, validatedArgs } from '../builder.js';
+import { invalidateModelVersions } from '../domain/finetuning/cache-invalidation.js';
+import {
+  CANARY_MAX_PCT,
+  CANARY_MIN_PCT,
+  DEPLOYMENT_STATUSES,
+  type DeploymentStatus,
+  MODEL_PROVIDERS,
+} from '../domain/finetuning/lifecycle.js';
+import {
+  findProductionModel,
+  listModelVersions,
+  promoteModelVersion,
+  registerModelVersion,
+  rollbackModel,
+} from '../domain/finetuning/registry.js';
+import type { BusEvent } from '../events/topics.js';
 
-void builder;
+const DeploymentStatusRef = builder.enumType('DeploymentStatus', {
+  description:
+    'Where a fine-tuned model version stands: training → ready → canary → production → archived | retired.',
+  values: DEPLOYMENT_STATUSES,
+});
+
+builder.prismaObject('ModelDeployment', {
+  description: 'One recorded status change of a model version.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    fromStatus: t.expose('fromStatus', {
+      type: DeploymentStatusRef,
+      nullable: true,
+      description: 'Null when registered.',
+    }),
+    toStatus: t.expose('toStatus', { type: DeploymentStatusRef }),
+    canaryTrafficPct: t.exposeInt('canaryTrafficPct', { nullable: true }),
+    reason: t.exposeString('reason', { nullable: true }),
+    performedBy: t.exposeString('performedBy', {
+      nullable: true,
+      description: 'The user or agent named by the caller.',
+    }),
+    actor: t.exposeString('actor', { description: 'Subject of the token that made the change.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+export const ModelVersionRef = builder.prismaObject('ModelVersion', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    tenantId: t.exposeID('tenantId'),
+    baseModel: t.exposeString('baseModel'),
+    provider: t.exposeString('provider'),
+    versionNumber: t.exposeInt('versionNumber'),
+    deploymentStatus: t.expose('deploymentStatus', { type: DeploymentStatusRef }),
+    canaryTrafficPct: t.exposeInt('canaryTrafficPct', {
+      nullable: true,
+      description: 'Share of traffic while on canary.',
+    }),
+    trainingDataHash: t.exposeString('trainingDataHash'),
+    hyperparameters: t.expose('hyperparameters', { type: 'JSON' }),
+    evaluationMetrics: t.expose('evaluationMetrics', { type: 'JSON' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    deployments: t.relation('deployments', {
+      description: 'Every status change of this version, oldest first.',
+      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    }),
+  }),
+});
+
+const baseModelName = z.string().min(1).max(200);
+const jsonObject = z.record(z.string(), z.unknown());
+
+const RegisterModelVersionInput = builder.inputType('RegisterModelVersionInput', {
+  fields: (t) => ({
+    baseModel: t.string({
+      required: true,
+      description: 'e.g. gpt-4o-mini-2024-07-18 or meta-llama/Llama-3.1-8B',
+    }),
+    provider: t.string({ required: true, description: MODEL_PROVIDERS.join(', ') }),
+    trainingDataHash: t.string({ required: true }),
+    hyperparameters: t.field({ type: 'JSON', required: true, description: 'An object.' }),
+    evaluationMetrics: t.field({ type: 'JSON', required: true, description: 'An object.' }),
+  }),
+});
+
+export const registerArgs = z.object({
+  input: z.object({
+    baseModel: baseModelName.regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/),
+    provider: z.enum(MODEL_PROVIDERS),
+    trainingDataHash: z.string().min(1).max(256),
+    hyperparameters: jsonObject,
+    evaluationMetrics: jsonObject,
+  }),
+});
+
+export const promoteArgs = z.object({
+  id: z.guid(),
+  canaryTrafficPct: z.int().min(CANARY_MIN_PCT).max(CANARY_MAX_PCT).nullish(),
+});
+
+const RollbackInput = builder.inputType('RollbackInput', {
+  fields: (t) => ({
+    reason: t.string({
+      required: true,
+      description: 'Why; kept in the audit log and the deployment history.',
+    }),
+    performedBy: t.string({ description: 'The user or agent performing the rollback.' }),
+  }),
+});
+
+export const rollbackArgs = z.object({
+  tenantId: z.guid(),
+  baseModel: baseModelName,
+  input: z.object({
+    reason: z.string().trim().min(1).max(2000),
+    performedBy: z.string().trim().min(1).max(200).nullish(),
+  }),
+});
+
+const baseModelArgs = z.object({ baseModel: baseModelName });
+
+builder.mutationField('registerModelVersion', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: ModelVersionRef,
+    description:
+      'Registers a fine-tuned version as ready, numbered after the highest version of its base model.',
+    args: { input: t.arg({ type: RegisterModelVersionInput, required: true }) },
+    ...validatedArgs(registerArgs, async (_root, { input }, context) => {
+      const version = await registerModelVersion(context, input);
+      await invalidateModelVersions(context.services);
+      return version;
+    }),
+  }),
+);
+
+builder.mutationField('promoteModelVersion', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: ModelVersionRef,
+    description:
+      'Puts a ready, canary or archived version on canary (canaryTrafficPct 1–99; another canary returns to ready) ' +
+      'or, without canaryTrafficPct, in production (the production it replaces is archived).',
+    args: { id: t.arg.id({ required: true }), canaryTrafficPct: t.arg.int() },
+    ...validatedArgs(promoteArgs, async (_root, { id, canaryTrafficPct }, context) => {
+      const version = await promoteModelVersion(context, { id, canaryTrafficPct: canaryTrafficPct ?? null });
+      await invalidateModelVersions(context.services);
+      return version;
+    }),
+  }),
+);
+
+builder.mutationField('rollbackModel', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: ModelVersionRef,
+    description:
+      'Retires the production version of a base model and restores the version that was production before it ' +
+      '(409 when there is none). tenantId must be the caller’s tenant (404 otherwise), as in the REST path.',
+    args: {
+      tenantId: t.arg.id({ required: true }),
+      baseModel: t.arg.string({ required: true }),
+      input: t.arg({ type: RollbackInput, required: true }),
+    },
+    ...validatedArgs(rollbackArgs, async (_root, { tenantId, baseModel, input }, context) => {
+      const version = await rollbackModel(context, {
+        tenantId,
+        baseModel,
+        reason: input.reason,
+        performedBy: input.performedBy ?? null,
+      });
+      await invalidateModelVersions(context.services);
+      return version;
+    }),
+  }),
+);
+
+builder.queryField('modelVersions', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: [ModelVersionRef],
+    description: 'Every version of a base model, newest first (empty for an unknown base model).',
+    args: { baseModel: t.arg.string({ required: true }) },
+    ...validatedArgs(baseModelArgs, (_root, { baseModel }, context) => listModelVersions(context, baseModel)),
+  }),
+);
+
+builder.queryField('productionModel', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: ModelVersionRef,
+    nullable: true,
+    description: 'The version of a base model now in production, or null.',
+    args: { baseModel: t.arg.string({ required: true }) },
+    ...validatedArgs(baseModelArgs, (_root, { baseModel }, context) =>
+      findProductionModel(context, baseModel),
+    ),
+  }),
+);
+
+interface ModelVersionChangedPayload {
+  event_id: string;
+  tenant_id: string;
+  base_model: string;
+  model_version_id: string;
+  version_number: number;
+  deployment_status: DeploymentStatus;
+  previous_status: DeploymentStatus | null;
+  canary_traffic_pct: number | null;
+}
+
+const ModelVersionChangedEvent = builder
+  .objectRef<ModelVersionChangedPayload>('ModelVersionChangedEvent')
+  .implement({
+    description: 'A status change of a model version (also its registration and a new canary share).',
+    fields: (t) => ({
+      eventId: t.exposeID('event_id'),
+      tenantId: t.exposeID('tenant_id'),
+      baseModel: t.exposeString('base_model'),
+      modelVersionId: t.exposeID('model_version_id'),
+      versionNumber: t.exposeInt('version_number'),
+      deploymentStatus: t.field({ type: DeploymentStatusRef, resolve: (event) => event.deployment_status }),
+      previousStatus: t.field({
+        type: DeploymentStatusRef,
+        nullable: true,
+        resolve: (event) => event.previous_status,
+      }),
+      canaryTrafficPct: t.exposeInt('canary_traffic_pct', { nullable: true }),
+      modelVersion: t.field({
+        type: ModelVersionRef,
+        description: 'The version as it is now.',
+        resolve: (event, _args, context) =>
+          context.prisma.modelVersion.findFirstOrThrow({
+            where: { id: event.model_version_id, tenantId: event.tenant_id },
+          }),
+      }),
+    }),
+  });
+
+async function* changesOf(iterable: AsyncIterable<BusEvent>, baseModel: string) {
+  for await (const event of iterable) {
+    const payload = event.payload as unknown as ModelVersionChangedPayload;
+    if (payload.base_model === baseModel) yield payload;
+  }
+}
+
+builder.subscriptionField('modelVersionChanged', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: ModelVersionChangedEvent,
+    description: 'Registrations, promotions and rollbacks of one base model in the subscriber’s tenant.',
+    args: { baseModel: t.arg.string({ required: true }) },
+    subscribe: (_root, { baseModel }, context) =>
+      changesOf(context.services.bus.subscribe('MODEL_VERSION_CHANGED', context.viewer.tenantId), baseModel),
+    resolve: (payload) => payload,
+  }),
+);

@@ -1,5 +1,5 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { print } from 'graphql';
+import { type ExecutionResult, print } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { type RunningServer, startServer } from '../../src/server.js';
@@ -12,7 +12,7 @@ export function listen(t: TestApp): Promise<RunningServer> {
 
 export interface Subscription<Result> {
   /** The next result, or a rejection after `timeoutMs`. */
-  next(timeoutMs?: number): Promise<Result>;
+  next(timeoutMs?: number): Promise<ExecutionResult<Result>>;
   /** True when nothing arrives within `ms` (for "receives nothing" checks). */
   quietFor(ms: number): Promise<boolean>;
   close(): Promise<void>;
@@ -32,8 +32,8 @@ export async function subscribe<Result, Variables>(
     lazy: false,
     retryAttempts: 0,
   });
-  const queue: Result[] = [];
-  const waiters: ((value: Result) => void)[] = [];
+  const queue: ExecutionResult<Result>[] = [];
+  const waiters: ((value: ExecutionResult<Result>) => void)[] = [];
   let failure: unknown;
   const subscribed = new Promise<void>((resolve) => {
     client.on('connected', () => resolve());
@@ -42,7 +42,7 @@ export async function subscribe<Result, Variables>(
     { query: print(document as never), variables: variables as Record<string, unknown> },
     {
       next: (value) => {
-        const result = value as Result;
+        const result = value as ExecutionResult<Result>;
         const waiter = waiters.shift();
         if (waiter) waiter(result);
         else queue.push(result);
@@ -61,7 +61,7 @@ export async function subscribe<Result, Variables>(
       if (failure) return Promise.reject(failure);
       const ready = queue.shift();
       if (ready) return Promise.resolve(ready);
-      return new Promise<Result>((resolve, reject) => {
+      return new Promise<ExecutionResult<Result>>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms`)), timeoutMs);
         waiters.push((value) => {
           clearTimeout(timer);

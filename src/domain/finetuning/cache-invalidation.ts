@@ -1,0 +1,53 @@
+import type { Services } from '../../services.js';
+
+/** Cached responses that hold a model version, including a cached null `productionModel`. */
+const MODEL_VERSION_ENTITIES = [{ typename: 'ModelVersion' }];
+
+/**
+ * A query that read the old state before the change committed may store its result after the first
+ * invalidation; a second pass this much later removes it.
+ */
+const SECOND_PASS_MS = 250;
+
+/** Drops every cached response of this instance that holds a model version. */
+export async function invalidateModelVersions(services: Pick<Services, 'responseCache'>): Promise<void> {
+  await services.responseCache.invalidate(MODEL_VERSION_ENTITIES);
+}
+
+/**
+ * Keeps this instance's response cache in step with model version changes made on any instance: every
+ * MODEL_VERSION_CHANGED event on the bus invalidates cached model versions. Returns a stop function.
+ */
+export function startModelCacheInvalidation(
+  services: Pick<Services, 'bus' | 'responseCache' | 'logger'>,
+): () => Promise<void> {
+  const events = services.bus.subscribeAll('MODEL_VERSION_CHANGED')[Symbol.asyncIterator]();
+  const timers = new Set<NodeJS.Timeout>();
+  const invalidate = () =>
+    Promise.resolve(invalidateModelVersions(services)).catch((error: unknown) =>
+      services.logger.error({ err: error }, 'model version cache invalidation failed'),
+    );
+
+  const running = (async () => {
+    for (;;) {
+      const next = await events.next();
+      if (next.done) return;
+      await invalidate();
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        void invalidate();
+      }, SECOND_PASS_MS);
+      timer.unref();
+      timers.add(timer);
+    }
+  })().catch((error: unknown) =>
+    services.logger.error({ err: error }, 'model version change subscription ended'),
+  );
+
+  return async () => {
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    await events.return?.();
+    await running;
+  };
+}
