@@ -8,7 +8,10 @@ export interface DomainBenchmark {
     t: TestApp,
     caller: Caller,
     baseUrl: string,
-  ): Promise<{ url: string; init: { method: string; headers?: Record<string, string>; body?: string } } | null>;
+  ): Promise<{
+    url: string;
+    init: { method: string; headers?: Record<string, string>; body?: string };
+  } | null>;
 }
 
 export const domainBenchmarks: DomainBenchmark[] = [abTestResultsAtScale];

@@ -77,7 +77,10 @@ export async function measureIngestion(t: TestApp, caller: Caller, seconds: numb
   const started = performance.now();
   let events = 0;
   for (let chunk = 0; performance.now() < deadline && chunk < 1000; chunk++) {
-    const batch = Array.from({ length: 1000 }, (_, i) => ({ subjectId: `c${chunk}-${i}`, converted: i % 5 === 0 }));
+    const batch = Array.from({ length: 1000 }, (_, i) => ({
+      subjectId: `c${chunk}-${i}`,
+      converted: i % 5 === 0,
+    }));
     const result = await t.graphql(RecordEvents, { testId: test.id, events: batch }, caller);
     if (result.errors) throw new Error(JSON.stringify(result.errors));
     events += batch.length;

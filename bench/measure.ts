@@ -30,7 +30,13 @@ export async function measure(
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { requests: latencies.length, seconds: elapsed, perSecond: latencies.length / elapsed, p50Ms: at(0.5), p99Ms: at(0.99) };
+  return {
+    requests: latencies.length,
+    seconds: elapsed,
+    perSecond: latencies.length / elapsed,
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+  };
 }
 
 export const ratio = (value: number, baseline: number) => (baseline > 0 ? value / baseline : Number.NaN);

@@ -18,18 +18,32 @@ const graphqlBody = JSON.stringify({ query: '{ __typename }' });
 const json = { 'content-type': 'application/json' };
 
 async function bareYoga(): Promise<{ url: string; close(): Promise<void> }> {
-  const yoga = createYoga({ schema: createSchema({ typeDefs: 'type Query { ok: Boolean }' }), logging: false, landingPage: false });
+  const yoga = createYoga({
+    schema: createSchema({ typeDefs: 'type Query { ok: Boolean }' }),
+    logging: false,
+    landingPage: false,
+  });
   const server = createServer(yoga);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 async function coldStart(): Promise<{ readyMs: number; rssMb: number }> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-bench-'));
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, AUTH_JWT_SECRET: 'b'.repeat(40), LOG_LEVEL: 'info', NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      DATA_DIR: dataDir,
+      AUTH_JWT_SECRET: 'b'.repeat(40),
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -60,28 +74,48 @@ try {
   const auth = { ...json, authorization: `Bearer ${caller.token}` };
 
   await measure(`${bare.url}/graphql`, { method: 'POST', headers: json, body: graphqlBody }, { seconds: 1 });
-  await measure(`${server.url}/graphql`, { method: 'POST', headers: auth, body: graphqlBody }, { seconds: 1 });
-  const baseline = await measure(`${bare.url}/graphql`, { method: 'POST', headers: json, body: graphqlBody }, { seconds });
+  await measure(
+    `${server.url}/graphql`,
+    { method: 'POST', headers: auth, body: graphqlBody },
+    { seconds: 1 },
+  );
+  const baseline = await measure(
+    `${bare.url}/graphql`,
+    { method: 'POST', headers: json, body: graphqlBody },
+    { seconds },
+  );
   rows.push({ name: 'bare graphql-yoga { __typename }', result: baseline, baseline: baseline.perSecond });
   rows.push({
     name: 'gateway { __typename } (auth, plugins)',
-    result: await measure(`${server.url}/graphql`, { method: 'POST', headers: auth, body: graphqlBody }, { seconds }),
+    result: await measure(
+      `${server.url}/graphql`,
+      { method: 'POST', headers: auth, body: graphqlBody },
+      { seconds },
+    ),
     baseline: baseline.perSecond,
   });
   const { domainBenchmarks } = await import('./domains.js');
   for (const bench of domainBenchmarks) {
     const prepared = await bench.prepare(t, caller, server.url);
     if (!prepared) continue;
-    rows.push({ name: bench.name, result: await measure(prepared.url, prepared.init, { seconds }), baseline: baseline.perSecond });
+    rows.push({
+      name: bench.name,
+      result: await measure(prepared.url, prepared.init, { seconds }),
+      baseline: baseline.perSecond,
+    });
   }
   const { measureIngestion } = await import('./experiments.js');
-  extras.push(`A/B event ingestion through recordAbTestEvents: ${(await measureIngestion(t, caller, seconds)).toFixed(0)} events/s`);
+  extras.push(
+    `A/B event ingestion through recordAbTestEvents: ${(await measureIngestion(t, caller, seconds)).toFixed(0)} events/s`,
+  );
 } finally {
   await server.close();
   await t.close();
   await bare.close();
 }
 
+const { measurePropagation } = await import('./finetuning.js');
+extras.push(await measurePropagation());
 const start = await coldStart();
 const database = process.env.TEST_DB === 'postgres' ? 'PostgreSQL' : 'PGlite';
 console.log(`\nBoardroom benchmark (${database}, ${seconds} s per row, 16 concurrent clients, loopback)\n`);
@@ -93,5 +127,7 @@ for (const { name, result, baseline } of rows) {
   );
 }
 for (const line of extras) console.log(`\n${line}`);
-console.log(`\ncold start to ready (npm start, PGlite, fresh data dir, migrations included): ${start.readyMs.toFixed(0)} ms (target < 3000)`);
+console.log(
+  `\ncold start to ready (npm start, PGlite, fresh data dir, migrations included): ${start.readyMs.toFixed(0)} ms (target < 3000)`,
+);
 console.log(`idle memory after start (RSS): ${start.rssMb.toFixed(0)} MB (target < 200)`);
