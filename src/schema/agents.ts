@@ -1,3 +1,6 @@
-import { builder } from '../builder.js';
-
-void builder;
+import './agents/types.js';
+import './agents/roles.js';
+import './agents/chat.js';
+import './agents/tasks.js';
+import './agents/recommendations.js';
+import './agents/subscriptions.js';

@@ -17,6 +17,11 @@ export interface BlobStore {
   get(sha256: string): Promise<Buffer | null>;
   /** Throws a TypeError unless `sha256` is 64 hexadecimal characters. */
   has(sha256: string): Promise<boolean>;
+  /**
+   * Deletes the content; absent content is not an error. Callers make sure nothing references it any more
+   * (content is shared by every reference to the same bytes). Throws a TypeError for a malformed digest.
+   */
+  remove(sha256: string): Promise<void>;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
@@ -52,6 +57,10 @@ export function createBlobStore(rootDir: string): BlobStore {
 
     async has(sha256) {
       return (await fileSize(pathFor(validDigest(sha256)))) !== null;
+    },
+
+    async remove(sha256) {
+      await rm(pathFor(validDigest(sha256)), { force: true });
     },
   };
 }

@@ -174,6 +174,34 @@ describe('createBlobStore', () => {
       new TypeError('sha256 must be 64 hexadecimal characters'),
     );
   });
+
+  it.each(traversals)('refuses the digest %j in remove', async (digest) => {
+    await expect(store.remove(digest)).rejects.toThrow(
+      new TypeError('sha256 must be 64 hexadecimal characters'),
+    );
+  });
+
+  it('deletes stored content through remove', async () => {
+    const { sha256: digest } = await store.put(PNG);
+
+    await store.remove(digest);
+
+    expect(await store.has(digest)).toBe(false);
+    expect(await filesUnder(root)).toEqual([]);
+  });
+
+  it('leaves other content in place when one blob is removed', async () => {
+    const png = await store.put(PNG);
+    const pdf = await store.put(PDF);
+
+    await store.remove(png.sha256);
+
+    expect((await store.get(pdf.sha256))?.equals(PDF)).toBe(true);
+  });
+
+  it('removes content that was never stored without an error', async () => {
+    await expect(store.remove(sha256(Buffer.from('never stored')))).resolves.toBeUndefined();
+  });
 });
 
 describe('isSha256Hex', () => {

@@ -1,0 +1,179 @@
+import { conflict, forbidden, notFound } from '../../errors.js';
+import { enqueueEvent } from '../../events/outbox.js';
+import type { Prisma, Task } from '../../generated/prisma/client.js';
+import type { AuthedContext } from './registry.js';
+import { normalizeRole } from './roles.js';
+import { taskEventPayload } from './task-events.js';
+
+/** How long a claim lasts before the task returns to the queue. */
+export const DEFAULT_LEASE_MS = 5 * 60 * 1000;
+/** Claims a task gets; a lease lapsing on the last one fails the task. */
+export const MAX_ATTEMPTS = 3;
+
+export interface ClaimOptions {
+  /** Lease duration in milliseconds. Default DEFAULT_LEASE_MS. */
+  leaseMs?: number;
+}
+
+interface ChangedTask {
+  id: string;
+  role: string;
+  status: string;
+  attempts: number;
+  updatedAt: Date;
+}
+
+async function announce(tx: Prisma.TransactionClient, tenantId: string, tasks: readonly ChangedTask[]) {
+  for (const task of tasks)
+    await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
+}
+
+/**
+ * Running tasks of one role whose lease lapsed go back to `pending`, or end `failed` (finished when the lease
+ * ran out) when they used their last attempt. Rows another transaction holds are left for a later pass.
+ * Returns how many changed.
+ */
+export async function reapExpiredLeases(
+  tx: Prisma.TransactionClient,
+  tenantId: string,
+  role: string,
+): Promise<number> {
+  const changed = await tx.$queryRaw<ChangedTask[]>`
+    UPDATE tasks SET
+      status = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN 'failed'::"TaskStatus" ELSE 'pending'::"TaskStatus" END,
+      finished_at = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN lease_expires_at END,
+      error = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN ${`lease expired on the last of ${MAX_ATTEMPTS} attempts`} ELSE error END,
+      claimed_by = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN claimed_by END,
+      started_at = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN started_at END,
+      lease_expires_at = NULL,
+      updated_at = now()
+    WHERE id IN (
+      SELECT id FROM tasks
+      WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'running' AND lease_expires_at < now()
+      ORDER BY lease_expires_at
+      LIMIT 100
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+  await announce(tx, tenantId, changed);
+  return changed.length;
+}
+
+/**
+ * Hands the oldest pending task of a role to the calling agent, or null when there is none or the role is
+ * paused. Each task goes to exactly one caller: the row is locked and rows other claimers hold are skipped.
+ */
+export async function claimTask(
+  context: AuthedContext,
+  rawRole: string,
+  { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions = {},
+): Promise<Task | null> {
+  const { tenantId, sub } = context.viewer;
+  const role = normalizeRole(rawRole);
+  const claimed = await context.prisma.$transaction(async (tx) => {
+    // A share lock, so a pause committing meanwhile waits for this claim and no claim follows it.
+    const [agentRole] = await tx.$queryRaw<{ paused: boolean }[]>`
+      SELECT paused FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR SHARE`;
+    if (!agentRole) throw notFound(`Unknown agent role '${role}'`);
+    const reaped = await reapExpiredLeases(tx, tenantId, role);
+    if (agentRole.paused) return { task: null, changed: reaped > 0 };
+    const [task] = await tx.$queryRaw<ChangedTask[]>`
+      UPDATE tasks SET
+        status = 'running', attempts = attempts + 1, claimed_by = ${sub}, started_at = now(),
+        lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
+      WHERE id = (
+        SELECT id FROM tasks
+        WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'pending'
+        ORDER BY created_at, id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    if (!task) return { task: null, changed: reaped > 0 };
+    await announce(tx, tenantId, [task]);
+    return { task: await tx.task.findUniqueOrThrow({ where: { id: task.id } }), changed: true };
+  });
+  if (claimed.changed) void context.services.relay.kick();
+  return claimed.task;
+}
+
+interface LockedTask {
+  status: string;
+  claimed_by: string | null;
+}
+
+/** Locks a running task of the caller's tenant that the caller claimed; 404, 403 or 409 otherwise. */
+async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
+  const [task] = await tx.$queryRaw<LockedTask[]>`
+    SELECT status::text, claimed_by FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
+  if (!task) throw notFound(`Task ${id} not found`);
+  if (task.status !== 'running') throw conflict(`Task ${id} is ${task.status}, not running`);
+  if (task.claimed_by !== context.viewer.sub) throw forbidden(`Task ${id} is claimed by another agent`);
+}
+
+export interface RecommendationDraft {
+  summary: string;
+  predictedOutcome?: string | null | undefined;
+}
+
+export interface CompletionReport {
+  output?: string | null | undefined;
+  tokensUsed: number;
+  /** US dollars; stored exactly to the micro-dollar. */
+  costUsd: number;
+  recommendations?: readonly RecommendationDraft[] | null | undefined;
+}
+
+async function finish(
+  context: AuthedContext,
+  id: string,
+  write: (tx: Prisma.TransactionClient) => Promise<ChangedTask | undefined>,
+): Promise<Task> {
+  const task = await context.prisma.$transaction(async (tx) => {
+    await lockOwnRunningTask(tx, context, id);
+    const changed = await write(tx);
+    if (!changed) throw new Error(`task ${id} vanished while locked`);
+    await announce(tx, context.viewer.tenantId, [changed]);
+    return tx.task.findUniqueOrThrow({ where: { id } });
+  });
+  void context.services.relay.kick();
+  return task;
+}
+
+/** Ends the caller's running task as `completed`, with its usage, output and recommendations. */
+export function completeTask(context: AuthedContext, id: string, report: CompletionReport): Promise<Task> {
+  return finish(context, id, async (tx) => {
+    const [changed] = await tx.$queryRaw<ChangedTask[]>`
+      UPDATE tasks SET
+        status = 'completed', finished_at = now(), lease_expires_at = NULL, tokens_used = ${report.tokensUsed},
+        cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null}, updated_at = now()
+      WHERE id = ${id}::uuid
+      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    if (changed && report.recommendations?.length) {
+      // Recommendations have no position column: a millisecond apart, they read back in the reported order.
+      const reportedAt = changed.updatedAt.getTime();
+      await tx.recommendation.createMany({
+        data: report.recommendations.map((draft, index) => ({
+          tenantId: context.viewer.tenantId,
+          taskId: id,
+          role: changed.role,
+          summary: draft.summary,
+          predictedOutcome: draft.predictedOutcome ?? null,
+          createdAt: new Date(reportedAt + index),
+        })),
+      });
+    }
+    return changed;
+  });
+}
+
+/** Ends the caller's running task as `failed` at once, whatever attempts remain. */
+export function failTask(context: AuthedContext, id: string, error: string): Promise<Task> {
+  return finish(context, id, async (tx) => {
+    const [changed] = await tx.$queryRaw<ChangedTask[]>`
+      UPDATE tasks SET status = 'failed', finished_at = now(), lease_expires_at = NULL, error = ${error}, updated_at = now()
+      WHERE id = ${id}::uuid
+      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    return changed;
+  });
+}

@@ -1,0 +1,60 @@
+import { recordAudit } from '../../audit.js';
+import type { Viewer } from '../../auth/viewer.js';
+import type { Context } from '../../context.js';
+import { conflict, notFound } from '../../errors.js';
+import type { AgentRole } from '../../generated/prisma/client.js';
+import { normalizeRole } from './roles.js';
+
+/** The context of an operation whose caller is known. */
+export type AuthedContext = Context & { viewer: Viewer };
+
+/** The caller's agent role named `rawRole` (case-insensitive), or null. */
+export function findAgentRole(context: AuthedContext, rawRole: string): Promise<AgentRole | null> {
+  return context.prisma.agentRole.findUnique({
+    where: { tenantId_role: { tenantId: context.viewer.tenantId, role: normalizeRole(rawRole) } },
+  });
+}
+
+/** The caller's agent role named `rawRole`; 404 when the tenant has no such role. */
+export async function requireAgentRole(context: AuthedContext, rawRole: string): Promise<AgentRole> {
+  const role = await findAgentRole(context, rawRole);
+  if (!role) throw notFound(`Unknown agent role '${normalizeRole(rawRole)}'`);
+  return role;
+}
+
+export function listAgentRoles(context: AuthedContext): Promise<AgentRole[]> {
+  return context.prisma.agentRole.findMany({
+    where: { tenantId: context.viewer.tenantId },
+    orderBy: [{ builtIn: 'desc' }, { role: 'asc' }],
+  });
+}
+
+export interface AgentRoleRegistration {
+  /** Already a valid lower-case slug. */
+  role: string;
+  displayName?: string | null | undefined;
+}
+
+/** Adds an agent role to the caller's tenant; 409 when the tenant already has it (built in or registered). */
+export async function registerAgentRole(
+  context: AuthedContext,
+  registration: AgentRoleRegistration,
+): Promise<AgentRole> {
+  const { tenantId } = context.viewer;
+  return context.prisma.$transaction(async (tx) => {
+    const inserted = await tx.agentRole.createManyAndReturn({
+      data: [{ tenantId, role: registration.role, displayName: registration.displayName ?? null }],
+      skipDuplicates: true,
+    });
+    const created = inserted[0];
+    if (!created) throw conflict(`Agent role '${registration.role}' already exists`);
+    await recordAudit(tx, context, {
+      action: 'agent_role.register',
+      targetType: 'agent_role',
+      targetId: created.role,
+      outcome: 'registered',
+      details: { display_name: created.displayName },
+    });
+    return created;
+  });
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { builder, validatedArgs } from '../../builder.js';
+import { decideRecommendation, recordRecommendationOutcome } from '../../domain/agents/recommendations.js';
+import { RecommendationRef } from './types.js';
+
+builder.mutationField('decideRecommendation', (t) =>
+  t.withAuth({ member: true, operator: true, chairman: true }).field({
+    type: RecommendationRef,
+    description: 'Records whether the user accepted a recommendation (counts toward acceptance_rate).',
+    args: { id: t.arg.id({ required: true }), accepted: t.arg.boolean({ required: true }) },
+    ...validatedArgs(z.object({ id: z.guid(), accepted: z.boolean() }), (_root, { id, accepted }, context) =>
+      decideRecommendation(context, id, accepted),
+    ),
+  }),
+);
+
+builder.mutationField('recordRecommendationOutcome', (t) =>
+  t.withAuth({ member: true, operator: true, chairman: true }).field({
+    type: RecommendationRef,
+    description:
+      'Records whether a recommendation’s predicted outcome matched reality (counts toward outcome_accuracy); 409 when it predicted nothing.',
+    args: { id: t.arg.id({ required: true }), matched: t.arg.boolean({ required: true }) },
+    ...validatedArgs(z.object({ id: z.guid(), matched: z.boolean() }), (_root, { id, matched }, context) =>
+      recordRecommendationOutcome(context, id, matched),
+    ),
+  }),
+);

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { builder, validatedArgs } from '../../builder.js';
+import { findAgentRole, listAgentRoles, registerAgentRole } from '../../domain/agents/registry.js';
+import { AGENT_ROLE_PATTERN } from '../../domain/agents/roles.js';
+import { type AgentVitals, agentVitals } from '../../domain/agents/vitals.js';
+import { AgentRoleRef, roleArg } from './types.js';
+
+builder.queryField('agents', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: [AgentRoleRef],
+    description:
+      'The agent roles of the caller’s tenant: the built-in C-suite first, then registered ones by name.',
+    resolve: (_root, _args, context) => listAgentRoles(context),
+  }),
+);
+
+builder.queryField('agent', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: AgentRoleRef,
+    nullable: true,
+    description:
+      'One agent role of the caller’s tenant (case-insensitive); null when the tenant has no such role.',
+    args: { role: t.arg.string({ required: true }) },
+    ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => findAgentRole(context, role)),
+  }),
+);
+
+const RegisterAgentRoleInput = builder.inputType('RegisterAgentRoleInput', {
+  fields: (t) => ({
+    role: t.string({
+      required: true,
+      description: 'A slug: a lower-case letter, then 1–63 of a–z, 0–9, _ and -.',
+    }),
+    displayName: t.string(),
+  }),
+});
+
+const registerArgs = z.object({
+  input: z.object({
+    role: z.string().regex(AGENT_ROLE_PATTERN),
+    displayName: z.string().trim().min(1).max(100).nullish(),
+  }),
+});
+
+builder.mutationField('registerAgentRole', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: AgentRoleRef,
+    description: 'Adds an agent role to the caller’s tenant (operator or chairman); 409 when it exists.',
+    args: { input: t.arg({ type: RegisterAgentRoleInput, required: true }) },
+    ...validatedArgs(registerArgs, (_root, { input }, context) => registerAgentRole(context, input)),
+  }),
+);
+
+const AgentVitalsRef = builder.objectRef<AgentVitals>('AgentVitals').implement({
+  description: 'Performance of an agent role over the trailing 24 hours ending at the request.',
+  fields: (t) => ({
+    agentRole: t.exposeString('agentRole'),
+    tasksCompleted: t.exposeInt('tasksCompleted'),
+    tasksFailed: t.exposeInt('tasksFailed'),
+    avgExecutionTimeSeconds: t.exposeFloat('avgExecutionTimeSeconds', {
+      nullable: true,
+      description: 'Mean of finish − start of completed tasks; null when none completed.',
+    }),
+    acceptanceRate: t.exposeFloat('acceptanceRate', {
+      nullable: true,
+      description: 'Accepted / decided recommendations; null when none was decided.',
+    }),
+    outcomeAccuracy: t.exposeFloat('outcomeAccuracy', {
+      nullable: true,
+      description: 'Matched / evaluated predicted outcomes; null when none was evaluated.',
+    }),
+    tokensUsed: t.exposeInt('tokensUsed'),
+    costUsd: t.exposeFloat('costUsd'),
+    periodStart: t.expose('periodStart', { type: 'DateTime' }),
+    periodEnd: t.expose('periodEnd', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryField('agentVitals', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: AgentVitalsRef,
+    description: 'Vital signs of an agent role; 404 for a role the tenant does not have.',
+    args: { role: t.arg.string({ required: true }) },
+    ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => agentVitals(context, role)),
+  }),
+);

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { builder, validatedArgs } from '../../builder.js';
+import { claimTask, completeTask, failTask } from '../../domain/agents/queue.js';
+import { normalizeRole } from '../../domain/agents/roles.js';
+import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
+import { roleArg, TASK_STATUSES, TaskRef, TaskStatusEnum } from './types.js';
+
+const TaskPage = pageType('Task', TaskRef);
+
+builder.queryField('task', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: TaskRef,
+    nullable: true,
+    description: 'A task of the caller’s tenant; null when there is none with this id.',
+    args: { id: t.arg.id({ required: true }) },
+    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
+      context.prisma.task.findFirst({ where: { id, tenantId: context.viewer.tenantId } }),
+    ),
+  }),
+);
+
+const tasksArgs = z.object({
+  ...pageArgsSchema,
+  role: roleArg.nullish(),
+  status: z.enum(TASK_STATUSES).nullish(),
+});
+
+builder.queryField('tasks', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: TaskPage,
+    description: 'Tasks of the caller’s tenant, newest first, optionally of one role and one status.',
+    args: {
+      first: t.arg.int(),
+      after: t.arg.string(),
+      role: t.arg.string(),
+      status: t.arg({ type: TaskStatusEnum }),
+    },
+    ...validatedArgs(tasksArgs, async (_root, { first, after, role, status }, context) => {
+      const rows = await context.prisma.task.findMany({
+        where: {
+          tenantId: context.viewer.tenantId,
+          ...(role ? { role: normalizeRole(role) } : {}),
+          ...(status ? { status } : {}),
+          ...afterCursor(after),
+        },
+        orderBy: newestFirst,
+        take: first + 1,
+      });
+      return toPage(rows, first);
+    }),
+  }),
+);
+
+builder.mutationField('claimTask', (t) =>
+  t.withAuth({ agent: true }).field({
+    type: TaskRef,
+    nullable: true,
+    description:
+      'Takes the oldest pending task of a role for the calling agent under a 5-minute lease; null when nothing is claimable (none pending, or the role is paused).',
+    args: { role: t.arg.string({ required: true }) },
+    ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => claimTask(context, role)),
+  }),
+);
+
+const RecommendationInput = builder.inputType('RecommendationInput', {
+  fields: (t) => ({
+    summary: t.string({ required: true }),
+    predictedOutcome: t.string({ description: 'What should happen if the recommendation is followed.' }),
+  }),
+});
+
+const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
+  fields: (t) => ({
+    output: t.string(),
+    tokensUsed: t.int({ required: true }),
+    costUsd: t.float({
+      required: true,
+      description: 'US dollars; kept to the micro-dollar (6 decimal places).',
+    }),
+    recommendations: t.field({ type: [RecommendationInput] }),
+  }),
+});
+
+const completeTaskArgs = z.object({
+  id: z.guid(),
+  input: z.object({
+    output: z.string().max(1_000_000).nullish(),
+    tokensUsed: z.int().min(0).max(2_147_483_647),
+    costUsd: z.number().min(0).max(1_000_000_000),
+    recommendations: z
+      .array(
+        z.object({
+          summary: z.string().trim().min(1).max(2000),
+          predictedOutcome: z.string().trim().min(1).max(2000).nullish(),
+        }),
+      )
+      .max(50)
+      .nullish(),
+  }),
+});
+
+builder.mutationField('completeTask', (t) =>
+  t.withAuth({ agent: true }).field({
+    type: TaskRef,
+    description:
+      'Ends a task the calling agent claimed as completed, with its usage, output and recommendations.',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: CompleteTaskInput, required: true }) },
+    ...validatedArgs(completeTaskArgs, (_root, { id, input }, context) => completeTask(context, id, input)),
+  }),
+);
+
+builder.mutationField('failTask', (t) =>
+  t.withAuth({ agent: true }).field({
+    type: TaskRef,
+    description: 'Ends a task the calling agent claimed as failed, at once.',
+    args: { id: t.arg.id({ required: true }), error: t.arg.string({ required: true }) },
+    ...validatedArgs(
+      z.object({ id: z.guid(), error: z.string().trim().min(1).max(10_000) }),
+      (_root, { id, error }, context) => failTask(context, id, error),
+    ),
+  }),
+);

@@ -1,0 +1,333 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cacheTtlPerCoordinate } from '../../src/app.js';
+import { graphql } from '../../src/generated/graphql/index.js';
+import type { Prisma } from '../../src/generated/prisma/client.js';
+import {
+  ClaimTask,
+  CompleteTask,
+  DecideRecommendation,
+  queueTask,
+  RecordOutcome,
+} from '../schema/agents-support.js';
+import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+
+const VitalsQuery = graphql(`
+  query AgentsVitalsGraphql($role: String!) {
+    agentVitals(role: $role) {
+      agentRole
+      tasksCompleted
+      tasksFailed
+      avgExecutionTimeSeconds
+      acceptanceRate
+      outcomeAccuracy
+      tokensUsed
+      costUsd
+      periodStart
+      periodEnd
+    }
+  }
+`);
+
+const HOUR = 60 * 60 * 1000;
+const ago = (ms: number) => new Date(Date.now() - ms);
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+/** A caller of a fresh tenant; each caller is its own response-cache session. */
+async function freshTenant(): Promise<Caller> {
+  const caller = await t.caller(['member']);
+  await t.app.services.tenants.ensure(caller.tenantId);
+  return caller;
+}
+
+const vitals = async (caller: Caller, role: string) => {
+  const response = await t.rest('GET', `/api/v1/agents/${role}/vitals`, { caller });
+  return response;
+};
+
+function seedTask(tenantId: string, role: string, data: Partial<Prisma.TaskUncheckedCreateInput>) {
+  return t.db.prisma.task.create({ data: { tenantId, role, message: 'seeded', createdBy: 'seed', ...data } });
+}
+
+/** A task that completed `hoursAgo` after running for `seconds`. */
+function completed(
+  tenantId: string,
+  role: string,
+  hoursAgo: number,
+  seconds: number,
+  tokensUsed: number,
+  costUsd: string,
+) {
+  const finishedAt = ago(hoursAgo * HOUR);
+  return seedTask(tenantId, role, {
+    status: 'completed',
+    attempts: 1,
+    startedAt: new Date(finishedAt.getTime() - seconds * 1000),
+    finishedAt,
+    tokensUsed,
+    costUsd,
+  });
+}
+
+const failed = (tenantId: string, role: string, hoursAgo: number) =>
+  seedTask(tenantId, role, {
+    status: 'failed',
+    attempts: 1,
+    startedAt: ago(hoursAgo * HOUR + 5000),
+    finishedAt: ago(hoursAgo * HOUR),
+  });
+
+function seedRecommendation(
+  tenantId: string,
+  taskId: string,
+  role: string,
+  data: Partial<Prisma.RecommendationUncheckedCreateInput>,
+) {
+  return t.db.prisma.recommendation.create({ data: { tenantId, taskId, role, summary: 'seeded', ...data } });
+}
+
+describe('GET /api/v1/agents/{role}/vitals', () => {
+  it('answers zero counts and null rates for a role that did nothing, over the trailing 24 hours', async () => {
+    const caller = await freshTenant();
+
+    const response = await vitals(caller, 'ceo');
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      data: {
+        agent_role: 'ceo',
+        tasks_completed: 0,
+        tasks_failed: 0,
+        avg_execution_time_seconds: null,
+        acceptance_rate: null,
+        outcome_accuracy: null,
+        tokens_used: 0,
+        cost_usd: 0,
+        period_start: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        period_end: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      },
+    });
+    expect(Date.parse(response.body.data.period_end) - Date.parse(response.body.data.period_start)).toBe(
+      24 * HOUR,
+    );
+  });
+
+  it('sums and averages only the role’s tasks that finished in the period, with the exact cost', async () => {
+    const caller = await freshTenant();
+    const { tenantId } = caller;
+    await completed(tenantId, 'cfo', 1, 10, 100, '0.1');
+    await completed(tenantId, 'cfo', 2, 20, 200, '0.2');
+    await completed(tenantId, 'cfo', 3, 60, 700, '0.000001');
+    await failed(tenantId, 'cfo', 1);
+    await completed(tenantId, 'cfo', 25, 10, 9999, '9');
+    await failed(tenantId, 'cfo', 25);
+    await seedTask(tenantId, 'cfo', { status: 'pending' });
+    await seedTask(tenantId, 'cfo', {
+      status: 'running',
+      attempts: 1,
+      startedAt: ago(HOUR),
+      leaseExpiresAt: ago(-HOUR),
+    });
+    await completed(tenantId, 'cto', 1, 10, 5000, '5');
+    const other = await freshTenant();
+    await completed(other.tenantId, 'cfo', 1, 10, 5000, '5');
+
+    const { body } = await vitals(caller, 'cfo');
+
+    expect(body.data).toMatchObject({
+      agent_role: 'cfo',
+      tasks_completed: 3,
+      tasks_failed: 1,
+      avg_execution_time_seconds: 30,
+      tokens_used: 1000,
+      cost_usd: 0.300001,
+    });
+  });
+
+  it('rates decisions and outcomes recorded in the period', async () => {
+    const caller = await freshTenant();
+    const { tenantId } = caller;
+    const task = await completed(tenantId, 'cmo', 30, 10, 1, '0');
+    const recommend = (data: Partial<Prisma.RecommendationUncheckedCreateInput>) =>
+      seedRecommendation(tenantId, task.id, 'cmo', data);
+    await recommend({ accepted: true, decidedAt: ago(HOUR) });
+    await recommend({ accepted: true, decidedAt: ago(2 * HOUR) });
+    await recommend({
+      accepted: false,
+      decidedAt: ago(3 * HOUR),
+      outcomeMatched: true,
+      outcomeRecordedAt: ago(HOUR),
+    });
+    await recommend({
+      accepted: false,
+      decidedAt: ago(30 * HOUR),
+      outcomeMatched: true,
+      outcomeRecordedAt: ago(26 * HOUR),
+    });
+    await recommend({ predictedOutcome: 'x', outcomeMatched: false, outcomeRecordedAt: ago(2 * HOUR) });
+    await recommend({});
+
+    const { body } = await vitals(caller, 'cmo');
+
+    expect(body.data).toMatchObject({ acceptance_rate: 2 / 3, outcome_accuracy: 0.5, tasks_completed: 0 });
+  });
+
+  it('answers a null average when only failed tasks finished', async () => {
+    const caller = await freshTenant();
+    await failed(caller.tenantId, 'coo', 1);
+    await failed(caller.tenantId, 'coo', 2);
+
+    const { body } = await vitals(caller, 'coo');
+
+    expect(body.data).toMatchObject({
+      tasks_completed: 0,
+      tasks_failed: 2,
+      avg_execution_time_seconds: null,
+      tokens_used: 0,
+      cost_usd: 0,
+    });
+  });
+
+  it('answers a null acceptance rate when recommendations exist but none was decided', async () => {
+    const caller = await freshTenant();
+    const task = await completed(caller.tenantId, 'cpo', 1, 5, 1, '0');
+    await seedRecommendation(caller.tenantId, task.id, 'cpo', {
+      predictedOutcome: 'NPS +5',
+      outcomeMatched: true,
+      outcomeRecordedAt: ago(HOUR),
+    });
+
+    const { body } = await vitals(caller, 'cpo');
+
+    expect(body.data).toMatchObject({ acceptance_rate: null, outcome_accuracy: 1 });
+  });
+
+  it('answers a null outcome accuracy when decisions exist but no outcome was recorded', async () => {
+    const caller = await freshTenant();
+    const task = await completed(caller.tenantId, 'cpo', 1, 5, 1, '0');
+    await seedRecommendation(caller.tenantId, task.id, 'cpo', { accepted: false, decidedAt: ago(HOUR) });
+
+    const { body } = await vitals(caller, 'cpo');
+
+    expect(body.data).toMatchObject({ acceptance_rate: 0, outcome_accuracy: null });
+  });
+
+  it('counts a task whose last lease lapsed as failed before any claim sweeps it', async () => {
+    const caller = await freshTenant();
+    const running = { status: 'running' as const, startedAt: ago(2 * HOUR), leaseExpiresAt: ago(HOUR) };
+    await seedTask(caller.tenantId, 'clo', { ...running, attempts: 3 });
+    await seedTask(caller.tenantId, 'clo', { ...running, attempts: 1 });
+
+    const { body } = await vitals(caller, 'clo');
+
+    expect(body.data).toMatchObject({ tasks_failed: 1, tasks_completed: 0 });
+  });
+
+  it('reflects work done through the queue and the recommendation decisions', async () => {
+    const member = await freshTenant();
+    const agent = await t.caller(['agent'], { tenantId: member.tenantId });
+    const id = await queueTask(t, member, 'cto');
+    await t.graphql(ClaimTask, { role: 'cto' }, agent);
+    const done = await t.graphql(
+      CompleteTask,
+      {
+        id,
+        input: {
+          tokensUsed: 4321,
+          costUsd: 0.25,
+          recommendations: [{ summary: 'Adopt Postgres 17', predictedOutcome: 'p99 −20%' }],
+        },
+      },
+      agent,
+    );
+    const recommendation = done.data?.completeTask.recommendations[0]?.id as string;
+    await t.graphql(DecideRecommendation, { id: recommendation, accepted: true }, member);
+    await t.graphql(RecordOutcome, { id: recommendation, matched: true }, member);
+
+    const { body } = await vitals(member, 'CTO');
+
+    expect(body.data).toMatchObject({
+      agent_role: 'cto',
+      tasks_completed: 1,
+      tasks_failed: 0,
+      tokens_used: 4321,
+      cost_usd: 0.25,
+      acceptance_rate: 1,
+      outcome_accuracy: 1,
+    });
+    expect(body.data.avg_execution_time_seconds).toBeGreaterThanOrEqual(0);
+  });
+
+  it('is answered the same through GraphQL', async () => {
+    const caller = await freshTenant();
+    await completed(caller.tenantId, 'ceo', 1, 12, 10, '0.5');
+
+    const rest = await vitals(caller, 'ceo');
+    const { data } = await t.graphql(
+      VitalsQuery,
+      { role: 'ceo' },
+      await t.caller(['chairman'], { tenantId: caller.tenantId }),
+    );
+
+    expect(data?.agentVitals).toMatchObject({
+      agentRole: 'ceo',
+      tasksCompleted: rest.body.data.tasks_completed,
+      avgExecutionTimeSeconds: 12,
+      tokensUsed: 10,
+      costUsd: 0.5,
+    });
+  });
+
+  it('is cached for at most 2 seconds, well within the 5 seconds a finished task may take to show', () => {
+    expect(cacheTtlPerCoordinate['Query.agentVitals']).toBe(2000);
+  });
+
+  it('answers 401 without a token', async () => {
+    const response = await t.rest('GET', '/api/v1/agents/ceo/vitals');
+
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('answers 404 for a role the tenant does not have', async () => {
+    const response = await vitals(await freshTenant(), 'cso');
+
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchInlineSnapshot(`
+      {
+        "detail": "Unknown agent role 'cso'",
+      }
+    `);
+  });
+
+  it('answers 404 for a role only another tenant registered', async () => {
+    const other = await freshTenant();
+    await t.db.prisma.agentRole.create({ data: { tenantId: other.tenantId, role: 'treasury' } });
+
+    expect((await vitals(await freshTenant(), 'treasury')).status).toBe(404);
+  });
+
+  it('answers 422 at ["path","role"] for a role no role could match', async () => {
+    const response = await vitals(await freshTenant(), '9lives');
+
+    expect(response.status).toBe(422);
+    expect(
+      response.body.detail.map(({ loc, type }: { loc: unknown[]; type: string }) => ({ loc, type })),
+    ).toMatchInlineSnapshot(`
+      [
+        {
+          "loc": [
+            "path",
+            "role",
+          ],
+          "type": "string_pattern_mismatch",
+        },
+      ]
+    `);
+  });
+});
