@@ -185,7 +185,10 @@ function toRestDetail(
 function coerce(value: string | null, type: 'string' | 'int' | undefined): unknown {
   if (value === null) return undefined;
   // Integer headers may arrive as entity tags (`If-Match: "3"` or `W/"3"`).
-  const bare = value.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  const bare = value
+    .trim()
+    .replace(/^W\//, '')
+    .replace(/^"(.*)"$/, '$1');
   if (type === 'int' && /^-?\d+$/.test(bare)) return Number(bare);
   return value;
 }

@@ -27,6 +27,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * A REST route is a named GraphQL operation plus how the request fills its variables and how its result
  * becomes the response. Roles and input rules come from the GraphQL field the operation calls.
  */
+// biome-ignore lint/suspicious/noExplicitAny: the route table holds operations of every result and variable type
 export interface Route<Result = any, Variables = any> {
   method: HttpMethod;
   /** OpenAPI-style path, e.g. `/api/v1/agents/{role}/chat`. */

@@ -37,7 +37,10 @@ describe('POST /api/v1/dogfood/agents/{role}/pause', () => {
   });
 
   it('answers 422 with Pydantic items when actor_user_id is missing', async () => {
-    const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', { caller: chairman, body: { reason: 'x' } });
+    const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', {
+      caller: chairman,
+      body: { reason: 'x' },
+    });
     expect(response.status).toBe(422);
     expect(response.body).toMatchInlineSnapshot(`
       {
@@ -59,7 +62,9 @@ describe('POST /api/v1/dogfood/agents/{role}/pause', () => {
   });
 
   it('answers 401 with WWW-Authenticate without a token', async () => {
-    const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', { body: { actor_user_id: 'x' } });
+    const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', {
+      body: { actor_user_id: 'x' },
+    });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer');
     expect(response.body).toEqual({ detail: 'Not authenticated' });
