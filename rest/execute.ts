@@ -26,6 +26,7 @@ const statusOfCode: Record<string, number> = {
   PRECONDITION_FAILED: 412,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  REQUEST_ENTITY_TOO_LARGE: 413,
 };
 
 export class RestError extends Error {

@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { type Context, createContextFactory, type ServerContext } from './context.js';
 import { type Database, openDatabase } from './db/client.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
+import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
@@ -118,19 +119,24 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     ],
   });
 
-  let stopModelCacheInvalidation: (() => Promise<void>) | undefined;
+  const background: (() => Promise<void>)[] = [];
   return {
     yoga,
     services,
     async start() {
       const applied = await db.migrate();
-      stopModelCacheInvalidation ??= startModelCacheInvalidation(services);
+      if (background.length === 0) {
+        background.push(
+          startModelCacheInvalidation(services),
+          startLeaseSweeper({ prisma: db.prisma, logger, onChange: () => void services.relay.kick() }),
+        );
+      }
       services.relay.start();
       return applied;
     },
     async close() {
       await services.relay.stop();
-      await stopModelCacheInvalidation?.();
+      await Promise.all(background.splice(0).map((stop) => stop()));
       await bus.close();
       if (!options.db) await db.close();
     },

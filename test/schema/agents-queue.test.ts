@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
 import { DEFAULT_LEASE_MS, MAX_ATTEMPTS } from '../../src/domain/agents/queue.js';
 import { PDF } from '../domain/agents/attachment-samples.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
@@ -195,6 +196,18 @@ describe('leases', () => {
     const task = await claim(second, 'cto');
 
     expect(task).toMatchObject({ id, status: 'running', attempts: 2, claimedBy: second.sub });
+  });
+
+  it('return a lapsed task to the queue by the background sweep, without any claim', async () => {
+    const { member, agent } = await tenant();
+    const id = await queueTask(t, member, 'cmo');
+    await claim(agent, 'cmo');
+    await expireLease(id);
+
+    expect(await sweepExpiredLeases(t.db.prisma)).toBeGreaterThanOrEqual(1);
+
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id } });
+    expect(task).toMatchObject({ status: 'pending', leaseExpiresAt: null, claimedBy: null });
   });
 
   it(`fail a task when the lease of its attempt ${MAX_ATTEMPTS} lapses`, async () => {

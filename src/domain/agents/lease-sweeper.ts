@@ -1,0 +1,50 @@
+import type { PrismaClient } from '../../db/client.js';
+import type { Logger } from '../../logger.js';
+import { reapExpiredLeases } from './queue.js';
+
+/**
+ * Returns lapsed leases to the queue for every tenant and role, so tasks of a role nobody claims from any
+ * more do not stay `running` forever. Claims reap their own role as well; this covers the rest.
+ */
+export async function sweepExpiredLeases(prisma: PrismaClient): Promise<number> {
+  const groups = await prisma.$queryRaw<{ tenant_id: string; role: string }[]>`
+    SELECT DISTINCT tenant_id::text, role FROM tasks WHERE status = 'running' AND lease_expires_at < now()`;
+  let changed = 0;
+  for (const group of groups) {
+    changed += await prisma.$transaction((tx) => reapExpiredLeases(tx, group.tenant_id, group.role));
+  }
+  return changed;
+}
+
+export interface LeaseSweeperOptions {
+  prisma: PrismaClient;
+  logger: Logger;
+  /** Called after a sweep changed tasks (publish their events). */
+  onChange: () => void;
+  /** Default 30 s. */
+  intervalMs?: number;
+}
+
+export function startLeaseSweeper({
+  prisma,
+  logger,
+  onChange,
+  intervalMs = 30_000,
+}: LeaseSweeperOptions): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    running ??= sweepExpiredLeases(prisma)
+      .then((changed) => {
+        if (changed > 0) onChange();
+      })
+      .catch((error: unknown) => logger.error({ err: error }, 'lease sweep failed'))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
