@@ -1,3 +1,9 @@
+export interface RequestSpec {
+  method: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 export interface Throughput {
   requests: number;
   seconds: number;
@@ -9,7 +15,7 @@ export interface Throughput {
 /** Sends requests from `concurrency` workers for `seconds`; bounded in time and count, loopback only. */
 export async function measure(
   url: string,
-  init: { method: string; headers?: Record<string, string>; body?: string },
+  init: RequestSpec | ((index: number) => RequestSpec),
   { seconds = 3, concurrency = 16, maxRequests = 200_000 } = {},
 ): Promise<Throughput> {
   const latencies: number[] = [];
@@ -20,7 +26,7 @@ export async function measure(
     while (performance.now() < deadline && sent < maxRequests) {
       sent++;
       const begin = performance.now();
-      const response = await fetch(url, init);
+      const response = await fetch(url, typeof init === 'function' ? init(sent) : init);
       await response.arrayBuffer();
       if (response.status >= 400) throw new Error(`${url} answered ${response.status}`);
       latencies.push(performance.now() - begin);
