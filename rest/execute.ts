@@ -11,23 +11,14 @@ import type { z } from 'zod';
 import type { Viewer } from '../src/auth/viewer.js';
 import { scopesOf } from '../src/builder.js';
 import type { Context, ServerContext } from '../src/context.js';
+import { statusOf } from '../src/errors.js';
 import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
 import { toValidationDetail } from '../src/validation/pydantic.js';
 import { schemaAt } from '../src/validation/schema-walk.js';
 import type { ArgSource, Route } from './route.js';
 
-const statusOfCode: Record<string, number> = {
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  BAD_USER_INPUT: 422,
-  BAD_REQUEST: 400,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  PRECONDITION_FAILED: 412,
-  PAYLOAD_TOO_LARGE: 413,
-  RATE_LIMITED: 429,
-  REQUEST_ENTITY_TOO_LARGE: 413,
-};
+// Besides our codes, yoga's own body-size refusal.
+const statusOfCode: Record<string, number> = { ...statusOf, REQUEST_ENTITY_TOO_LARGE: 413 };
 
 export class RestError extends Error {
   constructor(

@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED';
 
-const statusOf: Record<ErrorCode, number> = {
+/** HTTP status of each error code; rest/ answers with these. */
+export const statusOf: Record<ErrorCode, number> = {
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   BAD_USER_INPUT: 422,
