@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { accepted, refused, withTemplate } from './connectors-support.js';
 
 let t: TestApp;
 
@@ -8,50 +9,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const VALID = {
-  name: 'Orders API',
-  base_url: 'https://api.example.com/v2',
-  auth_type: 'api_key',
-  endpoints: [{ method: 'GET', path: '/orders' }],
-  rate_limits: { per_minute: 10, per_hour: 100, per_day: 1000 },
-};
-
-async function storedRows(tenantId: string) {
-  const prisma = t.db.prisma;
-  const [connectors, versions, audits] = await Promise.all([
-    prisma.connector.count({ where: { tenantId } }),
-    prisma.connectorVersion.count({ where: { connector: { tenantId } } }),
-    prisma.auditEntry.count({ where: { tenantId } }),
-  ]);
-  return { connectors, versions, audits };
-}
-
-/** Posts a body as a chairman of a fresh tenant, expects 422, checks nothing was stored, answers the detail. */
-async function refused(
-  body: unknown,
-): Promise<{ type: string; loc: (string | number)[]; msg: string; input: unknown }[]> {
-  const caller: Caller = await t.caller(['chairman']);
-  const response = await t.rest('POST', '/api/v1/forge/connectors', { caller, body });
-  expect(response.status).toBe(422);
-  expect(await storedRows(caller.tenantId)).toEqual({ connectors: 0, versions: 0, audits: 0 });
-  return response.body.detail;
-}
-
-const withTemplate = (overrides: Record<string, unknown>) => ({ template: { ...VALID, ...overrides } });
-
-async function accepted(overrides: Record<string, unknown>) {
-  const caller = await t.caller(['chairman']);
-  const response = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller,
-    body: withTemplate(overrides),
-  });
-  expect(response.status).toBe(201);
-  return response.body;
-}
-
 describe('base_url', () => {
   it('answers value_error with the reason for a loopback address', async () => {
-    expect(await refused(withTemplate({ base_url: 'https://127.0.0.1/admin' }))).toMatchInlineSnapshot(`
+    expect(await refused(t, withTemplate({ base_url: 'https://127.0.0.1/admin' }))).toMatchInlineSnapshot(`
       [
         {
           "ctx": {
@@ -128,7 +88,7 @@ describe('base_url', () => {
   it.each(HOSTILE_BASE_URLS)(
     'refuses %s (%s) with 422 at ["body","template","base_url"]',
     async (_label, baseUrl) => {
-      expect(await refused(withTemplate({ base_url: baseUrl }))).toEqual([
+      expect(await refused(t, withTemplate({ base_url: baseUrl }))).toEqual([
         {
           type: 'value_error',
           loc: ['body', 'template', 'base_url'],
@@ -141,7 +101,7 @@ describe('base_url', () => {
   );
 
   it('answers string_type for a base_url that is not a string', async () => {
-    expect(await refused(withTemplate({ base_url: { host: 'api.example.com' } }))).toEqual([
+    expect(await refused(t, withTemplate({ base_url: { host: 'api.example.com' } }))).toEqual([
       expect.objectContaining({ type: 'string_type', loc: ['body', 'template', 'base_url'] }),
     ]);
   });
@@ -152,7 +112,7 @@ describe('base_url', () => {
     'https://8.8.8.8/dns',
     'https://[2606:4700::1111]',
   ])('accepts the public base URL %s', async (baseUrl) => {
-    const created = await accepted({ base_url: baseUrl });
+    const created = await accepted(t, { base_url: baseUrl });
     expect(created.template.base_url).toBe(baseUrl);
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { createConnector, storedRows, template } from './connectors-support.js';
 
 let t: TestApp;
 let chairman: Caller;
@@ -11,53 +12,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-function template(name: string, overrides: Record<string, unknown> = {}) {
-  return {
-    name,
-    base_url: 'https://api.example.com/v1',
-    auth_type: 'bearer',
-    description: 'Customer records',
-    endpoints: [
-      {
-        method: 'GET',
-        path: '/customers',
-        query_params: { limit: { type: 'integer' } },
-        response_schema: { type: 'array' },
-      },
-      {
-        method: 'POST',
-        path: '/customers',
-        body_schema: { type: 'object', properties: { email: { type: 'string' } } },
-      },
-    ],
-    rate_limits: { per_minute: 60, per_hour: 1000, per_day: 10000 },
-    ...overrides,
-  };
-}
-
-async function create(caller: Caller, name: string, overrides: Record<string, unknown> = {}) {
-  const response = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller,
-    body: { template: template(name, overrides) },
-  });
-  expect(response.status).toBe(201);
-  return response.body as { id: string; version: number; template: Record<string, unknown> };
-}
-
-/** Rows a tenant has in the three tables a connector write touches. */
-async function storedRows(tenantId: string) {
-  const prisma = t.db.prisma;
-  const [connectors, versions, audits] = await Promise.all([
-    prisma.connector.count({ where: { tenantId } }),
-    prisma.connectorVersion.count({ where: { connector: { tenantId } } }),
-    prisma.auditEntry.count({ where: { tenantId, action: { startsWith: 'connector.' } } }),
-  ]);
-  return { connectors, versions, audits };
-}
-
 describe('PUT /api/v1/forge/connectors/{id}', () => {
   it('replaces the template as version 2 for an operator', async () => {
-    const created = await create(chairman, 'Editable');
+    const created = await createConnector(t, chairman, 'Editable');
     const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
     const edited = template('Editable', {
       auth_type: 'api_key',
@@ -78,7 +35,7 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
 
   it('keeps every version and writes a connector.update audit row', async () => {
     const caller = await t.caller(['chairman']);
-    const created = await create(caller, 'History');
+    const created = await createConnector(t, caller, 'History');
     await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
       caller,
       body: { template: template('History v2') },
@@ -106,7 +63,7 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
   });
 
   it('accepts the edit when If-Match names the current version', async () => {
-    const created = await create(chairman, 'Conditional');
+    const created = await createConnector(t, chairman, 'Conditional');
     const response = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
       caller: chairman,
       body: { template: template('Conditional') },
@@ -117,7 +74,7 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
   });
 
   it('sends the version as an ETag and accepts it back as a quoted If-Match', async () => {
-    const created = await create(chairman, 'Entity tag');
+    const created = await createConnector(t, chairman, 'Entity tag');
     const read = await t.rest('GET', `/api/v1/forge/connectors/${created.id}`, { caller: chairman });
     expect(read.headers.get('etag')).toBe('"1"');
     const response = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
@@ -131,7 +88,7 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
 
   it('answers 412 when If-Match names a version that is no longer current, and stores nothing', async () => {
     const caller = await t.caller(['chairman']);
-    const created = await create(caller, 'Stale');
+    const created = await createConnector(t, caller, 'Stale');
     await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
       caller,
       body: { template: template('Stale') },
@@ -145,13 +102,13 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
     expect(response.body).toEqual({
       detail: `Connector ${created.id} is at version 2, not 1; read it again before editing`,
     });
-    expect(await storedRows(caller.tenantId)).toEqual({ connectors: 1, versions: 2, audits: 2 });
+    expect(await storedRows(t, caller.tenantId)).toEqual({ connectors: 1, versions: 2, audits: 2 });
     const current = await t.rest('GET', `/api/v1/forge/connectors/${created.id}`, { caller });
     expect(current.body.template.name).toBe('Stale');
   });
 
   it('answers 422 at ["header","if-match"] for an If-Match that is not an integer', async () => {
-    const created = await create(chairman, 'Bad precondition');
+    const created = await createConnector(t, chairman, 'Bad precondition');
     const response = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
       caller: chairman,
       body: { template: template('Bad precondition') },
@@ -177,7 +134,7 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
 
   it('gives concurrent edits consecutive versions', async () => {
     const caller = await t.caller(['chairman']);
-    const created = await create(caller, 'Busy');
+    const created = await createConnector(t, caller, 'Busy');
     const responses = await Promise.all(
       [1, 2, 3].map(() =>
         t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
@@ -191,7 +148,7 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
 
   it('lets only one of two concurrent edits with the same If-Match through', async () => {
     const caller = await t.caller(['chairman']);
-    const created = await create(caller, 'Contended');
+    const created = await createConnector(t, caller, 'Contended');
     const responses = await Promise.all(
       [1, 2].map(() =>
         t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
@@ -206,7 +163,7 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
 
   it('renames a connector, also to a different case of its own name', async () => {
     const caller = await t.caller(['chairman']);
-    const created = await create(caller, 'Rename me');
+    const created = await createConnector(t, caller, 'Rename me');
     const response = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
       caller,
       body: { template: template('RENAME ME') },
@@ -217,8 +174,8 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
 
   it('answers 409 when renaming to a name another connector uses, and stores nothing', async () => {
     const caller = await t.caller(['chairman']);
-    await create(caller, 'Taken');
-    const created = await create(caller, 'Free');
+    await createConnector(t, caller, 'Taken');
+    const created = await createConnector(t, caller, 'Free');
     const response = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
       caller,
       body: { template: template('taken') },
@@ -227,24 +184,24 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
     expect(response.body).toEqual({
       detail: "A connector named 'taken' already exists (names are compared ignoring case)",
     });
-    expect(await storedRows(caller.tenantId)).toEqual({ connectors: 2, versions: 2, audits: 2 });
+    expect(await storedRows(t, caller.tenantId)).toEqual({ connectors: 2, versions: 2, audits: 2 });
   });
 
   it('answers 403 to a member and stores nothing', async () => {
     const caller = await t.caller(['chairman']);
-    const created = await create(caller, 'Members may not edit');
+    const created = await createConnector(t, caller, 'Members may not edit');
     const member = await t.caller(['member'], { tenantId: caller.tenantId });
     const response = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
       caller: member,
       body: { template: template('Edited by a member') },
     });
     expect(response.status).toBe(403);
-    expect(await storedRows(caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
+    expect(await storedRows(t, caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
   });
 
   it('answers 404 for another tenant’s connector and changes nothing', async () => {
     const caller = await t.caller(['chairman']);
-    const created = await create(caller, 'Foreign');
+    const created = await createConnector(t, caller, 'Foreign');
     const stranger = await t.caller(['chairman']);
     const response = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}`, {
       caller: stranger,
@@ -252,8 +209,8 @@ describe('PUT /api/v1/forge/connectors/{id}', () => {
     });
     expect(response.status).toBe(404);
     expect(response.body).toEqual({ detail: `Connector ${created.id} not found` });
-    expect(await storedRows(caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
-    expect(await storedRows(stranger.tenantId)).toEqual({ connectors: 0, versions: 0, audits: 0 });
+    expect(await storedRows(t, caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
+    expect(await storedRows(t, stranger.tenantId)).toEqual({ connectors: 0, versions: 0, audits: 0 });
   });
 
   it('answers 422 for an invalid body before looking the connector up', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { accepted, refused, withTemplate } from './connectors-support.js';
 
 let t: TestApp;
 
@@ -8,56 +9,15 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const VALID = {
-  name: 'Orders API',
-  base_url: 'https://api.example.com/v2',
-  auth_type: 'api_key',
-  endpoints: [{ method: 'GET', path: '/orders' }],
-  rate_limits: { per_minute: 10, per_hour: 100, per_day: 1000 },
-};
-
-async function storedRows(tenantId: string) {
-  const prisma = t.db.prisma;
-  const [connectors, versions, audits] = await Promise.all([
-    prisma.connector.count({ where: { tenantId } }),
-    prisma.connectorVersion.count({ where: { connector: { tenantId } } }),
-    prisma.auditEntry.count({ where: { tenantId } }),
-  ]);
-  return { connectors, versions, audits };
-}
-
-/** Posts a body as a chairman of a fresh tenant, expects 422, checks nothing was stored, answers the detail. */
-async function refused(
-  body: unknown,
-): Promise<{ type: string; loc: (string | number)[]; msg: string; input: unknown }[]> {
-  const caller: Caller = await t.caller(['chairman']);
-  const response = await t.rest('POST', '/api/v1/forge/connectors', { caller, body });
-  expect(response.status).toBe(422);
-  expect(await storedRows(caller.tenantId)).toEqual({ connectors: 0, versions: 0, audits: 0 });
-  return response.body.detail;
-}
-
-const withTemplate = (overrides: Record<string, unknown>) => ({ template: { ...VALID, ...overrides } });
-
-async function accepted(overrides: Record<string, unknown>) {
-  const caller = await t.caller(['chairman']);
-  const response = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller,
-    body: withTemplate(overrides),
-  });
-  expect(response.status).toBe(201);
-  return response.body;
-}
-
 describe('body and template shape', () => {
   it('answers 422 at ["body"] for a missing body', async () => {
-    expect(await refused(undefined)).toEqual([
+    expect(await refused(t, undefined)).toEqual([
       { type: 'missing', loc: ['body'], msg: 'Field required', input: null },
     ]);
   });
 
   it('answers 422 at ["body","template"] when template is missing', async () => {
-    expect(await refused({ name: 'x' })).toMatchInlineSnapshot(`
+    expect(await refused(t, { name: 'x' })).toMatchInlineSnapshot(`
       [
         {
           "input": {
@@ -75,13 +35,13 @@ describe('body and template shape', () => {
   });
 
   it('answers dict_type when template is not an object', async () => {
-    expect(await refused({ template: ['x'] })).toEqual([
+    expect(await refused(t, { template: ['x'] })).toEqual([
       expect.objectContaining({ type: 'dict_type', loc: ['body', 'template'] }),
     ]);
   });
 
   it('reports every missing required field of the template', async () => {
-    const detail = await refused({ template: {} });
+    const detail = await refused(t, { template: {} });
     expect(detail.map((item) => [item.type, item.loc])).toEqual([
       ['missing', ['body', 'template', 'name']],
       ['missing', ['body', 'template', 'base_url']],
@@ -92,7 +52,7 @@ describe('body and template shape', () => {
 
 describe('name', () => {
   it('answers string_too_short for an empty name', async () => {
-    expect(await refused(withTemplate({ name: '' }))).toMatchInlineSnapshot(`
+    expect(await refused(t, withTemplate({ name: '' }))).toMatchInlineSnapshot(`
       [
         {
           "ctx": {
@@ -112,7 +72,7 @@ describe('name', () => {
   });
 
   it('answers string_too_long for a name of 101 characters', async () => {
-    expect(await refused(withTemplate({ name: 'n'.repeat(101) }))).toEqual([
+    expect(await refused(t, withTemplate({ name: 'n'.repeat(101) }))).toEqual([
       expect.objectContaining({
         type: 'string_too_long',
         loc: ['body', 'template', 'name'],
@@ -122,11 +82,11 @@ describe('name', () => {
   });
 
   it('accepts a name of exactly 100 characters', async () => {
-    await accepted({ name: 'n'.repeat(100) });
+    await accepted(t, { name: 'n'.repeat(100) });
   });
 
   it('answers value_error for a blank name', async () => {
-    expect(await refused(withTemplate({ name: '   ' }))).toMatchInlineSnapshot(`
+    expect(await refused(t, withTemplate({ name: '   ' }))).toMatchInlineSnapshot(`
       [
         {
           "ctx": {
@@ -146,13 +106,13 @@ describe('name', () => {
   });
 
   it('answers value_error for a name with control characters', async () => {
-    expect(await refused(withTemplate({ name: 'Orders\nAPI' }))).toEqual([
+    expect(await refused(t, withTemplate({ name: 'Orders\nAPI' }))).toEqual([
       expect.objectContaining({ type: 'value_error', loc: ['body', 'template', 'name'] }),
     ]);
   });
 
   it('answers string_type for a name that is not a string', async () => {
-    expect(await refused(withTemplate({ name: 42 }))).toEqual([
+    expect(await refused(t, withTemplate({ name: 42 }))).toEqual([
       expect.objectContaining({ type: 'string_type', loc: ['body', 'template', 'name'], input: 42 }),
     ]);
   });
@@ -160,7 +120,7 @@ describe('name', () => {
 
 describe('auth_type and description', () => {
   it('answers enum for an unknown auth_type', async () => {
-    expect(await refused(withTemplate({ auth_type: 'kerberos' }))).toMatchInlineSnapshot(`
+    expect(await refused(t, withTemplate({ auth_type: 'kerberos' }))).toMatchInlineSnapshot(`
       [
         {
           "ctx": {
@@ -182,13 +142,13 @@ describe('auth_type and description', () => {
   it.each(['none', 'api_key', 'bearer', 'basic', 'oauth2_client_credentials'])(
     'accepts auth_type %s',
     async (authType) => {
-      const created = await accepted({ auth_type: authType });
+      const created = await accepted(t, { auth_type: authType });
       expect(created.template.auth_type).toBe(authType);
     },
   );
 
   it('answers string_too_long for a description over 2000 characters', async () => {
-    expect(await refused(withTemplate({ description: 'd'.repeat(2001) }))).toEqual([
+    expect(await refused(t, withTemplate({ description: 'd'.repeat(2001) }))).toEqual([
       expect.objectContaining({ type: 'string_too_long', loc: ['body', 'template', 'description'] }),
     ]);
   });
@@ -197,7 +157,7 @@ describe('auth_type and description', () => {
 describe('endpoints', () => {
   it('answers enum at ["body","template","endpoints",0,"method"] for an unknown method', async () => {
     expect(
-      await refused(withTemplate({ endpoints: [{ method: 'TRACE', path: '/x' }] })),
+      await refused(t, withTemplate({ endpoints: [{ method: 'TRACE', path: '/x' }] })),
     ).toMatchInlineSnapshot(`
       [
         {
@@ -225,7 +185,7 @@ describe('endpoints', () => {
       { method: 'POST', path: '/b' },
       { method: 'get', path: '/c' },
     ];
-    expect(await refused(withTemplate({ endpoints }))).toEqual([
+    expect(await refused(t, withTemplate({ endpoints }))).toEqual([
       expect.objectContaining({
         type: 'enum',
         loc: ['body', 'template', 'endpoints', 2, 'method'],
@@ -236,7 +196,7 @@ describe('endpoints', () => {
 
   it('answers value_error for a path that does not start with /', async () => {
     expect(
-      await refused(withTemplate({ endpoints: [{ method: 'GET', path: 'orders' }] })),
+      await refused(t, withTemplate({ endpoints: [{ method: 'GET', path: 'orders' }] })),
     ).toMatchInlineSnapshot(`
       [
         {
@@ -265,7 +225,7 @@ describe('endpoints', () => {
     '/orders/%252e%252e/admin',
     '//evil.example.com/x',
   ])('answers value_error for the path %s', async (path) => {
-    expect(await refused(withTemplate({ endpoints: [{ method: 'GET', path }] }))).toEqual([
+    expect(await refused(t, withTemplate({ endpoints: [{ method: 'GET', path }] }))).toEqual([
       expect.objectContaining({
         type: 'value_error',
         loc: ['body', 'template', 'endpoints', 0, 'path'],
@@ -275,7 +235,7 @@ describe('endpoints', () => {
   });
 
   it('answers missing for an endpoint without a path', async () => {
-    expect(await refused(withTemplate({ endpoints: [{ method: 'GET' }] }))).toEqual([
+    expect(await refused(t, withTemplate({ endpoints: [{ method: 'GET' }] }))).toEqual([
       expect.objectContaining({ type: 'missing', loc: ['body', 'template', 'endpoints', 0, 'path'] }),
     ]);
   });
@@ -285,6 +245,7 @@ describe('endpoints', () => {
     async (field) => {
       expect(
         await refused(
+          t,
           withTemplate({ endpoints: [{ method: 'POST', path: '/x', [field]: ['not', 'an', 'object'] }] }),
         ),
       ).toEqual([
@@ -298,7 +259,7 @@ describe('endpoints', () => {
       type: 'object',
       properties: { first_name: { type: 'string' }, lastName: { type: 'string' } },
     };
-    const created = await accepted({
+    const created = await accepted(t, {
       endpoints: [{ method: 'POST', path: '/people', body_schema: bodySchema }],
     });
     expect(created.template.endpoints).toEqual([
@@ -307,14 +268,14 @@ describe('endpoints', () => {
   });
 
   it('answers list_type when endpoints is not a list', async () => {
-    expect(await refused(withTemplate({ endpoints: { method: 'GET', path: '/x' } }))).toEqual([
+    expect(await refused(t, withTemplate({ endpoints: { method: 'GET', path: '/x' } }))).toEqual([
       expect.objectContaining({ type: 'list_type', loc: ['body', 'template', 'endpoints'] }),
     ]);
   });
 
   it('answers too_long for 101 endpoints', async () => {
     const endpoints = Array.from({ length: 101 }, (_, index) => ({ method: 'GET', path: `/e${index}` }));
-    expect(await refused(withTemplate({ endpoints }))).toEqual([
+    expect(await refused(t, withTemplate({ endpoints }))).toEqual([
       expect.objectContaining({
         type: 'too_long',
         loc: ['body', 'template', 'endpoints'],
@@ -325,14 +286,14 @@ describe('endpoints', () => {
 
   it('accepts exactly 100 endpoints', async () => {
     const endpoints = Array.from({ length: 100 }, (_, index) => ({ method: 'GET', path: `/e${index}` }));
-    const created = await accepted({ endpoints });
+    const created = await accepted(t, { endpoints });
     expect(created.template.endpoints).toHaveLength(100);
   });
 });
 
 describe('rate_limits', () => {
   it('answers greater_than_equal for a limit below 1', async () => {
-    expect(await refused(withTemplate({ rate_limits: { per_minute: 0 } }))).toMatchInlineSnapshot(`
+    expect(await refused(t, withTemplate({ rate_limits: { per_minute: 0 } }))).toMatchInlineSnapshot(`
       [
         {
           "ctx": {
@@ -353,7 +314,7 @@ describe('rate_limits', () => {
   });
 
   it('answers int_from_float for a fractional limit', async () => {
-    expect(await refused(withTemplate({ rate_limits: { per_hour: 2.5 } }))).toEqual([
+    expect(await refused(t, withTemplate({ rate_limits: { per_hour: 2.5 } }))).toEqual([
       expect.objectContaining({
         type: 'int_from_float',
         loc: ['body', 'template', 'rate_limits', 'per_hour'],
@@ -362,14 +323,14 @@ describe('rate_limits', () => {
   });
 
   it('answers int_parsing for a limit that is text', async () => {
-    expect(await refused(withTemplate({ rate_limits: { per_day: 'lots' } }))).toEqual([
+    expect(await refused(t, withTemplate({ rate_limits: { per_day: 'lots' } }))).toEqual([
       expect.objectContaining({ type: 'int_parsing', loc: ['body', 'template', 'rate_limits', 'per_day'] }),
     ]);
   });
 
   it('answers value_error at per_hour when per_minute exceeds it', async () => {
     expect(
-      await refused(withTemplate({ rate_limits: { per_minute: 100, per_hour: 50 } })),
+      await refused(t, withTemplate({ rate_limits: { per_minute: 100, per_hour: 50 } })),
     ).toMatchInlineSnapshot(`
       [
         {
@@ -392,14 +353,14 @@ describe('rate_limits', () => {
 
   it('answers value_error at per_day when per_hour exceeds it', async () => {
     expect(
-      await refused(withTemplate({ rate_limits: { per_minute: 1, per_hour: 500, per_day: 100 } })),
+      await refused(t, withTemplate({ rate_limits: { per_minute: 1, per_hour: 500, per_day: 100 } })),
     ).toEqual([
       expect.objectContaining({ type: 'value_error', loc: ['body', 'template', 'rate_limits', 'per_day'] }),
     ]);
   });
 
   it('answers value_error at per_day when per_minute exceeds it and per_hour is not given', async () => {
-    expect(await refused(withTemplate({ rate_limits: { per_minute: 500, per_day: 100 } }))).toEqual([
+    expect(await refused(t, withTemplate({ rate_limits: { per_minute: 500, per_day: 100 } }))).toEqual([
       expect.objectContaining({
         type: 'value_error',
         loc: ['body', 'template', 'rate_limits', 'per_day'],
@@ -409,12 +370,12 @@ describe('rate_limits', () => {
   });
 
   it('accepts equal limits in every window', async () => {
-    const created = await accepted({ rate_limits: { per_minute: 7, per_hour: 7, per_day: 7 } });
+    const created = await accepted(t, { rate_limits: { per_minute: 7, per_hour: 7, per_day: 7 } });
     expect(created.template.rate_limits).toEqual({ per_minute: 7, per_hour: 7, per_day: 7 });
   });
 
   it('answers dict_type when rate_limits is not an object', async () => {
-    expect(await refused(withTemplate({ rate_limits: 60 }))).toEqual([
+    expect(await refused(t, withTemplate({ rate_limits: 60 }))).toEqual([
       expect.objectContaining({ type: 'dict_type', loc: ['body', 'template', 'rate_limits'] }),
     ]);
   });
@@ -422,7 +383,7 @@ describe('rate_limits', () => {
 
 describe('several problems at once', () => {
   it('reports every problem of one request together', async () => {
-    const detail = await refused({
+    const detail = await refused(t, {
       template: {
         name: '',
         base_url: 'https://10.1.2.3',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { createConnector, storedRows, template } from './connectors-support.js';
 
 let t: TestApp;
 let chairman: Caller;
@@ -10,56 +11,6 @@ beforeAll(async () => {
   chairman = await t.caller(['chairman']);
 });
 afterAll(() => t.close());
-
-function template(name: string, overrides: Record<string, unknown> = {}) {
-  return {
-    name,
-    base_url: 'https://api.example.com/v1',
-    auth_type: 'bearer',
-    description: 'Customer records',
-    endpoints: [
-      {
-        method: 'GET',
-        path: '/customers',
-        query_params: { limit: { type: 'integer' } },
-        response_schema: { type: 'array' },
-      },
-      {
-        method: 'POST',
-        path: '/customers',
-        body_schema: { type: 'object', properties: { email: { type: 'string' } } },
-      },
-    ],
-    rate_limits: { per_minute: 60, per_hour: 1000, per_day: 10000 },
-    ...overrides,
-  };
-}
-
-async function create(caller: Caller, name: string, overrides: Record<string, unknown> = {}) {
-  const response = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller,
-    body: { template: template(name, overrides) },
-  });
-  expect(response.status).toBe(201);
-  return response.body as {
-    id: string;
-    version: number;
-    template: Record<string, unknown>;
-    created_at: string;
-    updated_at: string;
-  };
-}
-
-/** Rows a tenant has in the three tables a connector write touches. */
-async function storedRows(tenantId: string) {
-  const prisma = t.db.prisma;
-  const [connectors, versions, audits] = await Promise.all([
-    prisma.connector.count({ where: { tenantId } }),
-    prisma.connectorVersion.count({ where: { connector: { tenantId } } }),
-    prisma.auditEntry.count({ where: { tenantId, action: { startsWith: 'connector.' } } }),
-  ]);
-  return { connectors, versions, audits };
-}
 
 describe('POST /api/v1/forge/connectors', () => {
   it('creates an active connector at version 1 and answers 201 with the Connector', async () => {
@@ -80,7 +31,7 @@ describe('POST /api/v1/forge/connectors', () => {
   });
 
   it('stamps a new connector created and updated at the same instant', async () => {
-    const created = await create(chairman, 'Stamped');
+    const created = await createConnector(t, chairman, 'Stamped');
     expect(created.created_at).toBe(created.updated_at);
   });
 
@@ -120,7 +71,7 @@ describe('POST /api/v1/forge/connectors', () => {
 
   it('writes a version row and a connector.create audit row', async () => {
     const caller = await t.caller(['chairman']);
-    const created = await create(caller, 'Audited');
+    const created = await createConnector(t, caller, 'Audited');
     const versions = await t.db.prisma.connectorVersion.findMany({ where: { connectorId: created.id } });
     expect(versions).toEqual([
       expect.objectContaining({ version: 1, template: template('Audited'), createdBy: caller.sub }),
@@ -156,7 +107,7 @@ describe('POST /api/v1/forge/connectors', () => {
       });
       expect(response.status).toBe(403);
       expect(response.body).toEqual({ detail: 'Not allowed for your role' });
-      expect(await storedRows(caller.tenantId)).toEqual({ connectors: 0, versions: 0, audits: 0 });
+      expect(await storedRows(t, caller.tenantId)).toEqual({ connectors: 0, versions: 0, audits: 0 });
     },
   );
 
@@ -168,7 +119,7 @@ describe('POST /api/v1/forge/connectors', () => {
 
   it('answers 409 for a name the tenant already uses and stores nothing more', async () => {
     const caller = await t.caller(['chairman']);
-    await create(caller, 'Billing');
+    await createConnector(t, caller, 'Billing');
     const response = await t.rest('POST', '/api/v1/forge/connectors', {
       caller,
       body: { template: template('Billing') },
@@ -179,23 +130,23 @@ describe('POST /api/v1/forge/connectors', () => {
         "detail": "A connector named 'Billing' already exists (names are compared ignoring case)",
       }
     `);
-    expect(await storedRows(caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
+    expect(await storedRows(t, caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
   });
 
   it('answers 409 for a name that differs only in case', async () => {
     const caller = await t.caller(['chairman']);
-    await create(caller, 'Billing');
+    await createConnector(t, caller, 'Billing');
     const response = await t.rest('POST', '/api/v1/forge/connectors', {
       caller,
       body: { template: template('BILLING') },
     });
     expect(response.status).toBe(409);
-    expect(await storedRows(caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
+    expect(await storedRows(t, caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
   });
 
   it('answers 409 for a name that differs only in compatibility forms and surrounding spaces', async () => {
     const caller = await t.caller(['chairman']);
-    await create(caller, 'Billing');
+    await createConnector(t, caller, 'Billing');
     const response = await t.rest('POST', '/api/v1/forge/connectors', {
       caller,
       body: { template: template(' Ｂｉｌｌｉｎｇ ') },
@@ -206,8 +157,8 @@ describe('POST /api/v1/forge/connectors', () => {
   it('lets two tenants use the same name', async () => {
     const first = await t.caller(['chairman']);
     const second = await t.caller(['chairman']);
-    await create(first, 'Shared name');
-    await create(second, 'Shared name');
+    await createConnector(t, first, 'Shared name');
+    await createConnector(t, second, 'Shared name');
   });
 
   it('answers 409 to one of two concurrent creates with the same name', async () => {
@@ -218,13 +169,13 @@ describe('POST /api/v1/forge/connectors', () => {
       ),
     );
     expect(responses.map((response) => response.status).sort()).toEqual([201, 409]);
-    expect(await storedRows(caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
+    expect(await storedRows(t, caller.tenantId)).toEqual({ connectors: 1, versions: 1, audits: 1 });
   });
 });
 
 describe('GET /api/v1/forge/connectors/{id}', () => {
   it('reads a connector of the caller’s tenant, for any role', async () => {
-    const created = await create(chairman, 'Readable');
+    const created = await createConnector(t, chairman, 'Readable');
     const member = await t.caller(['member'], { tenantId: chairman.tenantId });
     const response = await t.rest('GET', `/api/v1/forge/connectors/${created.id}`, { caller: member });
     expect(response.status).toBe(200);
@@ -232,7 +183,7 @@ describe('GET /api/v1/forge/connectors/{id}', () => {
   });
 
   it('answers 404 for another tenant’s connector', async () => {
-    const created = await create(chairman, 'Private to one tenant');
+    const created = await createConnector(t, chairman, 'Private to one tenant');
     const stranger = await t.caller(['chairman']);
     const response = await t.rest('GET', `/api/v1/forge/connectors/${created.id}`, { caller: stranger });
     expect(response.status).toBe(404);
@@ -275,8 +226,8 @@ describe('GET /api/v1/forge/connectors', () => {
   it('lists the tenant’s connectors newest first, page by page', async () => {
     const caller = await t.caller(['chairman']);
     const ids: string[] = [];
-    for (const name of ['One', 'Two', 'Three']) ids.push((await create(caller, name)).id);
-    await create(await t.caller(['chairman']), 'Other tenant');
+    for (const name of ['One', 'Two', 'Three']) ids.push((await createConnector(t, caller, name)).id);
+    await createConnector(t, await t.caller(['chairman']), 'Other tenant');
 
     const first = await t.rest('GET', '/api/v1/forge/connectors?limit=2', { caller });
     expect(first.status).toBe(200);

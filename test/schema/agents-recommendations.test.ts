@@ -1,19 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { AuditLog } from '../support/audit.js';
 import { ClaimTask, CompleteTask, DecideRecommendation, queueTask, RecordOutcome } from './agents-support.js';
-
-const AuditLog = graphql(`
-  query AgentsRecommendationAudit($action: String) {
-    auditLog(action: $action) {
-      nodes {
-        action
-        targetId
-        outcome
-      }
-    }
-  }
-`);
 
 let t: TestApp;
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectorTemplateInput } from '../../src/generated/graphql/graphql.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { AuditLog } from '../support/audit.js';
 import { createTestDatabase } from '../support/database.js';
 
 const CreateConnectorForTest = graphql(`
@@ -56,18 +57,6 @@ const ConnectorsPage = graphql(`
         name
       }
       nextCursor
-    }
-  }
-`);
-
-const ConnectorAudit = graphql(`
-  query ConnectorAudit($action: String) {
-    auditLog(action: $action) {
-      nodes {
-        action
-        targetId
-        outcome
-      }
     }
   }
 `);
@@ -184,7 +173,7 @@ describe('createConnector', () => {
   it('shows up in the audit log as connector.create', async () => {
     const caller = await t.caller(['chairman']);
     const connector = await createConnector(caller, 'Audit me');
-    const result = await t.graphql(ConnectorAudit, { action: 'connector.create' }, caller);
+    const result = await t.graphql(AuditLog, { action: 'connector.create' }, caller);
     expect(result.data?.auditLog.nodes).toEqual([
       { action: 'connector.create', targetId: connector.id, outcome: 'created' },
     ]);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { AuditLog } from '../support/audit.js';
 import {
   CompleteAbTest,
   CreateAbTest,
@@ -37,18 +38,6 @@ const AbTests = graphql(`
         status
       }
       nextCursor
-    }
-  }
-`);
-
-const Audit = graphql(`
-  query ExperimentsAudit($action: String) {
-    auditLog(action: $action) {
-      nodes {
-        action
-        targetId
-        outcome
-      }
     }
   }
 `);
@@ -105,7 +94,7 @@ describe('createAbTest', () => {
   it('writes an audit row', async () => {
     const caller = await t.caller(['chairman']);
     const test = await draftTest(t, caller);
-    const audit = await t.graphql(Audit, { action: 'ab_test.create' }, caller);
+    const audit = await t.graphql(AuditLog, { action: 'ab_test.create' }, caller);
     expect(audit.data?.auditLog.nodes).toEqual([
       { action: 'ab_test.create', targetId: test.id, outcome: 'created' },
     ]);

@@ -1,0 +1,107 @@
+import { expect } from 'vitest';
+import type { Caller, TestApp } from '../support/app.js';
+
+/** A minimal template that passes every check; the validation tests change one field of it at a time. */
+export const VALID_TEMPLATE = {
+  name: 'Orders API',
+  base_url: 'https://api.example.com/v2',
+  auth_type: 'api_key',
+  endpoints: [{ method: 'GET', path: '/orders' }],
+  rate_limits: { per_minute: 10, per_hour: 100, per_day: 1000 },
+};
+
+/** A POST/PUT body whose template is VALID_TEMPLATE with `overrides`. */
+export const withTemplate = (overrides: Record<string, unknown>) => ({
+  template: { ...VALID_TEMPLATE, ...overrides },
+});
+
+/** A full template (every part given) named `name`, with `overrides`. */
+export function template(name: string, overrides: Record<string, unknown> = {}) {
+  return {
+    name,
+    base_url: 'https://api.example.com/v1',
+    auth_type: 'bearer',
+    description: 'Customer records',
+    endpoints: [
+      {
+        method: 'GET',
+        path: '/customers',
+        query_params: { limit: { type: 'integer' } },
+        response_schema: { type: 'array' },
+      },
+      {
+        method: 'POST',
+        path: '/customers',
+        body_schema: { type: 'object', properties: { email: { type: 'string' } } },
+      },
+    ],
+    rate_limits: { per_minute: 60, per_hour: 1000, per_day: 10000 },
+    ...overrides,
+  };
+}
+
+export interface CreatedConnector {
+  id: string;
+  version: number;
+  template: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Creates a connector from `template(name, overrides)` as `caller` and expects 201. */
+export async function createConnector(
+  t: TestApp,
+  caller: Caller,
+  name: string,
+  overrides: Record<string, unknown> = {},
+): Promise<CreatedConnector> {
+  const response = await t.rest('POST', '/api/v1/forge/connectors', {
+    caller,
+    body: { template: template(name, overrides) },
+  });
+  expect(response.status).toBe(201);
+  return response.body as CreatedConnector;
+}
+
+/**
+ * Rows a tenant has in the three tables a connector write touches. Audit rows count when their action
+ * starts with `connector.`, or whatever their action with `anyAudit`.
+ */
+export async function storedRows(t: TestApp, tenantId: string, { anyAudit = false } = {}) {
+  const prisma = t.db.prisma;
+  const [connectors, versions, audits] = await Promise.all([
+    prisma.connector.count({ where: { tenantId } }),
+    prisma.connectorVersion.count({ where: { connector: { tenantId } } }),
+    prisma.auditEntry.count({
+      where: anyAudit ? { tenantId } : { tenantId, action: { startsWith: 'connector.' } },
+    }),
+  ]);
+  return { connectors, versions, audits };
+}
+
+/** Posts a body as a chairman of a fresh tenant, expects 422, checks nothing was stored, answers the detail. */
+export async function refused(
+  t: TestApp,
+  body: unknown,
+): Promise<{ type: string; loc: (string | number)[]; msg: string; input: unknown }[]> {
+  const caller: Caller = await t.caller(['chairman']);
+  const response = await t.rest('POST', '/api/v1/forge/connectors', { caller, body });
+  expect(response.status).toBe(422);
+  expect(await storedRows(t, caller.tenantId, { anyAudit: true })).toEqual({
+    connectors: 0,
+    versions: 0,
+    audits: 0,
+  });
+  return response.body.detail;
+}
+
+/** Posts `withTemplate(overrides)` as a chairman of a fresh tenant, expects 201, answers the Connector. */
+export async function accepted(t: TestApp, overrides: Record<string, unknown>) {
+  const caller = await t.caller(['chairman']);
+  const response = await t.rest('POST', '/api/v1/forge/connectors', {
+    caller,
+    body: withTemplate(overrides),
+  });
+  expect(response.status).toBe(201);
+  return response.body;
+}
