@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { graphql } from '../src/generated/graphql/index.js';
+import { MAX_REQUEST_BYTES } from '../src/plugins/use-body-limit.js';
 import { defineRoute, fromBody, fromPath } from './route.js';
 
 const SendChatMessage = graphql(`
@@ -34,7 +35,7 @@ const AgentVitals = graphql(`
  * Room for the largest valid message: every attachment at its limit, base64-encoded (about 66.7 MiB), plus
  * the JSON around it; the same limit the GraphQL endpoint applies.
  */
-const MAX_CHAT_BODY_BYTES = 72 * 1024 * 1024;
+const MAX_CHAT_BODY_BYTES = MAX_REQUEST_BYTES;
 
 export const agentsRoutes = [
   defineRoute({

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createInMemoryCache, useResponseCache } from '@graphql-yoga/plugin-response-cache';
-import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { useRest } from '../rest/index.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
@@ -15,9 +14,10 @@ import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidat
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { createLogger, type Logger } from './logger.js';
-import { useBodyLimit } from './plugins/use-body-limit.js';
+import { MAX_REQUEST_BYTES, useBodyLimit } from './plugins/use-body-limit.js';
 import { useErrorLog } from './plugins/use-error-log.js';
 import { useHealth } from './plugins/use-health.js';
+import { useNoIntrospection } from './plugins/use-no-introspection.js';
 import { useRequestId } from './plugins/use-request-id.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { schema } from './schema/index.js';
@@ -79,11 +79,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logging: false,
     maskedErrors: true,
     // yoga's own limit (25 MB by default) must admit what useBodyLimit admits: a chat with 5 attachments.
-    maxRequestBodySize: 72 * 1024 * 1024,
+    maxRequestBodySize: MAX_REQUEST_BYTES,
     plugins: [
       useRequestId(),
       useRequestLog({ logger }),
-      useBodyLimit(),
+      useBodyLimit({ maxBytes: MAX_REQUEST_BYTES }),
       useHealth({ ready: () => db.ready() }),
       useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),
       EnvelopArmorPlugin({
@@ -94,17 +94,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         maxTokens: { n: 5000 },
         blockFieldSuggestion: { enabled: config.production },
       }),
-      ...(config.production
-        ? [
-            {
-              onValidate: ({
-                addValidationRule,
-              }: {
-                addValidationRule: (rule: typeof NoSchemaIntrospectionCustomRule) => void;
-              }) => addValidationRule(NoSchemaIntrospectionCustomRule),
-            },
-          ]
-        : []),
+      ...(config.production ? [useNoIntrospection()] : []),
       useResponseCache<Context>({
         cache: responseCache,
         session: (_request, context) =>
