@@ -5,6 +5,8 @@ import type { RequestSpec } from './measure.js';
 /** A domain benchmark: prepares data, then names the request to repeat. Null skips it. */
 export interface DomainBenchmark {
   name: string;
+  /** Also measure one client alone against this per-request latency target. */
+  perRequestTargetMs?: number;
   prepare(
     t: TestApp,
     caller: Caller,

@@ -44,6 +44,7 @@ async function runningTest(t: TestApp, caller: Caller) {
 /** Results of a test with 1,000,000 subjects: counters make the read independent of the subject count. */
 export const abTestResultsAtScale: DomainBenchmark = {
   name: 'GET ab-test results, 1,000,000 subjects',
+  perRequestTargetMs: 20,
   async prepare(t, caller, baseUrl) {
     const test = await runningTest(t, caller);
     const [control, treatment] = test.variants.map((variant) => variant.id);

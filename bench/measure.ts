@@ -26,7 +26,9 @@ export async function measure(
     while (performance.now() < deadline && sent < maxRequests) {
       sent++;
       const begin = performance.now();
-      const response = await fetch(url, typeof init === 'function' ? init(sent) : init);
+      const spec = typeof init === 'function' ? init(sent) : init;
+      // A keep-alive socket the server closed while idle (between cases) is reset once; send again.
+      const response = await fetch(url, spec).catch(() => fetch(url, spec));
       await response.arrayBuffer();
       if (response.status >= 400) throw new Error(`${url} answered ${response.status}`);
       latencies.push(performance.now() - begin);
