@@ -18,8 +18,10 @@ import { MAX_REQUEST_BYTES, useBodyLimit } from './plugins/use-body-limit.js';
 import { useErrorLog } from './plugins/use-error-log.js';
 import { useHealth } from './plugins/use-health.js';
 import { useNoIntrospection } from './plugins/use-no-introspection.js';
+import { useRateLimit } from './plugins/use-rate-limit.js';
 import { useRequestId } from './plugins/use-request-id.js';
 import { useRequestLog } from './plugins/use-request-log.js';
+import { createRateLimiter } from './rate-limit.js';
 import { schema } from './schema/index.js';
 import type { Services } from './services.js';
 import { createTenantRegistry } from './tenancy.js';
@@ -57,6 +59,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
   const bus = await createEventBus({ redisUrl: config.redisUrl });
   const responseCache = createInMemoryCache();
+  const rateLimiter = await createRateLimiter({
+    perMinute: config.rateLimitPerMinute,
+    redisUrl: config.redisUrl,
+  });
   const services: Services = {
     config: { ...config, auth: { ...config.auth, jwtSecret } },
     db,
@@ -83,6 +89,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     plugins: [
       useRequestId(),
       useRequestLog({ logger }),
+      useRateLimit({ limiter: rateLimiter }),
       useBodyLimit({ maxBytes: MAX_REQUEST_BYTES }),
       useHealth({ ready: () => db.ready() }),
       useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),
@@ -128,6 +135,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       await services.relay.stop();
       await Promise.all(background.splice(0).map((stop) => stop()));
       await bus.close();
+      await rateLimiter.close();
       if (!options.db) await db.close();
     },
   };

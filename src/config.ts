@@ -27,6 +27,7 @@ const environment = z.object({
   AUTH_JWKS_URL: optionalString.pipe(z.url().optional()),
   AUTH_ISSUER: optionalString,
   AUTH_AUDIENCE: optionalString,
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
@@ -43,6 +44,8 @@ export interface Config {
     issuer: string | undefined;
     audience: string | undefined;
   };
+  /** Requests each caller (bearer credential, else client address) may make per minute. */
+  rateLimitPerMinute: number;
   logLevel: z.infer<typeof environment>['LOG_LEVEL'];
   production: boolean;
 }
@@ -75,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       issuer: values.AUTH_ISSUER,
       audience: values.AUTH_AUDIENCE,
     },
+    rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     logLevel: values.LOG_LEVEL,
     production,
   };
