@@ -54,6 +54,53 @@ function uuidMessage(input: unknown): string {
   return `Input should be a valid UUID, invalid length: expected 36 characters, found ${text.length}`;
 }
 
+const bounds = {
+  min: {
+    string: ['string_too_short', 'at least', 'min_length'],
+    list: ['too_short', 'at least', 'min_length'],
+    inclusive: ['greater_than_equal', 'greater than or equal to', 'ge'],
+    exclusive: ['greater_than', 'greater than', 'gt'],
+  },
+  max: {
+    string: ['string_too_long', 'at most', 'max_length'],
+    list: ['too_long', 'at most', 'max_length'],
+    inclusive: ['less_than_equal', 'less than or equal to', 'le'],
+    exclusive: ['less_than', 'less than', 'lt'],
+  },
+} as const;
+
+/** Length and range violations, worded as Pydantic words them for strings, lists and numbers. */
+function sizeIssue(
+  side: 'min' | 'max',
+  limit: number,
+  origin: string,
+  inclusive: boolean,
+  input: unknown,
+): Omit<ValidationDetail, 'loc'> {
+  const words = bounds[side];
+  if (origin === 'string') {
+    const [type, phrase, key] = words.string;
+    return {
+      type,
+      msg: `String should have ${phrase} ${plural(limit, 'character')}`,
+      input,
+      ctx: { [key]: limit },
+    };
+  }
+  if (origin === 'array' || origin === 'set') {
+    const [type, phrase, key] = words.list;
+    const actual = Array.isArray(input) ? input.length : 0;
+    return {
+      type,
+      msg: `List should have ${phrase} ${plural(limit, 'item')} after validation, not ${actual}`,
+      input,
+      ctx: { field_type: 'List', [key]: limit, actual_length: actual },
+    };
+  }
+  const [type, phrase, key] = inclusive ? words.inclusive : words.exclusive;
+  return { type, msg: `Input should be ${phrase} ${limit}`, input, ctx: { [key]: limit } };
+}
+
 function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<ValidationDetail, 'loc'> {
   const input = 'input' in issue ? issue.input : valueAt(root, issue.path);
   const target = schemaAt(schema, issue.path);
@@ -95,62 +142,10 @@ function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<Va
       const [type, msg] = typeWords[issue.expected] ?? ['value_error', `Value error, ${issue.message}`];
       return { type, msg, input };
     }
-    case 'too_small': {
-      const min = Number(issue.minimum);
-      if (issue.origin === 'string') {
-        return {
-          type: 'string_too_short',
-          msg: `String should have at least ${plural(min, 'character')}`,
-          input,
-          ctx: { min_length: min },
-        };
-      }
-      if (issue.origin === 'array' || issue.origin === 'set') {
-        const actual = Array.isArray(input) ? input.length : 0;
-        return {
-          type: 'too_short',
-          msg: `List should have at least ${plural(min, 'item')} after validation, not ${actual}`,
-          input,
-          ctx: { field_type: 'List', min_length: min, actual_length: actual },
-        };
-      }
-      return issue.inclusive
-        ? {
-            type: 'greater_than_equal',
-            msg: `Input should be greater than or equal to ${min}`,
-            input,
-            ctx: { ge: min },
-          }
-        : { type: 'greater_than', msg: `Input should be greater than ${min}`, input, ctx: { gt: min } };
-    }
-    case 'too_big': {
-      const max = Number(issue.maximum);
-      if (issue.origin === 'string') {
-        return {
-          type: 'string_too_long',
-          msg: `String should have at most ${plural(max, 'character')}`,
-          input,
-          ctx: { max_length: max },
-        };
-      }
-      if (issue.origin === 'array' || issue.origin === 'set') {
-        const actual = Array.isArray(input) ? input.length : 0;
-        return {
-          type: 'too_long',
-          msg: `List should have at most ${plural(max, 'item')} after validation, not ${actual}`,
-          input,
-          ctx: { field_type: 'List', max_length: max, actual_length: actual },
-        };
-      }
-      return issue.inclusive
-        ? {
-            type: 'less_than_equal',
-            msg: `Input should be less than or equal to ${max}`,
-            input,
-            ctx: { le: max },
-          }
-        : { type: 'less_than', msg: `Input should be less than ${max}`, input, ctx: { lt: max } };
-    }
+    case 'too_small':
+      return sizeIssue('min', Number(issue.minimum), issue.origin, issue.inclusive ?? true, input);
+    case 'too_big':
+      return sizeIssue('max', Number(issue.maximum), issue.origin, issue.inclusive ?? true, input);
     case 'invalid_value': {
       // An enum or literal that is absent is missing, as in Pydantic, not a wrong choice.
       if (input === undefined) {
