@@ -7,7 +7,3 @@ export interface Viewer {
   tenantId: string;
   roles: readonly Role[];
 }
-
-export function hasRole(viewer: Viewer | null, ...roles: Role[]): boolean {
-  return !!viewer && roles.some((role) => viewer.roles.includes(role));
-}

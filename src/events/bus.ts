@@ -1,5 +1,5 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
-import { createPubSub, filter, pipe, Repeater } from 'graphql-yoga';
+import { createPubSub, filter, pipe } from 'graphql-yoga';
 import { Redis } from 'ioredis';
 import type { BusEvent, EventType } from './topics.js';
 
@@ -68,5 +68,3 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
     },
   };
 }
-
-export { Repeater };

@@ -6,8 +6,6 @@ export type { IssueParams, ValidationDetail } from './pydantic.js';
 export { toValidationDetail } from './pydantic.js';
 export { camelizeInput, snakePath } from './schema-walk.js';
 
-export type ArgsSchema = z.ZodType<unknown, Record<string, unknown>>;
-
 /**
  * Validates a field's arguments against the rules defined once for GraphQL and REST; throws a 422
  * `BAD_USER_INPUT` error whose detail items are located relative to the arguments.
