@@ -1,4 +1,5 @@
 import type { YogaInitialContext } from 'graphql-yoga';
+import { authenticateRequest } from './auth/request.js';
 import { AuthenticationError } from './auth/tokens.js';
 import type { Viewer } from './auth/viewer.js';
 import type { PrismaClient } from './db/client.js';
@@ -21,13 +22,15 @@ export interface ServerContext {
   viewer?: Viewer;
   /** graphql-ws: the `connection_init` payload. */
   connectionParams?: Record<string, unknown>;
+  /** node:http: the incoming message, whose socket gives the client address. */
+  req?: { socket?: { remoteAddress?: string | undefined } };
 }
 
 /** One context factory for HTTP, WebSocket and REST. */
 export function createContextFactory(services: Services) {
   return async (initial: YogaInitialContext & ServerContext): Promise<Context> => {
     const requestId = requestIdOf(initial.request);
-    const viewer = initial.viewer ?? (await authenticate(services, authorizationOf(initial)));
+    const viewer = initial.viewer ?? (await viewerOf(services, initial));
     return {
       requestId,
       viewer,
@@ -38,10 +41,26 @@ export function createContextFactory(services: Services) {
   };
 }
 
-function authorizationOf(initial: YogaInitialContext & ServerContext): string | null {
-  const fromSocket = initial.connectionParams?.authorization ?? initial.connectionParams?.Authorization;
-  if (typeof fromSocket === 'string') return fromSocket;
-  return initial.request.headers.get('authorization');
+/**
+ * HTTP requests reuse the verification made when the request arrived (see useAuthentication); WebSocket
+ * operations carry their credential in the `connection_init` payload.
+ */
+async function viewerOf(
+  services: Services,
+  initial: YogaInitialContext & ServerContext,
+): Promise<Viewer | null> {
+  if (initial.connectionParams) {
+    const fromSocket = initial.connectionParams.authorization ?? initial.connectionParams.Authorization;
+    return authenticate(
+      services,
+      typeof fromSocket === 'string' ? fromSocket : initial.request.headers.get('authorization'),
+    );
+  }
+  const outcome = await authenticateRequest(services.tokens, initial.request);
+  if (outcome.status === 'failed') throw unauthenticated(outcome.error.message);
+  if (outcome.status === 'anonymous') return null;
+  await services.tenants.ensure(outcome.viewer.tenantId);
+  return outcome.viewer;
 }
 
 /** Verifies a bearer credential and makes sure its tenant exists; null when there is no credential. */

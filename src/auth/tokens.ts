@@ -1,14 +1,24 @@
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.js';
+import { textProblem } from '../validation/input-rules.js';
+import { TokenCache } from './token-cache.js';
 import { ROLES, type Viewer } from './viewer.js';
 
 export class AuthenticationError extends Error {
   override name = 'AuthenticationError';
 }
 
+/** Longest `sub` accepted: it is stored as the actor of audit rows, tasks and events. */
+export const MAX_SUBJECT_LENGTH = 256;
+
 const claims = z.object({
-  sub: z.string().min(1, 'sub is required'),
+  sub: z
+    .string()
+    .min(1, 'sub is required')
+    .max(MAX_SUBJECT_LENGTH, `sub must be at most ${MAX_SUBJECT_LENGTH} characters`)
+    // The subject is stored as text: the same rule as every input (no NUL, no unpaired surrogate).
+    .refine((sub) => textProblem(sub) === null, 'sub must be valid text without NUL characters'),
   tenant_id: z.uuid({ error: 'tenant_id must be a uuid' }),
   roles: z.array(z.enum(ROLES)).default([]),
 });
@@ -18,7 +28,15 @@ export interface TokenVerifier {
   verify(authorization: string | null | undefined): Promise<Viewer>;
 }
 
-export function createTokenVerifier(auth: Config['auth']): TokenVerifier {
+export interface TokenVerifierOptions {
+  /** Where verified tokens are remembered until their `exp`. Default: a TokenCache of 5000 entries. */
+  cache?: TokenCache;
+}
+
+export function createTokenVerifier(
+  auth: Config['auth'],
+  { cache = new TokenCache() }: TokenVerifierOptions = {},
+): TokenVerifier {
   const secret = auth.jwtSecret ? new TextEncoder().encode(auth.jwtSecret) : undefined;
   const jwks = auth.jwksUrl ? createRemoteJWKSet(new URL(auth.jwksUrl)) : undefined;
   const options = {
@@ -48,20 +66,27 @@ export function createTokenVerifier(auth: Config['auth']): TokenVerifier {
           authorization ? 'Authorization must be "Bearer <token>"' : 'Not authenticated',
         );
       }
+      const token = match[1];
+      const known = cache.get(token);
+      if (known) return known;
       let payload: JWTPayload;
       try {
-        payload = await verifyJwt(match[1]);
+        payload = await verifyJwt(token);
       } catch (error) {
         if (error instanceof AuthenticationError) throw error;
         throw new AuthenticationError(describeJoseError(error));
       }
       const parsed = claims.safeParse(payload);
       if (!parsed.success) throw new AuthenticationError(`Invalid token: ${parsed.error.issues[0]?.message}`);
-      return {
+      // Frozen: a cached viewer is shared by every request that presents the same token.
+      const viewer: Viewer = Object.freeze({
         sub: parsed.data.sub,
         tenantId: parsed.data.tenant_id.toLowerCase(),
-        roles: parsed.data.roles,
-      };
+        roles: Object.freeze(parsed.data.roles),
+      });
+      // `exp` is a required claim, so verified payloads always carry it.
+      cache.set(token, viewer, payload.exp as number);
+      return viewer;
     },
   };
 }

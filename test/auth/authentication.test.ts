@@ -26,6 +26,13 @@ const sign = (
   return jwt.sign(key);
 };
 
+/** A well-signed token whose subject the service cannot store. */
+const signSubject = (sub: string) =>
+  new SignJWT({ tenant_id: tenantId, roles: ['chairman'], sub })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('5m')
+    .sign(secret);
+
 const unsigned = (claims: Record<string, unknown>) => {
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
   return `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: 'alice', exp: Math.floor(Date.now() / 1000) + 300, ...claims })}.`;
@@ -44,6 +51,9 @@ const badTokens: [string, () => Promise<string> | string][] = [
   ['a tenant_id that is not a uuid', () => sign({ tenant_id: 'acme', roles: ['chairman'] })],
   ['an unknown role', () => sign({ tenant_id: tenantId, roles: ['emperor'] })],
   ['garbage', () => 'not-a-jwt'],
+  ['a sub with a NUL character', () => signSubject('al\u0000ice')],
+  ['a sub with a lone surrogate', () => signSubject('al\ud800ice')],
+  ['a sub longer than 256 characters', () => signSubject('a'.repeat(257))],
 ];
 
 let t: TestApp;

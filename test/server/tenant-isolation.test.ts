@@ -1,0 +1,389 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type GraphQLField,
+  type GraphQLInputType,
+  getNamedType,
+  isInputObjectType,
+  isScalarType,
+} from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Role } from '../../src/auth/viewer.js';
+import { schema } from '../../src/schema/index.js';
+import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { type SeededTenant, seedTenant } from '../support/seed.js';
+
+/** Arguments that name a tenant-owned object without being of type ID. */
+const ID_LIKE_NAMES = new Set(['baseModel', 'processId', 'candidateId']);
+
+function takesIdLike(type: GraphQLInputType, name: string, seen = new Set<string>()): boolean {
+  const named = getNamedType(type);
+  if (isScalarType(named)) return named.name === 'ID' || ID_LIKE_NAMES.has(name);
+  if (!isInputObjectType(named) || seen.has(named.name)) return false;
+  seen.add(named.name);
+  return Object.values(named.getFields()).some((field) => takesIdLike(field.type, field.name, seen));
+}
+
+/** Every query and mutation with an id-like argument, also inside its input objects. */
+function fieldsWithIdArguments(): string[] {
+  const roots = [schema.getQueryType(), schema.getMutationType()];
+  return roots.flatMap((root) =>
+    Object.values(root?.getFields() ?? {})
+      .filter((field: GraphQLField<unknown, unknown>) =>
+        field.args.some((arg) => takesIdLike(arg.type, arg.name)),
+      )
+      .map((field) => `${root?.name}.${field.name}`),
+  );
+}
+
+/** The ids a case needs: tenant A's objects, or ids that name nothing. */
+interface Target {
+  tenantId: string;
+  abTestId: string;
+  variantId: string;
+  connectorId: string;
+  taskId: string;
+  threadId: string;
+  recommendationId: string;
+  modelVersionId: string;
+  baseModel: string;
+  processId: string;
+  candidateId: string;
+}
+
+interface Case {
+  /** Roles allowed to call it at all; any other role is refused for every id alike. */
+  roles: Role[];
+  query: string;
+  variables(target: Target): Record<string, unknown>;
+  /** Mutations keyed by a name create the caller's own object instead of answering not found. */
+  createsOwn?: boolean;
+}
+
+const everyone: Role[] = ['chairman', 'operator', 'member', 'agent'];
+const managers: Role[] = ['chairman', 'operator'];
+const experimenters: Role[] = ['chairman', 'operator', 'agent'];
+const deciders: Role[] = ['chairman', 'operator', 'member'];
+
+const connectorInput = { template: { name: 'Probe', baseUrl: 'https://api.example.com', authType: 'none' } };
+
+const cases: Record<string, Case> = {
+  'Query.abTest': {
+    roles: everyone,
+    query: 'query($id: ID!) { abTest(id: $id) { id name } }',
+    variables: (target) => ({ id: target.abTestId }),
+  },
+  'Query.abTestResults': {
+    roles: everyone,
+    query: 'query($id: ID!) { abTestResults(testId: $id) { testId variants { name observations } } }',
+    variables: (target) => ({ id: target.abTestId }),
+  },
+  'Query.connector': {
+    roles: everyone,
+    query: 'query($id: ID!) { connector(id: $id) { id name template } }',
+    variables: (target) => ({ id: target.connectorId }),
+  },
+  'Query.task': {
+    roles: everyone,
+    query: 'query($id: ID!) { task(id: $id) { id message output } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Query.thread': {
+    roles: everyone,
+    query: 'query($id: ID!) { thread(id: $id) { id messages { body } } }',
+    variables: (target) => ({ id: target.threadId }),
+  },
+  'Query.modelVersions': {
+    roles: everyone,
+    query: 'query($baseModel: String!) { modelVersions(baseModel: $baseModel) { id tenantId } }',
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
+  'Query.productionModel': {
+    roles: everyone,
+    query: 'query($baseModel: String!) { productionModel(baseModel: $baseModel) { id tenantId } }',
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
+  'Query.onboardingPacket': {
+    roles: everyone,
+    query: `query($processId: String!, $candidateId: String!) {
+      onboardingPacket(processId: $processId, candidateId: $candidateId) { id candidateName offerLetter }
+    }`,
+    variables: (target) => ({ processId: target.processId, candidateId: target.candidateId }),
+  },
+  'Mutation.assignAbTestVariant': {
+    roles: experimenters,
+    query:
+      'mutation($id: ID!) { assignAbTestVariant(testId: $id, subjectId: "s-1") { variantId variantName } }',
+    variables: (target) => ({ id: target.abTestId }),
+  },
+  'Mutation.recordAbTestConversion': {
+    roles: experimenters,
+    query:
+      'mutation($id: ID!) { recordAbTestConversion(testId: $id, subjectId: "s-1") { variantId variantName } }',
+    variables: (target) => ({ id: target.abTestId }),
+  },
+  'Mutation.recordAbTestEvents': {
+    roles: experimenters,
+    query: `mutation($id: ID!, $variantId: ID!) {
+      recordAbTestEvents(testId: $id, events: [{ subjectId: "s-1", variantId: $variantId, converted: true }]) { received }
+    }`,
+    variables: (target) => ({ id: target.abTestId, variantId: target.variantId }),
+  },
+  'Mutation.startAbTest': {
+    roles: managers,
+    query: 'mutation($id: ID!) { startAbTest(id: $id) { id status } }',
+    variables: (target) => ({ id: target.abTestId }),
+  },
+  'Mutation.completeAbTest': {
+    roles: managers,
+    query: 'mutation($id: ID!) { completeAbTest(id: $id) { id status } }',
+    variables: (target) => ({ id: target.abTestId }),
+  },
+  'Mutation.completeTask': {
+    roles: ['agent'],
+    query: `mutation($id: ID!) { completeTask(id: $id, input: { tokensUsed: 1, costUsd: 0, output: "x" }) { id message } }`,
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Mutation.failTask': {
+    roles: ['agent'],
+    query: 'mutation($id: ID!) { failTask(id: $id, error: "x") { id message } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Mutation.decideRecommendation': {
+    roles: deciders,
+    query: 'mutation($id: ID!) { decideRecommendation(id: $id, accepted: true) { id summary } }',
+    variables: (target) => ({ id: target.recommendationId }),
+  },
+  'Mutation.recordRecommendationOutcome': {
+    roles: deciders,
+    query: 'mutation($id: ID!) { recordRecommendationOutcome(id: $id, matched: true) { id summary } }',
+    variables: (target) => ({ id: target.recommendationId }),
+  },
+  'Mutation.sendChatMessage': {
+    roles: everyone,
+    query: `mutation($threadId: ID!) {
+      sendChatMessage(role: "ceo", input: { message: "hello", threadId: $threadId }) { taskId threadId }
+    }`,
+    variables: (target) => ({ threadId: target.threadId }),
+  },
+  'Mutation.updateConnector': {
+    roles: managers,
+    query:
+      'mutation($id: ID!, $input: ConnectorInput!) { updateConnector(id: $id, input: $input) { id version } }',
+    variables: (target) => ({ id: target.connectorId, input: connectorInput }),
+  },
+  'Mutation.promoteModelVersion': {
+    roles: managers,
+    query: 'mutation($id: ID!) { promoteModelVersion(id: $id) { id tenantId } }',
+    variables: (target) => ({ id: target.modelVersionId }),
+  },
+  'Mutation.rollbackModel': {
+    roles: managers,
+    query: `mutation($tenantId: ID!, $baseModel: String!) {
+      rollbackModel(tenantId: $tenantId, baseModel: $baseModel, input: { reason: "probe" }) { id tenantId }
+    }`,
+    variables: (target) => ({ tenantId: target.tenantId, baseModel: target.baseModel }),
+  },
+  'Mutation.registerModelVersion': {
+    roles: managers,
+    createsOwn: true,
+    query: `mutation($baseModel: String!) {
+      registerModelVersion(input: { baseModel: $baseModel, provider: "openai", trainingDataHash: "h",
+        hyperparameters: {}, evaluationMetrics: {} }) { tenantId versionNumber }
+    }`,
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
+  'Mutation.prepareOnboarding': {
+    roles: managers,
+    createsOwn: true,
+    query: `mutation($processId: String!, $candidateId: String!) {
+      prepareOnboarding(processId: $processId, candidateId: $candidateId, input: { jobDesignData: {},
+        candidateName: "Grace Hopper", salary: { minAmount: 1, maxAmount: 2, basis: annual, currency: "USD" },
+        location: "Berlin, Germany" }) { generation candidateName history { candidateName } }
+    }`,
+    variables: (target) => ({ processId: target.processId, candidateId: target.candidateId }),
+  },
+};
+
+let t: TestApp;
+let a: SeededTenant;
+/** Tenant B's callers, one per role. */
+const outsiders = {} as Record<Role, Caller>;
+
+const targetOf = (seeded: SeededTenant): Target => ({
+  tenantId: seeded.tenantId,
+  abTestId: seeded.abTestId,
+  variantId: seeded.variantIds[1] as string,
+  connectorId: seeded.connectorId,
+  taskId: seeded.runningTaskId,
+  threadId: seeded.threadId,
+  recommendationId: seeded.recommendationId,
+  modelVersionId: seeded.modelVersionIds[0] as string,
+  baseModel: seeded.baseModel,
+  processId: seeded.processId,
+  candidateId: seeded.candidateId,
+});
+
+/** Ids of nothing; names nobody used (each call gets new ones, so name-keyed creations start afresh). */
+const nothing = (): Target => ({
+  tenantId: randomUUID(),
+  abTestId: randomUUID(),
+  variantId: randomUUID(),
+  connectorId: randomUUID(),
+  taskId: randomUUID(),
+  threadId: randomUUID(),
+  recommendationId: randomUUID(),
+  modelVersionId: randomUUID(),
+  baseModel: `model-${randomUUID().slice(0, 8)}`,
+  processId: `proc-${randomUUID().slice(0, 8)}`,
+  candidateId: `cand-${randomUUID().slice(0, 8)}`,
+});
+
+/** Strings that only tenant A's data holds, except what the request itself names (errors may echo it). */
+function markersOf(seeded: SeededTenant, request: unknown): string[] {
+  const sent = JSON.stringify(request);
+  return [
+    seeded.tenantId,
+    seeded.connectorId,
+    seeded.abTestId,
+    seeded.runningTaskId,
+    seeded.completedTaskId,
+    seeded.threadId,
+    seeded.recommendationId,
+    ...seeded.variantIds,
+    ...seeded.modelVersionIds,
+    'Plan Q3',
+    'Ada Lovelace',
+    'Stripe',
+  ].filter((marker) => !sent.includes(marker));
+}
+
+type Outcome = 'not found' | 'forbidden' | 'own object' | string;
+
+/** What a GraphQL answer amounts to, for comparison between A's ids and ids of nothing. */
+function outcomeOf(
+  result: { data?: unknown; errors?: readonly { extensions?: Record<string, unknown> }[] },
+  field: string,
+): Outcome {
+  const code = result.errors?.[0]?.extensions?.code;
+  if (code === 'NOT_FOUND') return 'not found';
+  if (code === 'FORBIDDEN') return 'forbidden';
+  if (code) return `error ${code}`;
+  const value = (result.data as Record<string, unknown> | null | undefined)?.[field];
+  if (value === null || (Array.isArray(value) && value.length === 0)) return 'not found';
+  return 'own object';
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  a = await seedTenant(t);
+  const tenantB = randomUUID();
+  await t.app.services.tenants.ensure(tenantB);
+  for (const role of everyone) outsiders[role] = await t.caller([role], { tenantId: tenantB });
+});
+afterAll(() => t.close());
+
+describe('tenant isolation, generated from the schema', () => {
+  it('has a case for every query and mutation that takes an id', () => {
+    expect(Object.keys(cases).sort()).toEqual(fieldsWithIdArguments().sort());
+  });
+
+  for (const [coordinate, testCase] of Object.entries(cases)) {
+    const field = coordinate.split('.')[1] as string;
+    for (const role of everyone) {
+      const expected = !testCase.roles.includes(role)
+        ? 'forbidden'
+        : testCase.createsOwn
+          ? 'own object'
+          : 'not found';
+      it(`${coordinate} as another tenant's ${role}: ${expected}, as for an id of nothing`, async () => {
+        const outsider = outsiders[role];
+        const variables = testCase.variables(targetOf(a));
+        const answer = await t.graphql(testCase.query, variables, outsider);
+        const reference = await t.graphql(testCase.query, testCase.variables(nothing()), outsider);
+        for (const marker of markersOf(a, variables)) expect(JSON.stringify(answer)).not.toContain(marker);
+        expect(outcomeOf(answer, field)).toBe(expected);
+        expect(outcomeOf(answer, field)).toBe(outcomeOf(reference, field));
+      });
+    }
+  }
+
+  it('leaves tenant A’s objects as they were', async () => {
+    const snapshot = `query($connector: ID!, $test: ID!, $task: ID!, $base: String!) {
+      connector(id: $connector) { version template }
+      abTest(id: $test) { status variants { observations successes } }
+      task(id: $task) { status output }
+      modelVersions(baseModel: $base) { versionNumber deploymentStatus }
+    }`;
+    const variables = {
+      connector: a.connectorId,
+      test: a.abTestId,
+      task: a.runningTaskId,
+      base: `${a.baseModel}`,
+    };
+    const seen = await t.graphql(snapshot, variables, a.callers.all);
+    expect(seen.errors).toBeUndefined();
+    expect(seen.data).toMatchObject({
+      connector: { version: 1 },
+      abTest: { status: 'running', variants: [{ observations: 0 }, { observations: 0 }] },
+      task: { status: 'running', output: null },
+      modelVersions: [
+        { versionNumber: 2, deploymentStatus: 'production' },
+        { versionNumber: 1, deploymentStatus: 'archived' },
+      ],
+    });
+  });
+});
+
+describe('tenant isolation on the REST routes', () => {
+  const routes: { name: string; roles: Role[]; request(target: Target): [string, string, unknown?] }[] = [
+    {
+      name: 'GET a connector',
+      roles: everyone,
+      request: (x) => ['GET', `/api/v1/forge/connectors/${x.connectorId}`],
+    },
+    {
+      name: 'PUT a connector',
+      roles: managers,
+      request: (x) => [
+        'PUT',
+        `/api/v1/forge/connectors/${x.connectorId}`,
+        { template: { name: 'Probe', base_url: 'https://api.example.com', auth_type: 'none' } },
+      ],
+    },
+    {
+      name: 'GET A/B results',
+      roles: everyone,
+      request: (x) => ['GET', `/api/v1/ux/ab-tests/${x.abTestId}/results`],
+    },
+    {
+      name: 'POST a rollback',
+      roles: managers,
+      request: (x) => [
+        'POST',
+        `/api/v1/finetuning/models/${x.tenantId}/${x.baseModel}/rollback`,
+        { reason: 'probe' },
+      ],
+    },
+    {
+      name: 'POST a chat turn to A’s thread',
+      roles: everyone,
+      request: (x) => ['POST', '/api/v1/agents/ceo/chat', { message: 'hello', thread_id: x.threadId }],
+    },
+  ];
+  for (const route of routes) {
+    for (const role of everyone) {
+      const expected = route.roles.includes(role) ? 404 : 403;
+      it(`${route.name} as another tenant's ${role}: ${expected}, as for an id of nothing`, async () => {
+        const outsider = outsiders[role];
+        const [method, path, body] = route.request(targetOf(a));
+        const answer = await t.rest(method, path, { caller: outsider, body });
+        const [refMethod, refPath, refBody] = route.request(nothing());
+        const reference = await t.rest(refMethod, refPath, { caller: outsider, body: refBody });
+        for (const marker of markersOf(a, [path, body]))
+          expect(JSON.stringify(answer.body)).not.toContain(marker);
+        expect(answer.status).toBe(expected);
+        expect(answer.status).toBe(reference.status);
+      });
+    }
+  }
+});
