@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { signToken } from '../../src/auth/tokens.js';
+import type { RunningServer } from '../../src/server.js';
+import { type Caller, createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
+import { closeCodeFor, listen, openSocket, untilDelivered } from '../support/ws.js';
+
+const OnAgentPaused = 'subscription { agentPaused { eventId role } }';
+
+let t: TestApp;
+let server: RunningServer;
+beforeAll(async () => {
+  t = await createTestApp();
+  server = await listen(t);
+});
+afterAll(async () => {
+  await server.close();
+  await t.close();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function shortLived(ttl: string): Promise<Caller> {
+  const tenantId = randomUUID();
+  const sub = `user-${randomUUID().slice(0, 8)}`;
+  const token = await signToken(TEST_SECRET, { tenantId, sub, roles: ['member'], ttl });
+  return { tenantId, sub, roles: ['member'], token };
+}
+
+/** Moves the server's clock (Date.now) past every token issued in these tests. */
+function afterEveryExpiry() {
+  const now = Date.now();
+  vi.spyOn(Date, 'now').mockReturnValue(now + 2 * 60 * 60 * 1000);
+}
+
+const publishPause = (tenantId: string) => {
+  const eventId = randomUUID();
+  return t.app.services.bus.publish({
+    eventId,
+    type: 'DOGFOOD_AGENT_PAUSED',
+    tenantId,
+    payload: { event_id: eventId, role: 'cfo', tenant_id: tenantId },
+  });
+};
+
+describe('a token that expires while its socket is open', () => {
+  it('closes the socket with 4401 at the token’s exp', async () => {
+    const caller = await shortLived('5s');
+    const socket = await openSocket(server.url, caller);
+    socket.subscribe('live', OnAgentPaused);
+    await untilDelivered(t, socket, 'live', caller.tenantId);
+
+    expect(await socket.closed(15_000)).toBe(4401);
+  });
+
+  it('delivers no event once the token has expired, even before its timer fires', async () => {
+    const caller = await t.caller(['member']);
+    const socket = await openSocket(server.url, caller);
+    socket.subscribe('live', OnAgentPaused);
+    await untilDelivered(t, socket, 'live', caller.tenantId);
+
+    afterEveryExpiry();
+    await publishPause(caller.tenantId);
+
+    expect(await socket.closed()).toBe(4401);
+    const roles = socket.received('live').map((message) => message.payload?.data?.agentPaused?.role);
+    expect(roles).not.toContain('cfo');
+  });
+
+  it('closes with 4401, never 4500, on a subscribe sent after the expiry', async () => {
+    const caller = await t.caller(['member']);
+    const socket = await openSocket(server.url, caller);
+
+    afterEveryExpiry();
+    socket.subscribe('late', OnAgentPaused);
+
+    expect(await socket.closed()).toBe(4401);
+    expect(socket.received('late')).toEqual([]);
+  });
+});
+
+describe('the token of a socket', () => {
+  it('is verified once, at connection_init, and serves every operation of the socket', async () => {
+    const chairman = await t.caller(['chairman']);
+    const verify = vi.spyOn(t.app.services.tokens, 'verify');
+    const socket = await openSocket(server.url, chairman);
+    socket.subscribe('live', OnAgentPaused);
+    await untilDelivered(t, socket, 'live', chairman.tenantId);
+    socket.subscribe('query', '{ me { sub } }');
+    socket.subscribe('mutation', 'mutation { setDogfoodLiveMode(enabled: true) { dogfoodLiveMode } }');
+
+    expect((await socket.settled('query'))[0]).toMatchObject({
+      payload: { data: { me: { sub: chairman.sub } } },
+    });
+    expect((await socket.settled('mutation'))[0]).toMatchObject({
+      payload: { data: { setDogfoodLiveMode: { dogfoodLiveMode: true } } },
+    });
+    expect(verify).toHaveBeenCalledTimes(1);
+    await socket.close();
+  });
+
+  it('closes with 1011, not 4401, when a valid token cannot be checked for an internal reason', async () => {
+    const member = await t.caller(['member']);
+    vi.spyOn(t.app.services.tenants, 'ensure').mockRejectedValueOnce(new Error('database unavailable'));
+    expect(await closeCodeFor(server.url, { authorization: `Bearer ${member.token}` })).toBe(1011);
+  });
+});
