@@ -1,5 +1,6 @@
 import {
   type DocumentNode,
+  type GraphQLArgument,
   type GraphQLField,
   type GraphQLSchema,
   Kind,
@@ -12,7 +13,9 @@ import type { Viewer } from '../src/auth/viewer.js';
 import { scopesOf } from '../src/builder.js';
 import type { Context, ServerContext } from '../src/context.js';
 import { statusOf } from '../src/errors.js';
+import { isPayloadTooLarge, MAX_BODY_BYTES, readBodyText } from '../src/plugins/use-body-limit.js';
 import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
+import { inspectArguments, inspectNesting } from '../src/validation/input-rules.js';
 import { toValidationDetail } from '../src/validation/pydantic.js';
 import { schemaAt } from '../src/validation/schema-walk.js';
 import type { ArgSource, Route } from './route.js';
@@ -40,6 +43,8 @@ export interface CompiledRoute {
   query: string;
   operationName: string;
   rootField: string;
+  /** The root field's arguments, for the input rules every argument obeys. */
+  args: readonly GraphQLArgument[];
   argsSchema: z.ZodType | undefined;
   authScopes: ScopeMap | undefined;
 }
@@ -84,6 +89,7 @@ export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute
     query: print(route.document as DocumentNode),
     operationName: operation.name.value,
     rootField: selection.alias?.value ?? selection.name.value,
+    args: field.args,
     argsSchema: extensions.argsSchema,
     authScopes: (typeof fieldScopes === 'object'
       ? fieldScopes
@@ -122,8 +128,9 @@ async function readJsonBody(
 ): Promise<{ present: boolean; value: unknown }> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > maxBytes) throw new RestError(413, `Request body exceeds ${maxBytes} bytes`);
-  const text = await request.text();
-  if (Buffer.byteLength(text) > maxBytes) throw new RestError(413, `Request body exceeds ${maxBytes} bytes`);
+  const text = await readBodyText(request, maxBytes).catch((error: unknown) => {
+    throw isPayloadTooLarge(error) ? new RestError(413, error.message) : error;
+  });
   if (text.trim() === '') return { present: false, value: undefined };
   try {
     return { present: true, value: JSON.parse(text) };
@@ -204,7 +211,7 @@ export async function executeRoute(
   const url = new URL(request.url);
   const needsBody = Object.values(route.variables).some((source) => source.from === 'body');
   const body = needsBody
-    ? await readJsonBody(request, route.maxBodyBytes ?? 1024 * 1024)
+    ? await readJsonBody(request, route.maxBodyBytes ?? MAX_BODY_BYTES)
     : { present: false, value: undefined };
   if (needsBody && !body.present) {
     throw new RestError(422, [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
@@ -220,6 +227,13 @@ export async function executeRoute(
       variables[name] = coerce(request.headers.get(source.name), source.type);
     else variables[name] = argSchema ? camelizeInput(argSchema, body.value) : body.value;
   }
+
+  // The rules of every input first: the field's own rules may echo a value, and this one is bounded then.
+  const unsafe = inspectArguments(compiled.args, variables);
+  if (unsafe.length > 0) throw new RestError(422, toRestDetail(compiled, unsafe, body.value));
+  // What no argument reads is dropped, but a refusal may echo it (Pydantic's `missing` shows its parent).
+  const tooDeep = inspectNesting(body.value, ['body']);
+  if (tooDeep.length > 0) throw new RestError(422, tooDeep);
 
   if (compiled.argsSchema) {
     const checked = compiled.argsSchema.safeParse(variables, { reportInput: true });

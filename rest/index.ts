@@ -16,16 +16,27 @@ function errorResponse(error: RestError): Response {
   return Response.json({ detail: error.detail }, { status: error.status, headers });
 }
 
+/** A path segment as text; null when its percent-encoding is broken (no route has such a path: 404). */
+function decodeSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 function match(compiled: readonly CompiledRoute[], method: string, pathname: string) {
   const allowed = new Set<string>();
   for (const candidate of compiled) {
     const found = candidate.pattern.exec(pathname);
     if (!found) continue;
     if (candidate.route.method === method) {
-      const params = Object.fromEntries(
-        candidate.pathParams.map((name, index) => [name, decodeURIComponent(found[index + 1] ?? '')]),
-      );
-      return { candidate, params };
+      const decoded = candidate.pathParams.map((name, index) => [
+        name,
+        decodeSegment(found[index + 1] ?? ''),
+      ]);
+      if (decoded.some(([, value]) => value === null)) return { allowed: [] };
+      return { candidate, params: Object.fromEntries(decoded) as Record<string, string> };
     }
     allowed.add(candidate.route.method);
   }

@@ -2,7 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { GraphQLResolveInfo } from 'graphql';
-import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
+import { DateTimeResolver, JSONResolver, SafeIntResolver } from 'graphql-scalars';
 import type { z } from 'zod';
 import type { Viewer } from './auth/viewer.js';
 import type { Context } from './context.js';
@@ -10,6 +10,7 @@ import { forbidden, unauthenticated } from './errors.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
 import { parseArgs } from './validation/index.js';
+import InputRulesPlugin from './validation/input-rules-plugin.js';
 
 /** The context of a field guarded by any role scope: the viewer is known. */
 export type AuthedContext = Context & { viewer: Viewer };
@@ -42,10 +43,13 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
+    /** Integers up to 2^53 - 1 (64-bit counts such as tokens), exact in JSON. */
+    SafeInt: { Input: number; Output: number };
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  // Input rules after auth scopes: 401 and 403 come before 422.
+  plugins: [ScopeAuthPlugin, PrismaPlugin, InputRulesPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
     authorizeOnSubscribe: true,
@@ -63,6 +67,7 @@ export const builder = new SchemaBuilder<{
 
 builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSON', JSONResolver);
+builder.addScalarType('SafeInt', SafeIntResolver);
 
 // Every root field needs an authenticated caller unless it says otherwise; role scopes narrow further.
 builder.queryType({ authScopes: { authenticated: true } });

@@ -14,7 +14,8 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'PRECONDITION_FAILED'
   | 'PAYLOAD_TOO_LARGE'
-  | 'RATE_LIMITED';
+  | 'RATE_LIMITED'
+  | 'RESUME_POINT_EXPIRED';
 
 /** HTTP status of each error code; rest/ answers with these. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -27,6 +28,7 @@ export const statusOf: Record<ErrorCode, number> = {
   PRECONDITION_FAILED: 412,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  RESUME_POINT_EXPIRED: 410,
 };
 
 export function serviceError(

@@ -26,10 +26,21 @@ export function encodeCursor(row: Cursor): string {
   return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
 }
 
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The row a cursor points after, or null for anything `encodeCursor` did not make: a cursor is opaque, so
+ * its id must be a uuid and its time a real instant within the years 0000–9999 that the database stores,
+ * and it must decode to exactly what was encoded.
+ */
 export function decodeCursor(cursor: string): Cursor | null {
-  const [time, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  const createdAt = new Date(time ?? '');
-  return id && !Number.isNaN(createdAt.getTime()) ? { createdAt, id } : null;
+  const [time, id, ...rest] = Buffer.from(cursor, 'base64url').toString().split('|');
+  if (rest.length > 0 || !time || !id || !CURSOR_TIME.test(time) || !UUID.test(id)) return null;
+  const createdAt = new Date(time);
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== time) return null;
+  const decoded = { createdAt, id };
+  return encodeCursor(decoded) === cursor ? decoded : null;
 }
 
 /** Prisma `where` for rows after the cursor in (createdAt desc, id desc) order. */

@@ -132,6 +132,10 @@ function describe(issue: Issue, schema: z.core.$ZodType, root: unknown): Omit<Va
         }
         return { type: 'int_type', msg: 'Input should be a valid integer', input };
       }
+      if (issue.expected === 'number' && typeof input === 'number') {
+        // JSON such as 1e999 parses to infinity.
+        return { type: 'finite_number', msg: 'Input should be a finite number', input };
+      }
       if (issue.expected === 'boolean' && typeof input === 'string') {
         return {
           type: 'bool_parsing',
