@@ -59,6 +59,18 @@ export const agentsRoutes = [
       }),
     }),
     example: { message: 'Summarise last quarter’s cash flow.', persist_thread: true },
+    responseExample: {
+      data: {
+        task_id: '6f1c2a57-3f0e-4b8e-9d3a-2b7c1f0e9a41',
+        agent_role: 'cfo',
+        status: 'pending',
+        acknowledgment: 'Queued for the cfo agent.',
+      },
+    },
+    errors: {
+      404: 'The tenant has no such agent role, or `thread_id` names no thread of the tenant.',
+      409: '`thread_id` names a thread of another agent role.',
+    },
   }),
   defineRoute({
     method: 'GET',
@@ -71,6 +83,21 @@ export const agentsRoutes = [
     variables: { role: fromPath('role') },
     status: 200,
     respond: (data) => ({ data: data.agentVitals }),
+    errors: { 404: 'The tenant has no such agent role.' },
+    responseExample: {
+      data: {
+        agent_role: 'cfo',
+        tasks_completed: 42,
+        tasks_failed: 3,
+        avg_execution_time_seconds: 12.5,
+        acceptance_rate: 0.75,
+        outcome_accuracy: null,
+        tokens_used: 183204,
+        cost_usd: 4.12,
+        period_start: '2026-11-21T09:30:00.000Z',
+        period_end: '2026-11-22T09:30:00.000Z',
+      },
+    },
     responseSchema: z.object({
       data: z.object({
         agent_role: z.string(),

@@ -60,6 +60,25 @@ const connectorResponse = z.object({
   updated_at: z.iso.datetime(),
 });
 
+const connectorExample = {
+  id: '0b8e9f4c-5a1d-4c2e-8f3b-7d6a5e4c3b2a',
+  tenant_id: '00000000-0000-4000-8000-00000000de30',
+  status: 'active',
+  template: {
+    name: 'Stripe',
+    base_url: 'https://api.stripe.com/v1',
+    auth_type: 'bearer',
+    description: 'Payments',
+    endpoints: [{ method: 'GET', path: '/customers', query_params: { limit: { type: 'integer' } } }],
+    rate_limits: { per_minute: 100, per_hour: 1000, per_day: 10000 },
+  },
+  version: 1,
+  created_at: '2026-11-22T09:30:00.000Z',
+  updated_at: '2026-11-22T09:30:00.000Z',
+};
+
+const etag = { ETag: 'The connector’s version as an entity tag, e.g. `"1"`; send it back in `If-Match`.' };
+
 const templateExample = {
   template: {
     name: 'Stripe',
@@ -86,6 +105,9 @@ export const connectorsRoutes = [
     headers: (data) => ({ ETag: `"${data.createConnector.version}"` }),
     responseSchema: connectorResponse,
     example: templateExample,
+    responseExample: connectorExample,
+    responseHeaders: etag,
+    errors: { 409: 'The tenant already has a connector of that name (ignoring case).' },
   }),
   defineRoute({
     method: 'GET',
@@ -98,6 +120,7 @@ export const connectorsRoutes = [
     status: 200,
     respond: (data) => data.connectors,
     responseSchema: z.object({ data: z.array(connectorResponse), next_cursor: z.string().nullable() }),
+    responseExample: { data: [connectorExample], next_cursor: null },
   }),
   defineRoute({
     method: 'GET',
@@ -110,6 +133,9 @@ export const connectorsRoutes = [
     respond: (data) => data.connector,
     headers: (data) => ({ ETag: `"${data.connector.version}"` }),
     responseSchema: connectorResponse,
+    responseExample: connectorExample,
+    responseHeaders: etag,
+    errors: { 404: 'No connector of the caller’s tenant has this id.' },
   }),
   defineRoute({
     method: 'PUT',
@@ -125,5 +151,12 @@ export const connectorsRoutes = [
     headers: (data) => ({ ETag: `"${data.updateConnector.version}"` }),
     responseSchema: connectorResponse,
     example: templateExample,
+    responseExample: { ...connectorExample, version: 2, updated_at: '2026-11-22T10:05:00.000Z' },
+    responseHeaders: etag,
+    errors: {
+      404: 'No connector of the caller’s tenant has this id.',
+      409: 'Another connector of the tenant has that name (ignoring case).',
+      412: '`If-Match` names a version that is no longer the current one.',
+    },
   }),
 ];

@@ -44,6 +44,13 @@ export const dogfoodRoutes = [
     respond: (data) => data.pauseAgent,
     responseSchema: pauseResponse,
     example: { actor_user_id: 'user-chairman-1', reason: 'Quarterly review' },
+    responseExample: {
+      role: 'cfo',
+      paused: true,
+      paused_at: '2026-11-22T09:30:00.000Z',
+      event_id: '3d0f6f0e-8a4b-4f3c-9b7e-1c2d3e4f5a6b',
+    },
+    errors: { 400: 'The role is not one of the 8 C-suite roles, or the tenant is not in dogfood live mode.' },
   }),
   defineRoute({
     method: 'POST',
@@ -56,5 +63,15 @@ export const dogfoodRoutes = [
     respond: (data) => data.resumeAgent,
     responseSchema: pauseResponse.omit({ paused_at: true }).extend({ resumed_at: z.iso.datetime() }),
     example: { actor_user_id: 'user-chairman-1' },
+    responseExample: {
+      role: 'cfo',
+      paused: false,
+      resumed_at: '2026-11-22T10:00:00.000Z',
+      event_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+    },
+    errors: {
+      400: 'The role is not one of the 8 C-suite roles, or the tenant is not in dogfood live mode.',
+      409: 'The role has never been paused.',
+    },
   }),
 ];

@@ -54,5 +54,21 @@ export const finetuningRoutes: Route[] = [
     },
     responseSchema: modelVersionResponse,
     example: { reason: 'Eval regression on support tickets', performed_by: 'ops-oncall' },
+    responseExample: {
+      id: '7c6b5a49-3827-4165-9e4d-3c2b1a098f7e',
+      tenant_id: '00000000-0000-4000-8000-00000000de30',
+      base_model: 'support-assistant',
+      provider: 'openai',
+      version_number: 3,
+      deployment_status: 'production',
+      training_data_hash: 'sha256:9f2c…',
+      hyperparameters: { epochs: 3, learning_rate_multiplier: 0.1 },
+      evaluation_metrics: { accuracy: 0.91 },
+      created_at: '2026-11-20T14:00:00.000Z',
+    },
+    errors: {
+      404: 'Unknown base model, or a `tenant_id` other than the caller’s.',
+      409: 'There is no production version, or no earlier production version to restore.',
+    },
   }),
 ];

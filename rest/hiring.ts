@@ -51,6 +51,21 @@ export const hiringRoutes = [
       meta: { request_id: packet.request_id ?? requestId, timestamp: packet.timestamp },
     }),
     responseSchema: onboardingResponse,
+    responseExample: {
+      data: {
+        offer_letter:
+          'Dear Ada Lovelace,\n\nWe are delighted to offer you the position of Senior Platform Engineer…',
+        checklist: {
+          items: [{ id: 'sign-offer', title: 'Sign and return the offer letter', due: '2027-01-04' }],
+        },
+        compliance_reminders: {
+          jurisdiction: { country: 'US', region: 'CA', resolved: true },
+          reminders: [{ id: 'us-i9', title: 'Complete Form I-9', deadline: '2027-01-14' }],
+          notes: [],
+        },
+      },
+      meta: { request_id: '4f3e2d1c-0b9a-4876-9543-210fedcba987', timestamp: '2026-11-22T09:30:00.000Z' },
+    },
     example: {
       job_design_data: {
         company_name: 'Acme Robotics',

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { recordAudit } from '../audit.js';
-import { builder, validatedArgs } from '../builder.js';
+import { type AuthedContext, builder, validatedArgs } from '../builder.js';
 import { normalizeRole } from '../domain/agents/roles.js';
 import { type PauseState, pauseAgent, resumeAgent } from '../domain/dogfood/pause.js';
-import type { BusEvent } from '../events/topics.js';
+import { parseArgs } from '../validation/index.js';
+import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 
 export const TenantRef = builder.prismaObject('Tenant', {
   fields: (t) => ({
@@ -92,7 +93,7 @@ builder.mutationField('resumeAgent', (t) =>
   }),
 );
 
-interface PausePayload {
+export interface PausePayload {
   event_id: string;
   tenant_id: string;
   role: string;
@@ -101,7 +102,7 @@ interface PausePayload {
   resumed_at?: string;
 }
 
-const AgentPausedEvent = builder.objectRef<PausePayload>('AgentPausedEvent').implement({
+export const AgentPausedEvent = builder.objectRef<PausePayload>('AgentPausedEvent').implement({
   fields: (t) => ({
     eventId: t.exposeID('event_id'),
     tenantId: t.exposeID('tenant_id'),
@@ -111,7 +112,7 @@ const AgentPausedEvent = builder.objectRef<PausePayload>('AgentPausedEvent').imp
   }),
 });
 
-const AgentResumedEvent = builder.objectRef<PausePayload>('AgentResumedEvent').implement({
+export const AgentResumedEvent = builder.objectRef<PausePayload>('AgentResumedEvent').implement({
   fields: (t) => ({
     eventId: t.exposeID('event_id'),
     tenantId: t.exposeID('tenant_id'),
@@ -121,22 +122,23 @@ const AgentResumedEvent = builder.objectRef<PausePayload>('AgentResumedEvent').i
   }),
 });
 
-async function* eventsFor(iterable: AsyncIterable<BusEvent>, role: string | null | undefined) {
-  const wanted = role ? normalizeRole(role) : null;
-  for await (const event of iterable) {
-    const payload = event.payload as unknown as PausePayload;
-    if (!wanted || payload.role === wanted) yield payload;
-  }
+const pauseSubscriptionArgs = z.object({ role: z.string().max(64).nullish(), after: afterArg });
+
+function pauseEvents(type: 'DOGFOOD_AGENT_PAUSED' | 'DOGFOOD_AGENT_RESUMED') {
+  return (_root: unknown, args: unknown, context: AuthedContext) => {
+    const { role, after } = parseArgs(pauseSubscriptionArgs, args);
+    const wanted = role ? normalizeRole(role) : null;
+    return eventStream(context, [type], after, (event) => !wanted || event.payload.role === wanted);
+  };
 }
 
 builder.subscriptionField('agentPaused', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AgentPausedEvent,
     description: 'C-suite pauses in the subscriber’s tenant, optionally of one role.',
-    args: { role: t.arg.string() },
-    subscribe: (_root, { role }, context) =>
-      eventsFor(context.services.bus.subscribe('DOGFOOD_AGENT_PAUSED', context.viewer.tenantId), role),
-    resolve: (payload) => payload,
+    args: { role: t.arg.string(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
+    subscribe: pauseEvents('DOGFOOD_AGENT_PAUSED'),
+    resolve: (event) => event.payload as unknown as PausePayload,
   }),
 );
 
@@ -144,9 +146,8 @@ builder.subscriptionField('agentResumed', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AgentResumedEvent,
     description: 'C-suite resumes in the subscriber’s tenant, optionally of one role.',
-    args: { role: t.arg.string() },
-    subscribe: (_root, { role }, context) =>
-      eventsFor(context.services.bus.subscribe('DOGFOOD_AGENT_RESUMED', context.viewer.tenantId), role),
-    resolve: (payload) => payload,
+    args: { role: t.arg.string(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
+    subscribe: pauseEvents('DOGFOOD_AGENT_RESUMED'),
+    resolve: (event) => event.payload as unknown as PausePayload,
   }),
 );

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../builder.js';
-import { DEFAULT_ALPHA } from '../domain/experiments/index.js';
+import { DEFAULT_ALPHA, MAX_VARIANT_WEIGHT, MIN_VARIANT_WEIGHT } from '../domain/experiments/index.js';
 import { abTestResults, createAbTest, findAbTest, moveAbTest } from '../domain/experiments/lifecycle.js';
 import {
   assignSubject,
@@ -21,11 +21,7 @@ import { afterCursor, newestFirst, pageArgsSchema, toPage } from './pagination.j
 
 export const MAX_VARIANTS = 20;
 
-const subjectId = z
-  .string()
-  .min(1)
-  .max(256)
-  .refine((value) => !value.includes('\u0000'), { message: 'subjectId must not contain NUL characters' });
+const subjectId = z.string().min(1).max(256);
 
 export const createAbTestArgs = z.object({
   input: z.object({
@@ -34,7 +30,7 @@ export const createAbTestArgs = z.object({
       .array(
         z.object({
           name: z.string().trim().min(1).max(100),
-          weight: z.number().positive().nullish(),
+          weight: z.number().min(MIN_VARIANT_WEIGHT).max(MAX_VARIANT_WEIGHT).nullish(),
         }),
       )
       .min(2)
@@ -77,7 +73,9 @@ const listArgs = z.object({ ...pageArgsSchema, status: z.enum(AB_TEST_STATUSES).
 const VariantInput = builder.inputType('AbTestVariantInput', {
   fields: (t) => ({
     name: t.string({ required: true, description: '1–100 characters, unique in the test ignoring case.' }),
-    weight: t.float({ description: 'Relative share of new subjects, > 0; default 1.' }),
+    weight: t.float({
+      description: `Relative share of new subjects, ${MIN_VARIANT_WEIGHT} to ${MAX_VARIANT_WEIGHT}; default 1.`,
+    }),
   }),
 });
 

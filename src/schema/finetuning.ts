@@ -15,7 +15,8 @@ import {
   registerModelVersion,
   rollbackModel,
 } from '../domain/finetuning/registry.js';
-import type { BusEvent } from '../events/topics.js';
+import { parseArgs } from '../validation/index.js';
+import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 
 const DeploymentStatusRef = builder.enumType('DeploymentStatus', {
   description:
@@ -194,7 +195,19 @@ builder.queryField('productionModel', (t) =>
   }),
 );
 
-interface ModelVersionChangedPayload {
+builder.queryField('productionModels', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: [ModelVersionRef],
+    description: 'The production version of every base model of the caller’s tenant that has one, by name.',
+    resolve: (_root, _args, context) =>
+      context.prisma.modelVersion.findMany({
+        where: { tenantId: context.viewer.tenantId, deploymentStatus: 'production' },
+        orderBy: { baseModel: 'asc' },
+      }),
+  }),
+);
+
+export interface ModelVersionChangedPayload {
   event_id: string;
   tenant_id: string;
   base_model: string;
@@ -205,7 +218,7 @@ interface ModelVersionChangedPayload {
   canary_traffic_pct: number | null;
 }
 
-const ModelVersionChangedEvent = builder
+export const ModelVersionChangedEvent = builder
   .objectRef<ModelVersionChangedPayload>('ModelVersionChangedEvent')
   .implement({
     description: 'A status change of a model version (also its registration and a new canary share).',
@@ -233,20 +246,25 @@ const ModelVersionChangedEvent = builder
     }),
   });
 
-async function* changesOf(iterable: AsyncIterable<BusEvent>, baseModel: string) {
-  for await (const event of iterable) {
-    const payload = event.payload as unknown as ModelVersionChangedPayload;
-    if (payload.base_model === baseModel) yield payload;
-  }
-}
+const changesArgs = baseModelArgs.extend({ after: afterArg });
 
 builder.subscriptionField('modelVersionChanged', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ModelVersionChangedEvent,
     description: 'Registrations, promotions and rollbacks of one base model in the subscriber’s tenant.',
-    args: { baseModel: t.arg.string({ required: true }) },
-    subscribe: (_root, { baseModel }, context) =>
-      changesOf(context.services.bus.subscribe('MODEL_VERSION_CHANGED', context.viewer.tenantId), baseModel),
-    resolve: (payload) => payload,
+    args: {
+      baseModel: t.arg.string({ required: true }),
+      after: t.arg.id({ description: AFTER_DESCRIPTION }),
+    },
+    subscribe: (_root, args, context) => {
+      const { baseModel, after } = parseArgs(changesArgs, args);
+      return eventStream(
+        context,
+        ['MODEL_VERSION_CHANGED'],
+        after,
+        (event) => event.payload.base_model === baseModel,
+      );
+    },
+    resolve: (event) => event.payload as unknown as ModelVersionChangedPayload,
   }),
 );

@@ -331,3 +331,58 @@ describe('GET /api/v1/agents/{role}/vitals', () => {
     `);
   });
 });
+
+describe('token counts beyond 32 bits', () => {
+  const TaskTokens = 'query($id: ID!) { task(id: $id) { tokensUsed } }';
+
+  /** Queues, claims and completes one task of `role` with `tokensUsed` tokens, as an agent. */
+  async function completeWith(tenantId: string, role: string, tokensUsed: number) {
+    const user = await t.caller(['member'], { tenantId });
+    const agent = await t.caller(['agent'], { tenantId });
+    const id = await queueTask(t, user, role);
+    const claimed = await t.graphql(ClaimTask, { role }, agent);
+    expect(claimed.data?.claimTask?.id).toBe(id);
+    return t.graphql(CompleteTask, { id, input: { tokensUsed, costUsd: 0.01 } }, agent);
+  }
+
+  it('sums three tasks of 2,000,000,000 tokens to exactly 6,000,000,000 in REST and GraphQL', async () => {
+    const caller = await freshTenant();
+    for (let round = 0; round < 3; round++) {
+      const completed = await completeWith(caller.tenantId, 'cmo', 2_000_000_000);
+      expect(completed.errors).toBeUndefined();
+    }
+
+    const rest = await vitals(caller, 'cmo');
+    const gql = await t.graphql(VitalsQuery, { role: 'cmo' }, await t.caller(['operator'], caller));
+
+    expect(rest.status).toBe(200);
+    expect(rest.body.data).toMatchObject({ tasks_completed: 3, tokens_used: 6_000_000_000 });
+    expect(gql.errors).toBeUndefined();
+    expect(gql.data?.agentVitals.tokensUsed).toBe(6_000_000_000);
+  });
+
+  it('stores and reads back a task of 2^53 - 1 tokens exactly', async () => {
+    const caller = await freshTenant();
+
+    const completed = await completeWith(caller.tenantId, 'cto', Number.MAX_SAFE_INTEGER);
+
+    expect(completed.errors).toBeUndefined();
+    const id = completed.data?.completeTask.id;
+    const read = await t.graphql(TaskTokens, { id }, await t.caller(['operator'], caller));
+    expect(read.data).toEqual({ task: { tokensUsed: Number.MAX_SAFE_INTEGER } });
+    const rest = await vitals(caller, 'cto');
+    expect(rest.body.data.tokens_used).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('refuses 2^53 tokens, which no JSON number carries exactly', async () => {
+    const caller = await freshTenant();
+
+    const completed = await completeWith(caller.tenantId, 'coo', 2 ** 53);
+
+    expect(completed.errors?.[0]?.extensions?.code).not.toBe('INTERNAL_SERVER_ERROR');
+    expect(completed.data ?? null).toBeNull();
+    expect(await t.db.prisma.task.count({ where: { tenantId: caller.tenantId, status: 'completed' } })).toBe(
+      0,
+    );
+  });
+});

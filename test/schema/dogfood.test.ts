@@ -94,13 +94,13 @@ describe('dogfood pause', () => {
 
   it('answers a repeat with the original pause, emits nothing new and audits already_paused', async () => {
     const chairman = await liveChairman(t);
-    const first = await pause(t, chairman, 'coo');
     const subscription = await subscribe(server.url, chairman, AgentPaused, { role: null });
+    const first = await pause(t, chairman, 'coo');
+    expect((await subscription.next()).data?.agentPaused.eventId).toBe(first.body.event_id);
+
     const second = await pause(t, chairman, 'coo', { actor_user_id: 'chair-2' });
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
-    expect(await subscription.quietFor(1500)).toBe(true);
-    await subscription.close();
     expect(
       await t.db.prisma.outboxEvent.count({
         where: { tenantId: chairman.tenantId, type: 'DOGFOOD_AGENT_PAUSED' },
@@ -109,6 +109,15 @@ describe('dogfood pause', () => {
     const audit = await t.graphql(AuditLog, { action: 'agent.pause' }, chairman);
     expect(audit.data?.auditLog.nodes.map((entry) => entry.outcome)).toEqual(['already_paused', 'paused']);
     expect(audit.data?.auditLog.nodes[1]?.details).toMatchObject({ reason: 'secret reason' });
+
+    // Events reach a subscriber in the order they were committed: had the repeat emitted anything, it
+    // would arrive before the pause of another role.
+    const next = await pause(t, chairman, 'cfo');
+    expect((await subscription.next()).data?.agentPaused).toMatchObject({
+      eventId: next.body.event_id,
+      role: 'cfo',
+    });
+    await subscription.close();
   });
 
   it('delivers nothing to a subscriber of another tenant', async () => {
@@ -116,7 +125,12 @@ describe('dogfood pause', () => {
     const outsider = await liveChairman(t);
     const subscription = await subscribe(server.url, outsider, AgentPaused, { role: null });
     expect((await pause(t, chairman, 'cmo')).status).toBe(200);
-    expect(await subscription.quietFor(1500)).toBe(true);
+    // The outsider's own pause is committed after the other tenant's: it must be the first event seen.
+    const own = await pause(t, outsider, 'cmo');
+    expect((await subscription.next()).data?.agentPaused).toMatchObject({
+      eventId: own.body.event_id,
+      tenantId: outsider.tenantId,
+    });
     await subscription.close();
   });
 

@@ -156,14 +156,14 @@ describe('createAbTest', () => {
     `);
   });
 
-  it('refuses a weight that is not above 0', async () => {
+  it('refuses a weight below 0.000001', async () => {
     const input = { name: 'x', variants: [{ name: 'a', weight: 0 }, { name: 'b' }] };
     const result = await t.graphql(CreateAbTest, { input }, operator);
     expect(detailOf(result)).toMatchInlineSnapshot(`
       [
         {
           "ctx": {
-            "gt": 0,
+            "ge": 0.000001,
           },
           "input": 0,
           "loc": [
@@ -172,8 +172,8 @@ describe('createAbTest', () => {
             0,
             "weight",
           ],
-          "msg": "Input should be greater than 0",
-          "type": "greater_than",
+          "msg": "Input should be greater than or equal to 0.000001",
+          "type": "greater_than_equal",
         },
       ]
     `);

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '../../db/client.js';
 import type { Logger } from '../../logger.js';
+import { runPeriodically } from '../../periodic.js';
 import { reapExpiredLeases } from './queue.js';
 
 /**
@@ -31,20 +32,10 @@ export function startLeaseSweeper({
   onChange,
   intervalMs = 30_000,
 }: LeaseSweeperOptions): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    running ??= sweepExpiredLeases(prisma)
-      .then((changed) => {
-        if (changed > 0) onChange();
-      })
-      .catch((error: unknown) => logger.error({ err: error }, 'lease sweep failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return runPeriodically(
+    async () => {
+      if ((await sweepExpiredLeases(prisma)) > 0) onChange();
+    },
+    { intervalMs, logger, failure: 'lease sweep failed' },
+  );
 }

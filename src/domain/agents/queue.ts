@@ -145,7 +145,7 @@ export function completeTask(context: AuthedContext, id: string, report: Complet
   return finish(context, id, async (tx) => {
     const [changed] = await tx.$queryRaw<ChangedTask[]>`
       UPDATE tasks SET
-        status = 'completed', finished_at = now(), lease_expires_at = NULL, tokens_used = ${report.tokensUsed},
+        status = 'completed', finished_at = now(), lease_expires_at = NULL, tokens_used = ${BigInt(report.tokensUsed)},
         cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null}, updated_at = now()
       WHERE id = ${id}::uuid
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;

@@ -32,13 +32,20 @@ export interface VitalsTotals {
   completed: number;
   failed: number;
   avgSeconds: number | null;
-  tokens: number;
+  /** Exact sum, as text: tokens are 64-bit counts. */
+  tokens: string;
   /** Exact decimal sum, as text. */
   cost: string;
   accepted: number;
   decided: number;
   matched: number;
   evaluated: number;
+}
+
+/** An exact integer sum as a number; beyond 2^53 - 1, which no JSON number carries exactly, it saturates. */
+export function safeCount(sum: string): number {
+  const exact = BigInt(sum);
+  return exact > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(exact);
 }
 
 /** Vitals from the period's aggregates. */
@@ -50,7 +57,7 @@ export function vitalsFrom(agentRole: string, totals: VitalsTotals): AgentVitals
     avgExecutionTimeSeconds: totals.completed === 0 ? null : totals.avgSeconds,
     acceptanceRate: ratio(totals.accepted, totals.decided),
     outcomeAccuracy: ratio(totals.matched, totals.evaluated),
-    tokensUsed: totals.tokens,
+    tokensUsed: safeCount(totals.tokens),
     costUsd: Number(totals.cost),
     periodStart: totals.periodStart,
     periodEnd: totals.periodEnd,
@@ -75,7 +82,7 @@ export async function agentVitals(context: AuthedContext, rawRole: string): Prom
         count(*) FILTER (WHERE t.status = 'completed')::int AS completed,
         count(*) FILTER (WHERE t.status = 'failed')::int AS failed,
         (avg(extract(epoch FROM t.finished_at - t.started_at)) FILTER (WHERE t.status = 'completed'))::float8 AS avg_seconds,
-        coalesce(sum(t.tokens_used), 0)::float8 AS tokens,
+        coalesce(sum(t.tokens_used), 0)::text AS tokens,
         coalesce(sum(t.cost_usd), 0)::text AS cost
       FROM tasks t, period p
       WHERE t.tenant_id = ${tenantId}::uuid AND t.role = ${role}

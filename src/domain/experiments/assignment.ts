@@ -7,6 +7,26 @@ export interface WeightedVariant {
 
 const TWO_POW_52 = 2 ** 52;
 
+/** Bounds of a variant weight: relative shares up to 1:10^12 apart, far within the 52-bit point. */
+export const MIN_VARIANT_WEIGHT = 0.000001;
+export const MAX_VARIANT_WEIGHT = 1_000_000;
+
+/**
+ * Each weight's share of the whole, summing to 1. Weights are scaled by the largest first, so that no
+ * sum overflows to infinity (1e308 + 1e308) whatever was stored; a weight too small to register next to
+ * the largest gets a share of 0.
+ */
+export function weightShares(weights: readonly number[]): number[] {
+  for (const weight of weights) {
+    if (!(Number.isFinite(weight) && weight > 0))
+      throw new RangeError(`weights must be positive, got ${weight}`);
+  }
+  const largest = Math.max(...weights);
+  const scaled = weights.map((weight) => weight / largest);
+  const total = scaled.reduce((sum, weight) => sum + weight, 0);
+  return scaled.map((weight) => weight / total);
+}
+
 /**
  * Maps `${testId}:${subjectId}` to a number uniform in [0, 1) from the first 52 bits of its SHA-256
  * digest; 52 bits fit a double exactly, so every runtime and language derives the same number.
@@ -27,17 +47,11 @@ export function assignVariant(
   variants: readonly WeightedVariant[],
 ): string {
   if (variants.length === 0) throw new RangeError('cannot assign a subject without variants');
-  let total = 0;
-  for (const { id, weight } of variants) {
-    if (!(Number.isFinite(weight) && weight > 0)) {
-      throw new RangeError(`variant ${id} must have a positive weight, got ${weight}`);
-    }
-    total += weight;
-  }
+  const shares = weightShares(variants.map(({ weight }) => weight));
   const point = assignmentPoint(testId, subjectId);
   let cumulative = 0;
-  for (const { id, weight } of variants) {
-    cumulative += weight / total;
+  for (const [index, { id }] of variants.entries()) {
+    cumulative += shares[index] ?? 0;
     if (point < cumulative) return id;
   }
   // Rounding can leave the last cumulative bound a hair below 1.

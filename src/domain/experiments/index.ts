@@ -1,4 +1,11 @@
-export { assignmentPoint, assignVariant, type WeightedVariant } from './assignment.js';
+export {
+  assignmentPoint,
+  assignVariant,
+  MAX_VARIANT_WEIGHT,
+  MIN_VARIANT_WEIGHT,
+  type WeightedVariant,
+  weightShares,
+} from './assignment.js';
 export { type Interval, type RelativeLift, relativeLift, wilsonInterval } from './intervals.js';
 export { type SampleRatioMismatch, SRM_ALPHA, sampleRatioMismatch } from './srm.js';
 export {

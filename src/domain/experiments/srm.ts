@@ -1,3 +1,4 @@
+import { weightShares } from './assignment.js';
 import { chiSquaredSurvival } from './distributions.js';
 
 export const SRM_ALPHA = 0.001;
@@ -27,17 +28,18 @@ export function sampleRatioMismatch(
     }
     total += n;
   }
-  let weightTotal = 0;
-  for (const w of weights) {
-    if (!(Number.isFinite(w) && w > 0)) throw new RangeError(`weights must be positive, got ${w}`);
-    weightTotal += w;
-  }
+  const shares = weightShares(weights);
   if (total === 0 || observations.length < 2) return { statistic: null, pValue: null, mismatch: false };
   let statistic = 0;
-  observations.forEach((n, i) => {
-    const expected = (total * (weights[i] ?? 0)) / weightTotal;
+  for (const [i, n] of observations.entries()) {
+    const expected = total * (shares[i] ?? 0);
+    // A share too small to expect anyone leaves the test undefined, not infinite.
+    if (!(expected > 0)) return { statistic: null, pValue: null, mismatch: false };
     statistic += (n - expected) ** 2 / expected;
-  });
+  }
   const pValue = chiSquaredSurvival(statistic, observations.length - 1);
+  if (!Number.isFinite(statistic) || !Number.isFinite(pValue)) {
+    return { statistic: null, pValue: null, mismatch: false };
+  }
   return { statistic, pValue, mismatch: pValue < SRM_ALPHA };
 }

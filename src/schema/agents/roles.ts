@@ -69,7 +69,7 @@ const AgentVitalsRef = builder.objectRef<AgentVitals>('AgentVitals').implement({
       nullable: true,
       description: 'Matched / evaluated predicted outcomes; null when none was evaluated.',
     }),
-    tokensUsed: t.exposeInt('tokensUsed'),
+    tokensUsed: t.expose('tokensUsed', { type: 'SafeInt' }),
     costUsd: t.exposeFloat('costUsd'),
     periodStart: t.expose('periodStart', { type: 'DateTime' }),
     periodEnd: t.expose('periodEnd', { type: 'DateTime' }),

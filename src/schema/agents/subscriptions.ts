@@ -1,12 +1,14 @@
+import { z } from 'zod';
 import { builder } from '../../builder.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import type { TaskEventPayload } from '../../domain/agents/task-events.js';
-import type { BusEvent } from '../../events/topics.js';
+import { parseArgs } from '../../validation/index.js';
+import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { TaskRef, TaskStatusEnum } from './types.js';
 
-type TaskUpdatedPayload = TaskEventPayload & { event_id: string; tenant_id: string };
+export type TaskUpdatedPayload = TaskEventPayload & { event_id: string; tenant_id: string };
 
-const TaskUpdatedEvent = builder.objectRef<TaskUpdatedPayload>('TaskUpdatedEvent').implement({
+export const TaskUpdatedEvent = builder.objectRef<TaskUpdatedPayload>('TaskUpdatedEvent').implement({
   description: 'A task changed state (queued, claimed, returned to the queue, completed or failed).',
   fields: (t) => ({
     eventId: t.exposeID('event_id'),
@@ -31,21 +33,23 @@ const TaskUpdatedEvent = builder.objectRef<TaskUpdatedPayload>('TaskUpdatedEvent
   }),
 });
 
-async function* tasksOf(events: AsyncIterable<BusEvent>, role: string | null | undefined) {
-  const wanted = role ? normalizeRole(role) : null;
-  for await (const event of events) {
-    const payload = event.payload as unknown as TaskUpdatedPayload;
-    if (!wanted || payload.role === wanted) yield payload;
-  }
-}
+const taskSubscriptionArgs = z.object({ role: z.string().max(64).nullish(), after: afterArg });
 
 builder.subscriptionField('taskUpdated', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: TaskUpdatedEvent,
     description: 'Task state changes in the subscriber’s tenant, optionally of one role.',
-    args: { role: t.arg.string() },
-    subscribe: (_root, { role }, context) =>
-      tasksOf(context.services.bus.subscribe('TASK_UPDATED', context.viewer.tenantId), role),
-    resolve: (payload) => payload,
+    args: { role: t.arg.string(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
+    subscribe: (_root, args, context) => {
+      const { role, after } = parseArgs(taskSubscriptionArgs, args);
+      const wanted = role ? normalizeRole(role) : null;
+      return eventStream(
+        context,
+        ['TASK_UPDATED'],
+        after,
+        (event) => !wanted || event.payload.role === wanted,
+      );
+    },
+    resolve: (event) => event.payload as unknown as TaskUpdatedPayload,
   }),
 );

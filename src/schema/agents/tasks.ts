@@ -51,6 +51,43 @@ builder.queryField('tasks', (t) =>
   }),
 );
 
+interface TaskCounts {
+  pending: number;
+  running: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+}
+
+const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
+  description: 'How many tasks are in each state (all time).',
+  fields: (t) => ({
+    pending: t.exposeInt('pending'),
+    running: t.exposeInt('running'),
+    completed: t.exposeInt('completed'),
+    failed: t.exposeInt('failed'),
+    cancelled: t.exposeInt('cancelled'),
+  }),
+});
+
+builder.queryField('taskCounts', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: TaskCountsRef,
+    description: 'The task queue of the caller’s tenant by state, optionally of one role.',
+    args: { role: t.arg.string() },
+    ...validatedArgs(z.object({ role: roleArg.nullish() }), async (_root, { role }, context) => {
+      const groups = await context.prisma.task.groupBy({
+        by: ['status'],
+        where: { tenantId: context.viewer.tenantId, ...(role ? { role: normalizeRole(role) } : {}) },
+        _count: { _all: true },
+      });
+      const counts: TaskCounts = { pending: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+      for (const group of groups) counts[group.status] = group._count._all;
+      return counts;
+    }),
+  }),
+);
+
 builder.mutationField('claimTask', (t) =>
   t.withAuth({ agent: true }).field({
     type: TaskRef,
@@ -72,7 +109,7 @@ const RecommendationInput = builder.inputType('RecommendationInput', {
 const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
   fields: (t) => ({
     output: t.string(),
-    tokensUsed: t.int({ required: true }),
+    tokensUsed: t.field({ type: 'SafeInt', required: true, description: '0 to 2^53 - 1.' }),
     costUsd: t.float({
       required: true,
       description: 'US dollars; kept to the micro-dollar (6 decimal places).',
@@ -85,7 +122,7 @@ const completeTaskArgs = z.object({
   id: z.guid(),
   input: z.object({
     output: z.string().max(1_000_000).nullish(),
-    tokensUsed: z.int().min(0).max(2_147_483_647),
+    tokensUsed: z.int().min(0).max(Number.MAX_SAFE_INTEGER),
     costUsd: z.number().min(0).max(1_000_000_000),
     recommendations: z
       .array(

@@ -26,6 +26,11 @@ export const AgentRoleRef = builder.prismaObject('AgentRole', {
       description: 'Tasks of a paused role are queued but cannot be claimed.',
     }),
     pausedAt: t.expose('pausedAt', { type: 'DateTime', nullable: true }),
+    pausedBy: t.string({
+      nullable: true,
+      description: 'actor_user_id of the pause in force; null while not paused.',
+      resolve: (role) => (role.paused ? role.pausedBy : null),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
@@ -96,7 +101,12 @@ export const TaskRef = builder.prismaObject('Task', {
     leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime', nullable: true }),
     startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
-    tokensUsed: t.exposeInt('tokensUsed', { nullable: true }),
+    tokensUsed: t.field({
+      type: 'SafeInt',
+      nullable: true,
+      // Stored as BIGINT; what completeTask accepts (at most 2^53 - 1) reads back exactly.
+      resolve: (task) => (task.tokensUsed === null ? null : Number(task.tokensUsed)),
+    }),
     costUsd: t.float({
       nullable: true,
       description: 'US dollars, kept exactly to the micro-dollar.',

@@ -10,7 +10,7 @@ const totals = (overrides: Partial<VitalsTotals> = {}): VitalsTotals => ({
   completed: 0,
   failed: 0,
   avgSeconds: null,
-  tokens: 0,
+  tokens: '0',
   cost: '0',
   accepted: 0,
   decided: 0,
@@ -53,7 +53,7 @@ describe('vitalsFrom', () => {
       totals({
         completed: 2,
         avgSeconds: 12.5,
-        tokens: 300,
+        tokens: '300',
         cost: '1.234567',
         accepted: 1,
         decided: 4,
@@ -72,5 +72,20 @@ describe('vitalsFrom', () => {
 
   it('answers a null average when no task completed, whatever the database averaged', () => {
     expect(vitalsFrom('coo', totals({ failed: 3, avgSeconds: 0 })).avgExecutionTimeSeconds).toBeNull();
+  });
+});
+
+describe('token sums', () => {
+  it('carries a sum beyond 32 bits exactly', () => {
+    expect(vitalsFrom('cmo', totals({ tokens: '6000000000' })).tokensUsed).toBe(6_000_000_000);
+  });
+
+  it('carries 2^53 - 1 exactly and saturates beyond it', () => {
+    expect(vitalsFrom('cmo', totals({ tokens: '9007199254740991' })).tokensUsed).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
+    expect(vitalsFrom('cmo', totals({ tokens: '18014398509481982' })).tokensUsed).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
   });
 });

@@ -95,3 +95,24 @@ describe('assignVariant', () => {
     ).toThrow(RangeError);
   });
 });
+
+describe('assignVariant with extreme weights', () => {
+  const subjects = Array.from({ length: 2000 }, (_, index) => `subject-${index}`);
+  const split = (weights: number[]) => {
+    const variants = weights.map((weight, index) => ({ id: `v${index}`, weight }));
+    const counts = new Map<string, number>();
+    for (const subject of subjects) {
+      const id = assignVariant('test-extreme', subject, variants);
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    return variants.map(({ id }) => counts.get(id) ?? 0);
+  };
+
+  it('splits huge equal weights as it splits equal ones', () => {
+    expect(split([1e308, 1e308])).toEqual(split([1, 1]));
+  });
+
+  it('splits tiny equal weights as it splits equal ones', () => {
+    expect(split([1e-300, 1e-300, 1e-300])).toEqual(split([1, 1, 1]));
+  });
+});

@@ -99,3 +99,35 @@ describe('summarizeExperiment', () => {
     expect(results.sampleRatioMismatch.mismatch).toBe(false);
   });
 });
+
+/** Every number in a value, however deep. */
+function numbersIn(value: unknown): number[] {
+  if (typeof value === 'number') return [value];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.values(value).flatMap(numbersIn);
+}
+
+describe('summarizeExperiment with extreme weights', () => {
+  const counts = [
+    { observations: 500, successes: 50 },
+    { observations: 0, successes: 0 },
+    { observations: 480, successes: 70 },
+  ];
+
+  it.each([
+    { name: 'huge equal weights', weights: [1e308, 1e308, 1e308] },
+    { name: 'a huge and a tiny weight', weights: [1e308, 5e-324, 1] },
+    { name: 'tiny weights', weights: [1e-300, 1e-300, 2e-300] },
+  ])('produces no NaN or infinity for $name', ({ weights }) => {
+    const results = summarizeExperiment(tallies(counts, weights), 0.05);
+
+    expect(numbersIn(results).filter((n) => !Number.isFinite(n))).toEqual([]);
+  });
+
+  it('checks huge equal weights as an equal split', () => {
+    const equal = summarizeExperiment(tallies(counts, [1, 1, 1]), 0.05);
+    const huge = summarizeExperiment(tallies(counts, [1e308, 1e308, 1e308]), 0.05);
+
+    expect(huge.sampleRatioMismatch).toEqual(equal.sampleRatioMismatch);
+  });
+});
