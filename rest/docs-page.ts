@@ -1,34 +1,59 @@
+import { docsAssetUrl } from '../src/pages/docs-assets.js';
+
 type OpenApi = ReturnType<typeof import('./openapi.js').buildOpenApiDocument>;
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** A self-contained HTML reference of the REST routes (no external assets: it works offline). */
-export function renderDocsPage(document: OpenApi): string {
-  const sections = Object.entries(document.paths).flatMap(([path, methods]) =>
+/** JSON that is safe inside a <script> element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+
+/** Without JavaScript: the list of routes, and where the document is. */
+function plainIndex(document: OpenApi): string {
+  const items = Object.entries(document.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, raw]) => {
-      const operation = raw as {
-        summary: string;
-        description?: string;
-        requestBody?: unknown;
-        parameters?: unknown[];
-        responses: Record<string, unknown>;
-      };
-      const body = operation.requestBody
-        ? `<h4>Request body</h4><pre>${escapeHtml(JSON.stringify(operation.requestBody, null, 2))}</pre>`
-        : '';
-      const params = operation.parameters
-        ? `<h4>Parameters</h4><pre>${escapeHtml(JSON.stringify(operation.parameters, null, 2))}</pre>`
-        : '';
-      const statuses = Object.keys(operation.responses).join(', ');
-      return `<section><h3><code>${method.toUpperCase()} ${escapeHtml(path)}</code></h3><p>${escapeHtml(operation.summary)}</p>${
-        operation.description ? `<p>${escapeHtml(operation.description)}</p>` : ''
-      }${params}${body}<p>Statuses: ${statuses}</p></section>`;
+      const operation = raw as { summary: string; operationId: string };
+      return `<li><code>${method.toUpperCase()} ${escapeHtml(path)}</code> (<code>${escapeHtml(operation.operationId)}</code>): ${escapeHtml(operation.summary)}</li>`;
     }),
   );
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Boardroom API</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:.75rem;overflow:auto}section{border-top:1px solid #ddd;padding-top:.5rem}</style>
-</head><body><h1>${escapeHtml(document.info.title)}</h1><p>${escapeHtml(document.info.description)}</p>
-<p>Send <code>Authorization: Bearer &lt;JWT&gt;</code>. Errors are <code>{"detail": ...}</code>; 422 bodies list
-<code>{type, loc, msg, input, ctx}</code> items. Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.
-GraphQL (and GraphiQL): <a href="/graphql">/graphql</a>.</p>${sections.join('\n')}</body></html>`;
+  return `<noscript><h1>${escapeHtml(document.info.title)}</h1><p>The interactive reference needs JavaScript. The OpenAPI 3.1 document: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.</p><ul>${items.join('')}</ul></noscript>`;
+}
+
+/**
+ * `/docs`: Swagger UI over the OpenAPI document, with its script and styles served by this gateway from
+ * swagger-ui-dist (nothing is fetched from another host: the validator badge, which calls
+ * validator.swagger.io, is switched off).
+ */
+export function renderDocsPage(document: OpenApi): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(document.info.title)}</title>
+<link rel="icon" type="image/png" href="${docsAssetUrl('favicon-32x32.png')}">
+<link rel="stylesheet" href="${docsAssetUrl('swagger-ui.css')}">
+<style>body{margin:0}.swagger-ui .topbar{display:none}</style>
+</head>
+<body>
+${plainIndex(document)}
+<div id="reference"></div>
+<script src="${docsAssetUrl('swagger-ui-bundle.js')}"></script>
+<script id="openapi" type="application/json">${scriptJson(document)}</script>
+<script>
+window.ui = SwaggerUIBundle({
+  spec: JSON.parse(document.getElementById('openapi').textContent),
+  dom_id: '#reference',
+  validatorUrl: null,
+  deepLinking: true,
+  displayOperationId: true,
+  docExpansion: 'list',
+  defaultModelsExpandDepth: 0,
+  defaultModelExpandDepth: 3,
+  persistAuthorization: false,
+  tryItOutEnabled: false,
+});
+</script>
+</body>
+</html>
+`;
 }

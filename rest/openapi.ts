@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { schemaAt, snakeCase } from '../src/validation/schema-walk.js';
 import type { CompiledRoute } from './execute.js';
+import type { ArgSource } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -35,8 +36,32 @@ function jsonSchemaOf(schema: z.ZodType | undefined, io: 'input' | 'output'): Js
   return rest;
 }
 
+/** A path, query or header value is a string on the wire: it is absent, never null. */
+function withoutNull(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.anyOf)) {
+    const rest = (schema.anyOf as JsonSchema[]).filter((option) => option.type !== 'null');
+    if (rest.length === 1) {
+      const { anyOf: _anyOf, ...others } = schema;
+      return { ...others, ...rest[0] };
+    }
+  }
+  if (Array.isArray(schema.type)) {
+    const types = (schema.type as string[]).filter((type) => type !== 'null');
+    return { ...schema, type: types.length === 1 ? types[0] : types };
+  }
+  return schema;
+}
+
+const headerName = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+
+/** `SendChatMessage` → `sendChatMessage`: the GraphQL operation's name, as SDK generators expect. */
+const operationIdOf = (operationName: string) =>
+  operationName.charAt(0).toLowerCase() + operationName.slice(1);
+
 const validationError: JsonSchema = {
   type: 'object',
+  description: 'Pydantic-style validation errors, one per problem.',
   properties: {
     detail: {
       type: 'array',
@@ -44,82 +69,186 @@ const validationError: JsonSchema = {
         type: 'object',
         required: ['loc', 'msg', 'type'],
         properties: {
-          loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+          loc: {
+            type: 'array',
+            description: 'Where: starts with `body`, `path`, `query` or `header`.',
+            items: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+          },
           msg: { type: 'string' },
-          type: { type: 'string' },
-          input: {},
-          ctx: { type: 'object' },
+          type: { type: 'string', description: 'Pydantic v2 error type, e.g. `missing`, `string_too_long`.' },
+          input: { description: 'The offending value.' },
+          ctx: { type: 'object', description: 'Details such as `max_length`.' },
         },
       },
     },
   },
+  example: {
+    detail: [{ type: 'missing', loc: ['body', 'message'], msg: 'Field required', input: {} }],
+  },
 };
+
 const problem: JsonSchema = {
   type: 'object',
   required: ['detail'],
-  properties: { detail: { type: 'string' } },
+  properties: { detail: { type: 'string', description: 'A human-readable message.' } },
+  example: { detail: 'Not Found' },
 };
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Problem' } } },
-});
+
+const problemContent = { 'application/json': { schema: { $ref: '#/components/schemas/Problem' } } };
+
+/** Error responses shared by the routes; each is referenced only where it can occur. */
+const sharedResponses = {
+  Unauthorized: {
+    description: 'Missing, invalid or expired bearer token.',
+    headers: {
+      'WWW-Authenticate': { description: 'Always `Bearer`.', schema: { type: 'string', const: 'Bearer' } },
+    },
+    content: problemContent,
+  },
+  MethodNotAllowed: {
+    description: 'The path exists but not with this method; `Allow` lists the methods it accepts.',
+    headers: {
+      Allow: { description: 'The methods of this path, e.g. `GET, PUT`.', schema: { type: 'string' } },
+    },
+    content: problemContent,
+  },
+  PayloadTooLarge: {
+    description: 'The request body exceeds the limit of this route.',
+    content: problemContent,
+  },
+  ValidationError: {
+    description: 'Path, query, header or body does not satisfy the schema.',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } },
+  },
+  TooManyRequests: {
+    description: 'The caller’s rate limit is exhausted.',
+    headers: {
+      'Retry-After': {
+        description: 'Seconds until the next request is admitted.',
+        schema: { type: 'integer' },
+      },
+    },
+    content: problemContent,
+  },
+};
+
+const requestIdHeader = {
+  'X-Request-ID': {
+    description: 'The request id: the inbound one when valid, else a new uuid.',
+    schema: { type: 'string' },
+  },
+};
+
+function parameterOf(source: Exclude<ArgSource, { from: 'body' }>, schema: z.ZodType | undefined) {
+  const json = withoutNull(jsonSchemaOf(schema, 'input'));
+  const required = source.from === 'path' || !schema?.safeParse(undefined).success;
+  if (source.from === 'header' && source.name.toLowerCase() === 'if-match') {
+    // The version travels as an entity tag, as the ETag header gave it; a bare number is accepted too.
+    return {
+      name: 'If-Match',
+      in: 'header',
+      required,
+      description:
+        'The version you read (the ETag, e.g. `"3"`); 412 when it is no longer the current version.',
+      schema: { type: 'string', pattern: '^(W/)?"?[0-9]+"?$' },
+      example: '"3"',
+    };
+  }
+  return {
+    name: source.from === 'header' ? headerName(source.name) : source.name,
+    in: source.from,
+    required,
+    ...(typeof json.description === 'string' ? { description: json.description } : {}),
+    schema: json,
+  };
+}
+
+/** Roles the route's GraphQL field is restricted to, or none when any authenticated caller may call it. */
+function rolesOf(compiled: CompiledRoute): string[] {
+  const scopes = Object.entries(compiled.authScopes ?? {})
+    .filter(([scope, wanted]) => wanted === true && scope !== 'authenticated')
+    .map(([scope]) => scope);
+  return scopes;
+}
+
+function operationOf(compiled: CompiledRoute) {
+  const { route, argsSchema } = compiled;
+  const parameters: unknown[] = [];
+  let requestBody: unknown;
+  for (const [variable, source] of Object.entries(route.variables)) {
+    const schema = argsSchema ? (schemaAt(argsSchema, [variable]) as z.ZodType | undefined) : undefined;
+    if (source.from === 'body') {
+      requestBody = {
+        required: true,
+        content: {
+          'application/json': {
+            schema: snakeSchema(jsonSchemaOf(schema, 'input')),
+            ...(route.example ? { example: route.example } : {}),
+          },
+        },
+      };
+    } else {
+      parameters.push(parameterOf(source, schema));
+    }
+  }
+  const roles = rolesOf(compiled);
+  const ref = (name: keyof typeof sharedResponses) => ({ $ref: `#/components/responses/${name}` });
+  const stateError = (description: string) => ({ description, content: problemContent });
+  const errors = route.errors ?? {};
+  const responses: Record<string, unknown> = {
+    [route.status]: {
+      description: 'Success',
+      headers: {
+        ...requestIdHeader,
+        ...Object.fromEntries(
+          Object.entries(route.responseHeaders ?? {}).map(([name, description]) => [
+            name,
+            { description, schema: { type: 'string' } },
+          ]),
+        ),
+      },
+      content: {
+        'application/json': {
+          schema: route.responseSchema ? jsonSchemaOf(route.responseSchema, 'output') : {},
+          ...(route.responseExample ? { example: route.responseExample } : {}),
+        },
+      },
+    },
+    ...(errors[400] ? { 400: stateError(errors[400]) } : {}),
+    401: ref('Unauthorized'),
+    ...(roles.length > 0
+      ? { 403: stateError(`The caller has none of the roles: ${roles.join(', ')}.`) }
+      : {}),
+    ...(errors[404] ? { 404: stateError(errors[404]) } : {}),
+    405: ref('MethodNotAllowed'),
+    ...(errors[409] ? { 409: stateError(errors[409]) } : {}),
+    ...(errors[412] ? { 412: stateError(errors[412]) } : {}),
+    ...(requestBody ? { 413: ref('PayloadTooLarge') } : {}),
+    422: ref('ValidationError'),
+    429: ref('TooManyRequests'),
+  };
+  const who = roles.length > 0 ? `Roles: ${roles.join(' or ')}.` : 'Any authenticated role.';
+  return {
+    operationId: operationIdOf(compiled.operationName),
+    summary: route.summary,
+    description: [who, route.description, `Runs the GraphQL operation \`${compiled.operationName}\`.`]
+      .filter(Boolean)
+      .join('\n\n'),
+    tags: [route.tag],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+}
 
 /** OpenAPI 3.1 from the route table and the same input rules the resolvers enforce. */
 export function buildOpenApiDocument(routes: readonly CompiledRoute[]) {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const { route, argsSchema } of routes) {
-    const parameters: unknown[] = [];
-    let requestBody: unknown;
-    for (const [variable, source] of Object.entries(route.variables)) {
-      const schema = argsSchema ? (schemaAt(argsSchema, [variable]) as z.ZodType | undefined) : undefined;
-      if (source.from === 'body') {
-        requestBody = {
-          required: true,
-          content: {
-            'application/json': {
-              schema: snakeSchema(jsonSchemaOf(schema, 'input')),
-              ...(route.example ? { example: route.example } : {}),
-            },
-          },
-        };
-      } else {
-        const json = jsonSchemaOf(schema, 'input');
-        parameters.push({
-          name: source.name,
-          in: source.from,
-          required: source.from === 'path' || !schema?.safeParse(undefined).success,
-          schema: json,
-        });
-      }
-    }
-    paths[route.path] ??= {};
-    (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = {
-      summary: route.summary,
-      ...(route.description ? { description: route.description } : {}),
-      tags: [route.tag],
-      security: [{ bearerAuth: [] }],
-      ...(parameters.length ? { parameters } : {}),
-      ...(requestBody ? { requestBody } : {}),
-      responses: {
-        [route.status]: {
-          description: 'Success',
-          content: {
-            'application/json': {
-              schema: route.responseSchema ? jsonSchemaOf(route.responseSchema, 'output') : {},
-            },
-          },
-        },
-        400: errorResponse('The request is well-formed but the resource is not in a state that allows it'),
-        401: errorResponse('Missing, invalid or expired bearer token'),
-        403: errorResponse('The token lacks the role this operation needs'),
-        404: errorResponse('Not found in the caller’s tenant'),
-        409: errorResponse('Conflicts with the current state'),
-        422: {
-          description: 'Validation error',
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } },
-        },
-      },
-    };
+  const paths: Record<string, Record<string, ReturnType<typeof operationOf>>> = {};
+  for (const compiled of routes) {
+    paths[compiled.route.path] ??= {};
+    (paths[compiled.route.path] as Record<string, ReturnType<typeof operationOf>>)[
+      compiled.route.method.toLowerCase()
+    ] = operationOf(compiled);
   }
   return {
     openapi: '3.1.0',
@@ -127,12 +256,35 @@ export function buildOpenApiDocument(routes: readonly CompiledRoute[]) {
       title: 'Boardroom REST compatibility API',
       version: '1.0.0',
       description:
-        'The /api/v1 routes, each served by running the GraphQL operation of the same name at /graphql.',
+        'The /api/v1 routes, each served by running the GraphQL operation of the same name at /graphql. ' +
+        'Send `Authorization: Bearer <JWT>`; in development `npm start` prints one and ' +
+        '`npm run token -- --tenant <uuid> --sub <id> --roles chairman` signs one. Errors are ' +
+        '`{"detail": "<message>"}`; 422 bodies list Pydantic-style `{type, loc, msg, input, ctx}` items. ' +
+        'Every response carries `X-Request-ID`.',
     },
+    servers: [{ url: '/', description: 'This server' }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: 'agents', description: 'Chat tasks and vital signs of agent roles' },
+      { name: 'experiments', description: 'Onboarding A/B tests' },
+      { name: 'connectors', description: 'Forged connectors (outbound connector templates)' },
+      { name: 'dogfood', description: 'Pausing and resuming C-suite agents' },
+      { name: 'hiring', description: 'Onboarding packets for hired candidates' },
+      { name: 'finetuning', description: 'Fine-tuned model versions' },
+    ],
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'Claims: `sub`, `tenant_id` (uuid), `roles` (chairman, operator, member, agent), `exp`.',
+        },
+      },
       schemas: { ValidationError: validationError, Problem: problem },
+      responses: sharedResponses,
     },
   };
 }

@@ -23,7 +23,8 @@ Demo tenant ${DEMO_TENANT_ID}; chairman token (valid 12 h):
 
   export TOKEN=${token}
 
-GraphiQL: ${url}/graphql   REST docs: ${url}/docs
+Start page: ${url}/   GraphiQL: ${url}/graphql   REST docs: ${url}/docs
+Dashboard:  ${url}/dashboard#token=${token}
   curl -s ${url}/api/v1/agents/ceo/vitals -H "Authorization: Bearer $TOKEN"
 More tokens: npm run token -- --tenant ${DEMO_TENANT_ID} --sub alice --roles operator
 `);

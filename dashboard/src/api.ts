@@ -1,0 +1,175 @@
+import { type Client, createClient } from 'graphql-ws';
+
+export class GraphQLRequestError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+interface GraphQLResponse<Data> {
+  data?: Data | null;
+  errors?: { message: string; extensions?: { code?: string } }[];
+}
+
+/** Runs a query over HTTP with the token; throws the first GraphQL error. */
+export async function query<Data>(
+  token: string,
+  document: string,
+  variables: Record<string, unknown> = {},
+): Promise<Data> {
+  const response = await fetch('/graphql', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({ query: document, variables }),
+  });
+  const body = (await response.json()) as GraphQLResponse<Data>;
+  const error = body.errors?.[0];
+  if (error || !body.data) {
+    throw new GraphQLRequestError(error?.message ?? `HTTP ${response.status}`, error?.extensions?.code);
+  }
+  return body.data;
+}
+
+export interface LiveEvent {
+  __typename: 'AgentPausedEvent' | 'AgentResumedEvent' | 'TaskUpdatedEvent' | 'ModelVersionChangedEvent';
+  eventId: string;
+  role?: string;
+  actorUserId?: string;
+  pausedAt?: string;
+  resumedAt?: string;
+  status?: string;
+  taskId?: string;
+  updatedAt?: string;
+  baseModel?: string;
+  versionNumber?: number;
+  deploymentStatus?: string;
+  previousStatus?: string | null;
+}
+
+const EVENTS = `subscription DashboardEvents($after: ID) {
+  events(after: $after) {
+    __typename
+    ... on AgentPausedEvent { eventId role actorUserId pausedAt }
+    ... on AgentResumedEvent { eventId role actorUserId resumedAt }
+    ... on TaskUpdatedEvent { eventId role taskId status updatedAt }
+    ... on ModelVersionChangedEvent { eventId baseModel versionNumber deploymentStatus previousStatus }
+  }
+}`;
+
+export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'offline' | 'unauthorized';
+
+export interface LiveFeedHandlers {
+  onEvent(event: LiveEvent): void;
+  onState(state: ConnectionState): void;
+  /** The resume point was pruned: state may have been missed, reload it. */
+  onGap(): void;
+}
+
+export interface LiveFeed {
+  /** Closes the socket and stays offline until `reconnect`. */
+  disconnect(): void;
+  /** Connects now (dropping any socket) and resumes after the last event seen. */
+  reconnect(): void;
+  stop(): void;
+}
+
+/**
+ * The tenant's event stream over graphql-ws, with the token in `connection_init`. Every (re)connection
+ * subscribes with `after` = the last event id received, so nothing is missed or repeated across drops.
+ */
+export function openLiveFeed(token: string, handlers: LiveFeedHandlers): LiveFeed {
+  let lastEventId: string | null = null;
+  let client: Client | null = null;
+  let stopped = false;
+  let attempt = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/graphql`;
+
+  function connect() {
+    if (stopped) return;
+    handlers.onState(attempt === 0 ? 'connecting' : 'reconnecting');
+    const current = createClient({
+      url,
+      connectionParams: { authorization: `Bearer ${token}` },
+      lazy: false,
+      retryAttempts: 0,
+      on: {
+        connected: () => {
+          attempt = 0;
+          handlers.onState('live');
+        },
+        closed: (event) => {
+          if (current !== client) return;
+          if ((event as CloseEvent | undefined)?.code === 4401) {
+            stopped = true;
+            handlers.onState('unauthorized');
+          }
+        },
+      },
+    });
+    client = current;
+    current.subscribe<{ events: LiveEvent }>(
+      { query: EVENTS, variables: { after: lastEventId } },
+      {
+        next: (result) => {
+          if (current !== client) return;
+          const expired = result.errors?.some((error) => error.extensions?.code === 'RESUME_POINT_EXPIRED');
+          if (expired) {
+            lastEventId = null;
+            handlers.onGap();
+            return;
+          }
+          const event = result.data?.events;
+          if (!event) return;
+          lastEventId = event.eventId;
+          handlers.onEvent(event);
+        },
+        error: () => retry(current),
+        complete: () => retry(current),
+      },
+    );
+  }
+
+  function retry(from: Client) {
+    if (from !== client || stopped) return;
+    client = null;
+    void from.dispose();
+    attempt += 1;
+    handlers.onState('reconnecting');
+    timer = setTimeout(connect, Math.min(5000, 100 * 2 ** Math.min(attempt, 6)));
+  }
+
+  function drop() {
+    clearTimeout(timer);
+    const current = client;
+    client = null;
+    void current?.dispose();
+  }
+
+  connect();
+  return {
+    disconnect() {
+      drop();
+      handlers.onState('offline');
+    },
+    reconnect() {
+      drop();
+      attempt += 1;
+      connect();
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      void client?.dispose();
+      client = null;
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import type { AuthedContext } from '../builder.js';
+import { openEventStream } from '../events/replay.js';
+import type { BusEvent, EventType } from '../events/topics.js';
+
+/** `after`: the id of the last event a client received, to resume the stream after it. */
+export const afterArg = z.guid().nullish();
+
+export const AFTER_DESCRIPTION =
+  'Id of the last event received: the tenant’s events after it are replayed first, in order, then live ' +
+  'ones follow without gaps or duplicates. RESUME_POINT_EXPIRED when it is older than the replay window.';
+
+/** The tenant's events of these types for a subscription, resumed after `after` when given. */
+export function eventStream(
+  context: AuthedContext,
+  types: readonly EventType[],
+  after: string | null | undefined,
+  accept?: (event: BusEvent) => boolean,
+): Promise<AsyncIterableIterator<BusEvent>> {
+  return openEventStream({
+    prisma: context.prisma,
+    bus: context.services.bus,
+    tenantId: context.viewer.tenantId,
+    types,
+    after,
+    ...(accept ? { accept } : {}),
+  });
+}

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../../src/server.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { listen } from '../support/ws.js';
+import { type Browser, launchBrowser } from './support/browser.js';
+
+let t: TestApp;
+let server: RunningServer;
+let browser: Browser;
+let operations: { method: string; path: string; operationId: string }[];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  server = await listen(t);
+  browser = await launchBrowser();
+  const document = (await t.rest('GET', '/api/v1/openapi.json')).body as {
+    paths: Record<string, Record<string, { operationId: string }>>;
+  };
+  operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, { operationId }]) => ({ method, path, operationId })),
+  );
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await t?.close();
+});
+
+describe('/docs in Chromium', () => {
+  it('renders every operation with its path and operationId, from this server only', async () => {
+    const page = await browser.open(`${server.url}/docs`);
+    await expect.poll(() => page.locator('.opblock').count(), { timeout: 20_000 }).toBe(operations.length);
+    expect(operations.length).toBe(11);
+    const rendered = await page.locator('.opblock').evaluateAll((blocks) =>
+      blocks.map((block) => ({
+        method: block.querySelector('.opblock-summary-method')?.textContent?.toLowerCase(),
+        path: block.querySelector('.opblock-summary-path')?.getAttribute('data-path'),
+        operationId: block.querySelector('.opblock-summary-operation-id')?.textContent,
+      })),
+    );
+    expect(rendered).toEqual(expect.arrayContaining(operations));
+    for (const { operationId } of operations) {
+      await expect.poll(() => page.getByText(operationId, { exact: true }).isVisible()).toBe(true);
+    }
+    await browser.screenshot(page, 'docs');
+    expect(browser.foreignRequests(server.url)).toEqual([]);
+  });
+
+  it('shows an operation’s parameters, body example and error statuses when opened', async () => {
+    const page = await browser.open(`${server.url}/docs#/connectors/updateConnector`);
+    const operation = page.locator('#operations-connectors-updateConnector');
+    await expect
+      .poll(() => operation.locator('.responses-table').first().isVisible(), { timeout: 20_000 })
+      .toBe(true);
+    const text = (await operation.textContent()) ?? '';
+    expect(text).toContain('If-Match');
+    expect(text).toContain('https://api.stripe.com/v1');
+    const statuses = await operation
+      .locator('.responses-table tbody .response-col_status')
+      .evaluateAll((cells) => cells.map((cell) => cell.textContent?.trim().slice(0, 3)));
+    expect(statuses).toEqual(['200', '401', '403', '404', '405', '409', '412', '413', '422', '429']);
+    await operation.scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'docs-operation');
+    expect(browser.foreignRequests(server.url)).toEqual([]);
+  });
+});

@@ -1,0 +1,223 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { validate } from '@readme/openapi-parser';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '../../rest/routes.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+
+type Operation = {
+  operationId: string;
+  parameters?: { name: string; in: string }[];
+  requestBody?: unknown;
+  responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
+};
+type Document = {
+  servers: { url: string }[];
+  security: unknown[];
+  paths: Record<string, Record<string, Operation>>;
+  components: {
+    securitySchemes: Record<string, unknown>;
+    responses: Record<string, { headers?: Record<string, unknown> }>;
+  };
+};
+
+let t: TestApp;
+let document: Document;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const response = await t.rest('GET', '/api/v1/openapi.json');
+  expect(response.status).toBe(200);
+  document = response.body;
+});
+afterAll(() => t.close());
+
+const operations = () =>
+  Object.entries(document.paths).flatMap(([route, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ route, method, operation })),
+  );
+const operation = (method: string, route: string) => document.paths[route]?.[method] as Operation;
+
+describe('the OpenAPI document', () => {
+  it('validates as OpenAPI 3.1 without errors', async () => {
+    const result = await validate(structuredClone(document) as never);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+    expect(result.specification).toBe('OpenAPI');
+  });
+
+  it('names every operation after its GraphQL operation, uniquely', () => {
+    const ids = operations().map(({ operation }) => operation.operationId);
+    expect(ids).toEqual([
+      'sendChatMessage',
+      'agentVitals',
+      'abTestResults',
+      'createConnector',
+      'listConnectors',
+      'readConnector',
+      'updateConnector',
+      'pauseAgent',
+      'resumeAgent',
+      'prepareOnboarding',
+      'rollbackModel',
+    ]);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('declares servers and bearer JWT security', () => {
+    expect(document.servers).toEqual([{ url: '/', description: 'This server' }]);
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
+  });
+
+  it('documents 401 with WWW-Authenticate, 429 with Retry-After and 405 with Allow on every operation', () => {
+    for (const { operation } of operations()) {
+      expect(operation.responses['401']?.$ref).toBe('#/components/responses/Unauthorized');
+      expect(operation.responses['405']?.$ref).toBe('#/components/responses/MethodNotAllowed');
+      expect(operation.responses['422']?.$ref).toBe('#/components/responses/ValidationError');
+      expect(operation.responses['429']?.$ref).toBe('#/components/responses/TooManyRequests');
+    }
+    const shared = document.components.responses;
+    expect(Object.keys(shared.Unauthorized?.headers ?? {})).toEqual(['WWW-Authenticate']);
+    expect(Object.keys(shared.TooManyRequests?.headers ?? {})).toEqual(['Retry-After']);
+    expect(Object.keys(shared.MethodNotAllowed?.headers ?? {})).toEqual(['Allow']);
+  });
+
+  it('documents 413 exactly on the operations that take a body', () => {
+    for (const { operation } of operations()) {
+      expect('413' in operation.responses).toBe(operation.requestBody !== undefined);
+    }
+  });
+
+  it('documents 403 only where the operation is restricted to roles', () => {
+    const restricted = operations()
+      .filter(({ operation }) => '403' in operation.responses)
+      .map(({ operation }) => operation.operationId);
+    expect(restricted).toEqual([
+      'createConnector',
+      'updateConnector',
+      'pauseAgent',
+      'resumeAgent',
+      'prepareOnboarding',
+      'rollbackModel',
+    ]);
+  });
+
+  it('documents the state errors where they occur', () => {
+    const statuses = (method: string, route: string) =>
+      Object.keys(operation(method, route).responses).filter((status) =>
+        ['400', '404', '409', '412'].includes(status),
+      );
+    expect(statuses('post', '/api/v1/agents/{role}/chat')).toEqual(['404', '409']);
+    expect(statuses('get', '/api/v1/agents/{role}/vitals')).toEqual(['404']);
+    expect(statuses('put', '/api/v1/forge/connectors/{id}')).toEqual(['404', '409', '412']);
+    expect(statuses('post', '/api/v1/dogfood/agents/{role}/pause')).toEqual(['400']);
+    expect(statuses('post', '/api/v1/finetuning/models/{tenant_id}/{base_model}/rollback')).toEqual([
+      '404',
+      '409',
+    ]);
+  });
+
+  it('documents If-Match on the connector edit and ETag on the connector responses', () => {
+    const put = operation('put', '/api/v1/forge/connectors/{id}');
+    expect(put.parameters).toContainEqual(expect.objectContaining({ name: 'If-Match', in: 'header' }));
+    for (const [method, route, status] of [
+      ['post', '/api/v1/forge/connectors', '201'],
+      ['get', '/api/v1/forge/connectors/{id}', '200'],
+      ['put', '/api/v1/forge/connectors/{id}', '200'],
+    ] as const) {
+      expect(Object.keys(operation(method, route).responses[status]?.headers ?? {})).toContain('ETag');
+    }
+  });
+
+  it('gives every route a response example that its response schema accepts', () => {
+    for (const route of routes) {
+      expect(route.responseExample, `${route.method} ${route.path}`).toBeDefined();
+      const parsed = route.responseSchema?.safeParse(route.responseExample);
+      expect(parsed?.error?.issues ?? [], `${route.method} ${route.path}`).toEqual([]);
+    }
+  });
+});
+
+describe('a typed client generated from the document', () => {
+  it('compiles, and rejects a call the API does not accept', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'boardroom-openapi-client-'));
+    try {
+      const ast = await openapiTS(structuredClone(document) as never);
+      await writeFile(path.join(dir, 'api.d.ts'), astToString(ast));
+      await writeFile(
+        path.join(dir, 'client.ts'),
+        `import createClient from 'openapi-fetch';
+import type { operations, paths } from './api.js';
+
+const client = createClient<paths>({ baseUrl: 'http://127.0.0.1:4000' });
+
+export async function completedTasks(role: string): Promise<number> {
+  const { data, error } = await client.GET('/api/v1/agents/{role}/vitals', { params: { path: { role } } });
+  if (error) return -1;
+  return data.data.tasks_completed;
+}
+
+export async function pause(role: string): Promise<string | undefined> {
+  const { data } = await client.POST('/api/v1/dogfood/agents/{role}/pause', {
+    params: { path: { role } },
+    body: { actor_user_id: 'chair-1', reason: 'review' },
+  });
+  return data?.event_id;
+}
+
+export async function rename(id: string, version: number) {
+  const { data } = await client.PUT('/api/v1/forge/connectors/{id}', {
+    params: { path: { id }, header: { 'If-Match': \`"\${version}"\` } },
+    body: { template: { name: 'Stripe', base_url: 'https://api.stripe.com/v1', auth_type: 'bearer' } },
+  });
+  return data?.version;
+}
+
+export const pending: operations['sendChatMessage']['responses'][202]['content']['application/json']['data']['status'] =
+  'pending';
+
+export function wrongBody() {
+  // @ts-expect-error a pause needs actor_user_id
+  return client.POST('/api/v1/dogfood/agents/{role}/pause', { params: { path: { role: 'cfo' } }, body: { reason: 'x' } });
+}
+
+export function wrongPath() {
+  // @ts-expect-error no such route
+  return client.GET('/api/v1/agents/{role}/mood', { params: { path: { role: 'cfo' } } });
+}
+
+export function wrongType(): string {
+  const { data } = { data: undefined as operations['agentVitals']['responses'][200]['content']['application/json'] | undefined };
+  // @ts-expect-error tasks_completed is a number
+  return data?.data.tasks_completed ?? '';
+}
+`,
+      );
+      const require = createRequire(import.meta.url);
+      const program = ts.createProgram([path.join(dir, 'client.ts')], {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        skipLibCheck: true,
+        types: [],
+        paths: { 'openapi-fetch': [path.dirname(require.resolve('openapi-fetch/package.json'))] },
+      });
+      const diagnostics = ts
+        .getPreEmitDiagnostics(program)
+        .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      expect(diagnostics).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
