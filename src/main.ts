@@ -1,5 +1,6 @@
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { DataDirLockedError } from './db/data-dir-lock.js';
 import { printDevelopmentWelcome } from './dev-welcome.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
@@ -8,38 +9,73 @@ try {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const started = performance.now();
-  const app = await createApp(config, { logger });
-  const applied = await app.start();
-  if (applied.length > 0) logger.info({ applied }, 'applied migrations');
-  const running = await startServer(app, config.port, config.host);
-  logger.info(
-    {
-      url: running.url,
-      database: app.services.db.kind,
-      redis: !!config.redisUrl,
-      startupMs: Math.round(performance.now() - started),
-    },
-    'boardroom is ready',
-  );
-  if (!config.production && !config.auth.jwtSecret && !config.auth.jwksUrl) {
-    await printDevelopmentWelcome(app, running.url);
-  }
-  const shutdown = (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    running.close().then(
+
+  // Signals are handled from the first moment: during start-up the first SIGTERM or SIGINT stops the
+  // start (the migration under way commits or rolls back as a whole first) and exits; once serving, it
+  // shuts the server down. A second signal gets the default action: exit at once.
+  const startup = new AbortController();
+  let shutdown: ((signal: string) => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    if (shutdown) return shutdown(signal);
+    logger.info({ signal }, 'stopping during start-up');
+    startup.abort(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const exitAfter = (stop: () => Promise<void>) =>
+    stop().then(
       () => process.exit(0),
-      (error) => {
+      (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+
+  // OpenTelemetry is loaded only when a collector is configured.
+  const tracing = config.tracing.endpoint
+    ? (await import('./observability/tracing.js')).createTracing()
+    : undefined;
+  const app = await createApp(config, { logger, tracing });
+  const applied = await app.start({ signal: startup.signal }).catch((error: unknown) => {
+    if (startup.signal.aborted) return null;
+    throw error;
+  });
+  if (applied === null || startup.signal.aborted) {
+    await exitAfter(() => app.close());
+  } else {
+    if (applied.length > 0) logger.info({ applied }, 'applied migrations');
+    const running = await startServer(app, config.port, config.host);
+    shutdown = (signal) => {
+      logger.info({ signal }, 'shutting down');
+      void exitAfter(() => running.close());
+    };
+    if (startup.signal.aborted) {
+      shutdown(String(startup.signal.reason));
+    } else {
+      logger.info(
+        {
+          url: running.url,
+          database: app.services.db.kind,
+          redis: !!config.redisUrl,
+          startupMs: Math.round(performance.now() - started),
+        },
+        'boardroom is ready',
+      );
+      if (!config.production && !config.auth.jwtSecret && !config.auth.jwksUrl) {
+        await printDevelopmentWelcome(app, running.url);
+      }
+    }
+  }
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(error.message);
     process.exit(2);
+  }
+  if (error instanceof DataDirLockedError) {
+    console.error(error.message);
+    process.exit(1);
   }
   throw error;
 }

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from '../context.js';
+import { verifiedViewerOf } from '../auth/request.js';
 import type { Logger } from '../logger.js';
 import { requestIdOf } from './use-request-id.js';
 
@@ -12,42 +12,42 @@ export interface UseRequestLogOptions {
 interface Entry {
   start: number;
   operation?: string | undefined;
-  tenantId?: string | undefined;
 }
 
-/** One JSON line per request: id, method, path, status, duration, tenant and GraphQL operation. */
+/**
+ * One JSON line per request that reached the server: id, method, path, status, duration, the verified
+ * caller's tenant and the GraphQL operation. Never the credential.
+ */
 export function useRequestLog({
   logger,
   quietPaths = ['/healthz', '/readyz'],
-}: UseRequestLogOptions): Plugin<Context> {
+}: UseRequestLogOptions): Plugin {
   const entries = new WeakMap<Request, Entry>();
   return {
-    onRequest({ request }) {
+    onRequest({ request, serverContext }) {
+      // REST routes run their operation as an inner request carrying the viewer they verified; the outer
+      // request is the one logged. Decided here: once the context is built, every authenticated request's
+      // server context has a viewer.
+      if ((serverContext as { viewer?: unknown } | undefined)?.viewer) return;
       entries.set(request, { start: performance.now() });
     },
     onParams({ request, params }) {
       const entry = entries.get(request);
       if (entry) entry.operation = params.operationName ?? undefined;
     },
-    onExecute({ args }) {
-      const context = args.contextValue as Context & { request?: Request };
-      const entry = context.request ? entries.get(context.request) : undefined;
-      if (entry) entry.tenantId = context.viewer?.tenantId;
-    },
-    onResponse({ request, response, serverContext }) {
+    onResponse({ request, response }) {
+      const entry = entries.get(request);
+      if (!entry) return;
       const url = new URL(request.url);
       if (quietPaths.includes(url.pathname)) return;
-      // REST routes run their GraphQL operation as an inner request; the outer request is the one logged.
-      if ((serverContext as { viewer?: unknown } | undefined)?.viewer) return;
-      const entry = entries.get(request);
       logger.info({
         requestId: requestIdOf(request),
         method: request.method,
         path: url.pathname,
         status: response.status,
-        durationMs: entry ? Math.round((performance.now() - entry.start) * 10) / 10 : undefined,
-        tenantId: entry?.tenantId,
-        operation: entry?.operation,
+        durationMs: Math.round((performance.now() - entry.start) * 10) / 10,
+        tenantId: verifiedViewerOf(request)?.tenantId,
+        operation: entry.operation,
       });
     },
   };

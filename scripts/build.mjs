@@ -1,0 +1,46 @@
+// npm run build: generates the Prisma client and the typed GraphQL documents, then bundles the server,
+// the two operator commands (token, migrate) and the dashboard into dist/ with esbuild. See docs/decisions.md ("Build") for
+// why a bundle and not tsc output.
+import { spawnSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { buildDashboard } from './build-dashboard.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+const generate = spawnSync(process.execPath, ['scripts/generate.mjs'], { cwd: root, stdio: 'inherit' });
+if (generate.status !== 0) process.exit(generate.status ?? 1);
+
+await rm(new URL('../dist', import.meta.url), { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: { main: 'src/main.ts', token: 'scripts/token.ts', migrate: 'scripts/migrate.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  sourcemap: 'linked',
+  legalComments: 'linked',
+  logLevel: 'warning',
+  // Left as imports from node_modules: packages that read files next to their own code at run time (the
+  // PGlite and schema-engine WASM, Prisma's query compiler), load native or worker code (pg, pino), or are
+  // loaded only when configured (ioredis).
+  external: [
+    '@electric-sql/pglite',
+    '@prisma/client',
+    '@prisma/schema-engine-wasm',
+    'ioredis',
+    'pg',
+    'pglite-prisma-adapter',
+    'pino',
+  ],
+  // Bundled CommonJS dependencies call require(); give them one in the ES module output.
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
+});
+await buildDashboard();
+console.log('built dist/main.js, dist/token.js, dist/migrate.js, dist/dashboard/');

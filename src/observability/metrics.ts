@@ -1,0 +1,225 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Cache } from '@graphql-yoga/plugin-response-cache';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Config } from '../config.js';
+import type { Database } from '../db/client.js';
+
+/** Seconds; from a cached read to a slow chat with attachments. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export type OperationOutcome = 'success' | 'error' | 'invalid';
+
+/** Everything the instance measures, in one registry per instance (tests run several in one process). */
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Histogram<'method' | 'route' | 'status'>;
+  graphqlOperations: Histogram<'operation_name' | 'operation_type' | 'outcome'>;
+  graphqlSubscriptions: Gauge;
+  wsConnections: Gauge;
+  rateLimitRefusals: Counter<'surface'>;
+  responseCache: Counter<'result'>;
+  /** Counts a WebSocket connection until it closes. */
+  trackWebSocket(socket: { once(event: 'close', listener: () => void): unknown }): void;
+  /** The same cache, counting hits (a lookup found a result) and misses (a cacheable result was stored). */
+  instrumentCache(cache: Cache): Cache;
+  /** Operation names are chosen by clients: the first few hundred distinct ones are kept, then `other`. */
+  operationLabel(name: string | undefined): string;
+  /** Reads the database figures, then renders every metric in the Prometheus text format. */
+  render(): Promise<string>;
+  contentType: string;
+}
+
+export interface MetricsOptions {
+  db: Database;
+  /** Distinct operation names kept as label values. Default 200. */
+  maxOperationNames?: number;
+}
+
+export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+
+  const httpRequests = new Histogram({
+    name: 'boardroom_http_request_duration_seconds',
+    help: 'HTTP requests by method, route template and status, with their latency',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const graphqlOperations = new Histogram({
+    name: 'boardroom_graphql_operation_duration_seconds',
+    help: 'GraphQL operations (HTTP, WebSocket and the ones REST routes run) by name, type and outcome',
+    labelNames: ['operation_name', 'operation_type', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const graphqlSubscriptions = new Gauge({
+    name: 'boardroom_graphql_subscriptions_active',
+    help: 'GraphQL subscriptions currently open',
+    registers,
+  });
+  const wsConnections = new Gauge({
+    name: 'boardroom_websocket_connections_active',
+    help: 'WebSocket connections currently open',
+    registers,
+  });
+  const rateLimitRefusals = new Counter({
+    name: 'boardroom_rate_limit_refusals_total',
+    help: 'Requests refused with 429 by the per-caller rate limit',
+    labelNames: ['surface'] as const,
+    registers,
+  });
+  const responseCache = new Counter({
+    name: 'boardroom_response_cache_requests_total',
+    help: 'Response cache hits, and misses of cacheable operations',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const outboxBacklog = new Gauge({
+    name: 'boardroom_outbox_backlog_events',
+    help: 'Outbox events not yet published to the bus',
+    registers,
+  });
+  const outboxLag = new Gauge({
+    name: 'boardroom_outbox_oldest_unpublished_age_seconds',
+    help: 'Age of the oldest unpublished outbox event (relay lag); 0 when none is waiting',
+    registers,
+  });
+  const taskQueue = new Gauge({
+    name: 'boardroom_task_queue_depth',
+    help: 'Agent tasks waiting (pending) or being worked on (running)',
+    labelNames: ['state'] as const,
+    registers,
+  });
+  const poolFigures = db.pool;
+  if (poolFigures) {
+    new Gauge({
+      name: 'boardroom_db_pool_connections',
+      help: 'PostgreSQL pool connections by state (total, idle, max)',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        const figures = poolFigures();
+        this.set({ state: 'total' }, figures.total);
+        this.set({ state: 'idle' }, figures.idle);
+        this.set({ state: 'max' }, figures.max);
+      },
+    });
+    new Gauge({
+      name: 'boardroom_db_pool_waiting_requests',
+      help: 'Queries waiting for a free PostgreSQL connection',
+      registers,
+      collect() {
+        this.set(poolFigures().waiting);
+      },
+    });
+  }
+
+  // Both queries use an index (published_at, created_at / status) and touch only rows still in flight.
+  async function readDatabaseFigures(): Promise<void> {
+    const [outbox, tasks] = await Promise.all([
+      db.prisma.$queryRawUnsafe<{ backlog: number; age: number | null }[]>(
+        `SELECT count(*)::int AS backlog, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age
+         FROM outbox_events WHERE published_at IS NULL`,
+      ),
+      db.prisma.$queryRawUnsafe<{ state: string; count: number }[]>(
+        `SELECT status::text AS state, count(*)::int AS count FROM tasks
+         WHERE status IN ('pending', 'running') GROUP BY status`,
+      ),
+    ]);
+    outboxBacklog.set(outbox[0]?.backlog ?? 0);
+    outboxLag.set(Math.max(0, outbox[0]?.age ?? 0));
+    for (const state of ['pending', 'running']) {
+      taskQueue.set({ state }, tasks.find((row) => row.state === state)?.count ?? 0);
+    }
+  }
+
+  const operationNames = new Set<string>();
+  return {
+    registry,
+    httpRequests,
+    graphqlOperations,
+    graphqlSubscriptions,
+    wsConnections,
+    rateLimitRefusals,
+    responseCache,
+    trackWebSocket(socket) {
+      wsConnections.inc();
+      socket.once('close', () => wsConnections.dec());
+    },
+    instrumentCache(cache) {
+      return {
+        get(key) {
+          const found = cache.get(key);
+          const count = (value: unknown) => {
+            if (value != null) responseCache.inc({ result: 'hit' });
+            return value;
+          };
+          return found instanceof Promise ? found.then(count) : count(found);
+        },
+        set(key, value, entities, ttl) {
+          // The plugin stores only what it looked up and did not find: each store is a miss.
+          responseCache.inc({ result: 'miss' });
+          return cache.set(key, value, entities, ttl);
+        },
+        invalidate: (entities) => cache.invalidate(entities),
+      } as Cache;
+    },
+    operationLabel(name) {
+      if (!name) return 'anonymous';
+      if (operationNames.has(name)) return name;
+      if (operationNames.size >= maxOperationNames) return 'other';
+      operationNames.add(name);
+      return name;
+    },
+    async render() {
+      try {
+        await readDatabaseFigures();
+      } catch {
+        // An unanswering database leaves these series out rather than failing the whole scrape.
+        outboxBacklog.reset();
+        outboxLag.reset();
+        taskQueue.reset();
+      }
+      return registry.metrics();
+    },
+    contentType: registry.contentType,
+  };
+}
+
+/** Who may read `/metrics` on the main port. */
+export type MetricsAccess = { kind: 'open' } | { kind: 'token'; token: string } | { kind: 'off' };
+
+const loopback = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * A token, when set, is required everywhere. Otherwise a separate METRICS_PORT takes `/metrics` off the
+ * main port; without either, only a development instance bound to loopback serves it openly.
+ */
+export function metricsAccess(config: Config): MetricsAccess {
+  if (config.metrics.token) return { kind: 'token', token: config.metrics.token };
+  if (config.metrics.port !== undefined) return { kind: 'off' };
+  return !config.production && loopback.test(config.host) ? { kind: 'open' } : { kind: 'off' };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** The `/metrics` answer for a request carrying `authorization`, under the given access rule. */
+export async function metricsResponse(
+  metrics: Metrics,
+  access: MetricsAccess,
+  authorization: string | null,
+): Promise<Response> {
+  if (access.kind === 'off') return Response.json({ detail: 'Not Found' }, { status: 404 });
+  const presented = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? '';
+  if (access.kind === 'token' && !timingSafeEqual(digest(presented), digest(access.token))) {
+    return Response.json(
+      { detail: 'Not authenticated' },
+      { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } },
+    );
+  }
+  return new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } });
+}

@@ -1,0 +1,49 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { parse } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { RunningServer } from '../../src/server.js';
+import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { listen, subscribe } from '../support/ws.js';
+import { parseMetrics, sampleValue, scrape } from './metrics-support.js';
+
+const TaskUpdated = parse(
+  'subscription TaskFeed { taskUpdated(role: "cfo") { taskId } }',
+) as TypedDocumentNode<unknown, Record<string, never>>;
+
+let t: TestApp;
+let server: RunningServer;
+let member: Caller;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  server = await listen(t);
+  member = await t.caller(['member']);
+});
+afterAll(() => server.close());
+
+async function gauges() {
+  const samples = parseMetrics((await scrape(t)).text);
+  return {
+    connections: sampleValue(samples, 'boardroom_websocket_connections_active'),
+    subscriptions: sampleValue(samples, 'boardroom_graphql_subscriptions_active'),
+    started: sampleValue(samples, 'boardroom_graphql_operation_duration_seconds_count', {
+      operation_name: 'TaskFeed',
+      operation_type: 'subscription',
+      outcome: 'success',
+    }),
+  };
+}
+
+describe('WebSocket metrics', () => {
+  it('count open connections and subscriptions, and drop them when the socket closes', async () => {
+    const feed = await subscribe(server.url, member, TaskUpdated, {});
+    await vi.waitFor(async () =>
+      expect(await gauges()).toEqual({ connections: 1, subscriptions: 1, started: 1 }),
+    );
+
+    await feed.close();
+    await vi.waitFor(async () =>
+      expect(await gauges()).toEqual({ connections: 0, subscriptions: 0, started: 1 }),
+    );
+  });
+});
