@@ -1,20 +1,32 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
+import type { PGlite } from '@electric-sql/pglite';
+import type { PrismaPg as PrismaPgAdapter } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type pg from 'pg';
+import type { PrismaPGlite as PrismaPGliteAdapter } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.js';
-import { applyMigrations, pendingMigrations } from './migrate.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { applyMigrations, type MigrateOptions, type MigrationSession, pendingMigrations } from './migrate.js';
 
 export type { PrismaClient };
 export type DatabaseKind = 'pglite' | 'postgresql';
 
+/** Connection figures of the PostgreSQL pool (metrics); PGlite has a single in-process connection. */
+export interface PoolFigures {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
+}
+
 export interface Database {
   kind: DatabaseKind;
   prisma: PrismaClient;
-  /** Applies pending migrations; returns the names applied. */
-  migrate(): Promise<string[]>;
+  /** PostgreSQL only: the pool's current figures. */
+  pool?: () => PoolFigures;
+  /** Applies pending migrations, each in its own transaction; returns the names applied. */
+  migrate(options?: MigrateOptions): Promise<string[]>;
   /** True when the database answers and no migration is pending. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
@@ -27,30 +39,129 @@ export interface DatabaseOptions {
   dataDir: string;
 }
 
+// Each driver is imported only when chosen: a gateway on PostgreSQL never evaluates PGlite, and one on
+// PGlite never evaluates pg and its adapter (start-up time and idle memory, see docs/decisions.md).
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const adapter = new PrismaPg({ connectionString: options.databaseUrl, max: 10 });
-    return wrap('postgresql', adapter, async () => {});
+    const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
+    // The pool is ours (not the adapter's) so its figures can be read; Prisma and migrations share it.
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    // pg-pool drops an idle connection the server terminates (restart, failover, a dropped database)
+    // and re-emits its error on the pool, where an unheard 'error' event would end the process. Prisma's
+    // adapter listens only while connected; this listener stays, including while the pool closes.
+    pool.on('error', () => {});
+    const database = wrap(
+      'postgresql',
+      new PrismaPg(pool),
+      () => pool.end(),
+      () => pgMigrationSession(pool, { Pool: pg.Pool, PrismaPg }),
+    );
+    database.pool = () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: pool.options.max ?? 10,
+    });
+    return database;
   }
-  const dataDir = options.dataDir === 'memory://' ? 'memory://' : path.join(options.dataDir, 'pglite');
-  if (dataDir !== 'memory://') await mkdir(dataDir, { recursive: true });
-  const pglite = await PGlite.create(dataDir);
-  return wrap('pglite', new PrismaPGlite(pglite), () => pglite.close());
+  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('pglite-prisma-adapter'),
+  ]);
+  // PostgreSQL's default 128 MB of shared buffers sit in PGlite's WebAssembly heap for the life of the
+  // process; one embedded instance serves one gateway, so 16 MB keeps idle memory ~110 MB lower. A start
+  // parameter leaves PGlite's postgresql.conf (time zone, locale) as it is.
+  const pgliteOptions = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] };
+  if (options.dataDir === 'memory://') {
+    const pglite = await PGlite.create('memory://', pgliteOptions);
+    return wrap(
+      'pglite',
+      new PrismaPGlite(pglite),
+      () => pglite.close(),
+      async () => pgliteMigrationSession(pglite, PrismaPGlite),
+    );
+  }
+  await mkdir(path.join(options.dataDir, 'pglite'), { recursive: true });
+  const unlock = await lockDataDir(options.dataDir);
+  try {
+    const pglite = await PGlite.create(path.join(options.dataDir, 'pglite'), pgliteOptions);
+    return wrap(
+      'pglite',
+      new PrismaPGlite(pglite),
+      async () => {
+        await pglite.close();
+        await unlock();
+      },
+      async () => pgliteMigrationSession(pglite, PrismaPGlite),
+    );
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
+}
+
+/**
+ * PostgreSQL: one connection out of the pool for the whole run. The adapter gets a pool whose every query
+ * goes to that connection, so the schema engine's statements run inside our transaction; the connection
+ * is closed afterwards rather than returned, so no session state (lock, aborted transaction) leaks into
+ * the pool.
+ */
+async function pgMigrationSession(
+  pool: pg.Pool,
+  { Pool, PrismaPg }: { Pool: typeof pg.Pool; PrismaPg: typeof PrismaPgAdapter },
+): Promise<MigrationSession> {
+  const connection = await pool.connect();
+  const sessionPool = new Pool({ max: 1 });
+  sessionPool.query = connection.query.bind(connection) as pg.Pool['query'];
+  sessionPool.connect = (() =>
+    Promise.reject(new Error('a migration session has one connection'))) as pg.Pool['connect'];
+  return {
+    adapter: new PrismaPg(sessionPool),
+    query: async <Row>(sql: string) => (await connection.query(sql)).rows as Row[],
+    end: async () => connection.release(true),
+  };
+}
+
+/**
+ * PGlite is a single connection. Its adapter starts a migration script without awaiting it, so a failing
+ * script would surface as an unhandled rejection after the engine had recorded success; this one awaits.
+ */
+function pgliteMigrationSession(pglite: PGlite, PrismaPGlite: typeof PrismaPGliteAdapter): MigrationSession {
+  const factory = new PrismaPGlite(pglite);
+  return {
+    adapter: {
+      provider: factory.provider,
+      adapterName: factory.adapterName,
+      connectToShadowDb: () => factory.connectToShadowDb(),
+      async connect() {
+        const adapter = await factory.connect();
+        // The adapter's own conversion makes a database error one the engine can report.
+        const { onError } = adapter as unknown as { onError(error: unknown): never };
+        adapter.executeScript = async (script: string) => {
+          await pglite.exec(script).catch((error: unknown) => onError.call(adapter, error));
+        };
+        return adapter;
+      },
+    },
+    query: async <Row>(sql: string) => (await pglite.query<Row>(sql)).rows,
+    end: async () => {},
+  };
 }
 
 function wrap(
   kind: DatabaseKind,
   adapter: SqlMigrationAwareDriverAdapterFactory,
   closeDriver: () => Promise<void>,
+  openMigrationSession: () => Promise<MigrationSession>,
 ): Database {
   const prisma = new PrismaClient({ adapter });
   return {
     kind,
     prisma,
-    async migrate() {
+    async migrate(options = {}) {
       // The schema engine is large; only load it when something is pending.
-      const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql));
-      return pending.length === 0 ? [] : applyMigrations(adapter);
+      const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql), options.migrationsDir);
+      return pending.length === 0 ? [] : applyMigrations(await openMigrationSession(), options);
     },
     async ready() {
       try {

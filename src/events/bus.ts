@@ -1,53 +1,134 @@
-import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, filter, pipe } from 'graphql-yoga';
-import { Redis } from 'ioredis';
-import type { BusEvent, EventType } from './topics.js';
+import type { Logger } from '../logger.js';
+import { createRedisClient } from '../redis.js';
+import { type BusEvent, EVENT_TYPES, type EventType } from './topics.js';
+
+/** `in-process`: no Redis configured; `disconnected`: Redis configured but unreachable right now. */
+export type BusStatus = 'in-process' | 'connected' | 'disconnected';
 
 export interface EventBus {
+  /** Resolves once the bus has accepted the event (with Redis: Redis confirmed it), else rejects. */
   publish(event: BusEvent): Promise<void>;
   /** Events of one type for one tenant, each event id at most once per subscriber. */
   subscribe(type: EventType, tenantId: string): AsyncIterable<BusEvent>;
   /** Every event of one type, for in-process consumers such as cache invalidation. */
   subscribeAll(type: EventType): AsyncIterable<BusEvent>;
+  /**
+   * Calls `listener` with every event of these types for one tenant from the moment this returns (no lazy
+   * start, unlike the iterables above: replay relies on it); returns the function that stops listening.
+   */
+  listen(types: readonly EventType[], tenantId: string, listener: (event: BusEvent) => void): () => void;
+  /** Whether events can reach other instances right now (reported by `/readyz`). */
+  status(): BusStatus;
   close(): Promise<void>;
 }
 
 export interface EventBusOptions {
   /** redis:// URL; without it events stay in this process. */
   redisUrl?: string | undefined;
+  /** Where Redis outages and recoveries are logged. Default: nowhere. */
+  logger?: Logger | undefined;
 }
 
 type Channels = Record<string, [BusEvent]>;
+/** The part of an EventTarget the bus uses; yoga's pub/sub dispatches CustomEvents carrying the event. */
+interface BusEventTarget {
+  addEventListener(type: string, listener: (event: CustomEvent<BusEvent>) => void): void;
+  removeEventListener(type: string, listener: (event: CustomEvent<BusEvent>) => void): void;
+  dispatchEvent(event: Event): boolean;
+}
+
+const channel = (type: string) => `boardroom:${type}`;
 
 /**
  * The bus between instances: an in-process pub/sub, carried over Redis when REDIS_URL is set so a
  * subscriber on one instance receives what another committed. Delivery is at least once (the outbox relay
- * may publish an event again after a crash), so subscribers drop event ids they have already seen.
+ * may publish an event again after a crash or a failed publish), so subscribers drop event ids they have
+ * already seen.
+ *
+ * With Redis, `publish` resolves only once Redis has accepted the event and rejects at once while Redis is
+ * unreachable (no offline queue), so the relay keeps the event in the outbox until it can go out. The
+ * subscriber connection queues its commands instead and re-subscribes every channel after a reconnect,
+ * so subscriptions recover on their own. Neither client can take the process down.
  */
 export async function createEventBus(options: EventBusOptions = {}): Promise<EventBus> {
-  const clients: Redis[] = [];
-  let config: Parameters<typeof createPubSub<Channels>>[0] = {};
-  if (options.redisUrl) {
-    const connect = async () => {
-      const client = new Redis(options.redisUrl as string, { lazyConnect: true, maxRetriesPerRequest: 3 });
-      await client.connect();
-      clients.push(client);
-      return client;
-    };
-    config = {
-      eventTarget: createRedisEventTarget({
-        publishClient: await connect(),
-        subscribeClient: await connect(),
-      }),
+  const target: BusEventTarget = new EventTarget() as BusEventTarget;
+  const pubsub = createPubSub<Channels>({ eventTarget: target as never });
+  if (!options.redisUrl) {
+    return {
+      ...listeners(pubsub, target),
+      async publish(event) {
+        pubsub.publish(channel(event.type), event);
+      },
+      status: () => 'in-process',
+      async close() {},
     };
   }
-  const pubsub = createPubSub<Channels>(config);
-  const channel = (type: string) => `boardroom:${type}`;
+  const publisher = await createRedisClient(options.redisUrl, 'bus publisher', options.logger, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    // A hung Redis must not hold the relay's transaction open.
+    commandTimeout: 2000,
+  });
+  const subscriber = await createRedisClient(options.redisUrl, 'bus subscriber', options.logger, {
+    maxRetriesPerRequest: null,
+    autoResubscribe: true,
+  });
+  subscriber.on('message', (name: string, message: string) => {
+    let event: BusEvent;
+    try {
+      event = JSON.parse(message) as BusEvent;
+    } catch {
+      return;
+    }
+    target.dispatchEvent(new CustomEvent(name, { detail: event }));
+  });
+  // Every channel stays subscribed for the bus's lifetime. When Redis answers, the subscription is
+  // confirmed before the bus is handed out: a listener added later receives everything Redis delivers
+  // from then on. When it does not, the instance starts without it (the outbox keeps what is written)
+  // and the queued SUBSCRIBE goes out once Redis is back. ioredis re-subscribes by itself after a
+  // reconnect; subscribing again on 'ready' tells us when that is confirmed.
+  const channels = EVENT_TYPES.map(channel);
+  let subscribed = false;
+  const confirmSubscription = () =>
+    subscriber.subscribe(...channels).then(
+      () => {
+        subscribed = subscriber.status === 'ready';
+      },
+      () => {},
+    );
+  subscriber.on('close', () => {
+    subscribed = false;
+  });
+  subscriber.on('ready', () => void confirmSubscription());
+  await new Promise<void>((resolve) => {
+    void confirmSubscription().then(resolve);
+    subscriber.once('error', () => resolve());
+  });
+  const connected = () => publisher.status === 'ready' && subscribed;
 
   return {
+    ...listeners(pubsub, target),
     async publish(event) {
-      pubsub.publish(channel(event.type), event);
+      // Not while this instance's own subscription is down: its subscribers would miss the event for good.
+      if (!connected()) throw new Error('the event bus is not connected to Redis');
+      await publisher.publish(channel(event.type), JSON.stringify(event));
     },
+    status: () => (connected() ? 'connected' : 'disconnected'),
+    async close() {
+      await Promise.all(
+        [publisher, subscriber].map((client) => client.quit().catch(() => client.disconnect())),
+      );
+    },
+  };
+}
+
+/** Subscribing and listening, the same over Redis and in process: events arrive on `target`. */
+function listeners(
+  pubsub: ReturnType<typeof createPubSub<Channels>>,
+  target: BusEventTarget,
+): Pick<EventBus, 'subscribe' | 'subscribeAll' | 'listen'> {
+  return {
     subscribe(type, tenantId) {
       const seen = new Set<string>();
       return pipe(
@@ -63,8 +144,14 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
     subscribeAll(type) {
       return pubsub.subscribe(channel(type));
     },
-    async close() {
-      await Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect())));
+    listen(types, tenantId, listener) {
+      const onEvent = (event: CustomEvent<BusEvent>) => {
+        if (event.detail.tenantId === tenantId) listener(event.detail);
+      };
+      for (const type of types) target.addEventListener(channel(type), onEvent);
+      return () => {
+        for (const type of types) target.removeEventListener(channel(type), onEvent);
+      };
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '../db/client.js';
 import type { Logger } from '../logger.js';
+import type { RelayTracing } from '../observability/tracing.js';
 import type { EventBus } from './bus.js';
 import type { EventType } from './topics.js';
 
@@ -18,6 +19,8 @@ export interface OutboxRelayOptions {
   intervalMs?: number;
   /** Events per pass. Default 100. */
   batchSize?: number;
+  /** Spans around passes that publish (only when tracing is configured). Default: none. */
+  tracing?: RelayTracing | undefined;
 }
 
 interface Row {
@@ -28,9 +31,18 @@ interface Row {
 }
 
 /**
- * Publishes unpublished outbox rows to the bus. Rows are locked (skipping rows another instance holds),
- * published, then marked in one transaction: a crash before the commit leaves them unpublished, so they
- * go out again later — at least once.
+ * Serializes relay passes across instances. Replay takes it shared as a barrier: once it holds it, every
+ * event published to the bus so far is committed (see replay.ts).
+ */
+export const RELAY_LOCK_SQL = `hashtext('boardroom.outbox_relay')`;
+
+/**
+ * Publishes unpublished outbox rows to the bus. One pass at a time across instances (an advisory lock held
+ * to commit) stamps each row with the next `seq`, publishes it and marks it published in one transaction,
+ * so publication order, commit order and `seq` order are the same: what replay needs. A crash before the
+ * commit leaves the rows unpublished, so they go out again later (with a new seq): at least once. The same
+ * holds for a publish the bus does not confirm (Redis down): it rejects, the pass rolls back, and the
+ * rows go out, in order, on a later pass once the bus takes them again.
  */
 export function createOutboxRelay({
   prisma,
@@ -38,7 +50,13 @@ export function createOutboxRelay({
   logger,
   intervalMs = 1000,
   batchSize = 100,
+  tracing,
 }: OutboxRelayOptions): OutboxRelay {
+  const untraced: RelayTracing['untraced'] = tracing ? (pass) => tracing.untraced(pass) : (pass) => pass();
+  const publishing: RelayTracing['publishing'] = tracing
+    ? (events, publish) => tracing.publishing(events, publish)
+    : (_events, publish) => publish();
+
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
@@ -46,35 +64,55 @@ export function createOutboxRelay({
 
   async function pass(): Promise<number> {
     return prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${RELAY_LOCK_SQL})`);
       const rows = await tx.$queryRawUnsafe<Row[]>(
         `SELECT id::text, tenant_id::text, type, payload FROM outbox_events
-         WHERE published_at IS NULL ORDER BY created_at, id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`,
+         WHERE published_at IS NULL ORDER BY seq LIMIT ${batchSize} FOR UPDATE`,
       );
-      for (const row of rows) {
-        await bus.publish({
-          eventId: row.id,
-          type: row.type as EventType,
-          tenantId: row.tenant_id,
-          payload: row.payload,
-        });
-      }
-      if (rows.length > 0) {
-        await tx.outboxEvent.updateMany({
-          where: { id: { in: rows.map((row) => row.id) } },
-          data: { publishedAt: new Date() },
-        });
-      }
-      return rows.length;
+      if (rows.length === 0) return 0;
+      return publishing(rows.length, async () => {
+        const seqs = await tx.$queryRawUnsafe<{ seq: string }[]>(
+          `SELECT nextval(pg_get_serial_sequence('outbox_events', 'seq'))::text AS seq
+           FROM generate_series(1, ${rows.length})`,
+        );
+        const ordered = seqs.map((row) => BigInt(row.seq)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const stamped = rows.map((row, index) => ({ ...row, seq: String(ordered[index]) }));
+        // clock_timestamp, not now(): a pass that waited for the lock must not look older than the last one.
+        await tx.$executeRawUnsafe(
+          `UPDATE outbox_events AS o SET seq = v.seq, published_at = clock_timestamp()
+           FROM unnest($1::uuid[], $2::bigint[]) AS v(id, seq) WHERE o.id = v.id`,
+          stamped.map((row) => row.id),
+          stamped.map((row) => row.seq),
+        );
+        for (const row of stamped) {
+          await bus.publish({
+            eventId: row.id,
+            type: row.type as EventType,
+            tenantId: row.tenant_id,
+            payload: row.payload,
+            seq: row.seq,
+          });
+        }
+        return rows.length;
+      });
     });
   }
 
+  // Consecutive failed passes: an outage of the bus is logged when it starts and when it ends, not once
+  // a second.
+  let failures = 0;
   async function drain() {
     do {
       again = false;
       try {
-        while (!stopped && (await pass()) === batchSize) {}
+        while (!stopped && (await untraced(pass)) === batchSize) {}
+        if (failures > 0) logger.info({ failedPasses: failures }, 'outbox relay publishing again');
+        failures = 0;
       } catch (error) {
-        logger.error({ err: error }, 'outbox relay pass failed');
+        if (failures === 0) {
+          logger.error({ err: error }, 'outbox relay pass failed; events stay in the outbox and are retried');
+        }
+        failures += 1;
       }
     } while (again && !stopped);
   }

@@ -12,4 +12,6 @@ export interface BusEvent<Payload = Record<string, unknown>> {
   type: EventType;
   tenantId: string;
   payload: Payload;
+  /** Publication order (outbox_events.seq, a decimal string); set by the relay. */
+  seq?: string;
 }

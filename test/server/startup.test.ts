@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { databaseKind } from '../support/database.js';
 
 interface Started {
   url: string;
+  pid: number;
   stop(): Promise<number | null>;
 }
 
@@ -34,6 +35,7 @@ function start(env: Record<string, string>): Promise<Started> {
         clearTimeout(timer);
         resolve({
           url: ready[1],
+          pid: child.pid as number,
           stop: () =>
             new Promise((done) => {
               child.once('exit', (code) => done(code));
@@ -129,6 +131,38 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
     child.kill('SIGTERM');
     expect(output).toMatch(/export TOKEN=ey/);
     expect(output).toMatch(/curl -s http:\/\/127\.0\.0\.1:\d+\/api\/v1\/agents\/ceo\/vitals/);
+  }, 120_000);
+
+  it('recovers a lock left by a killed process, then refuses a second process on the same DATA_DIR', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-lock-'));
+    dirs.push(dataDir);
+    const killed = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => killed.once('exit', resolve));
+    await writeFile(path.join(dataDir, 'pglite.lock'), `${killed.pid}\n`);
+
+    const first = await start({ DATA_DIR: dataDir, AUTH_JWT_SECRET: TEST_SECRET });
+    expect(await readFile(path.join(dataDir, 'pglite.lock'), 'utf8')).toBe(`${first.pid}\n`);
+    const second = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATA_DIR: dataDir,
+        AUTH_JWT_SECRET: TEST_SECRET,
+        NODE_ENV: 'production',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    second.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
+    expect(await first.stop()).toBe(0);
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe(
+      `DATA_DIR ${dataDir} is in use by process ${first.pid} (lock file ${path.join(dataDir, 'pglite.lock')}); ` +
+        'stop that process or choose another DATA_DIR.',
+    );
   }, 120_000);
 
   it('refuses to start in production without a secret or JWKS URL', async () => {

@@ -1,0 +1,184 @@
+import type { PrismaClient } from '../db/client.js';
+import { serviceError } from '../errors.js';
+import type { EventBus } from './bus.js';
+import { RELAY_LOCK_SQL } from './relay.js';
+import type { BusEvent, EventType } from './topics.js';
+
+export interface EventStreamOptions {
+  prisma: PrismaClient;
+  bus: EventBus;
+  tenantId: string;
+  types: readonly EventType[];
+  /** Id of the last event the client received: every later event of the tenant is replayed first. */
+  after?: string | null | undefined;
+  /** Which events the subscriber wants (a role, a base model); default all of `types`. */
+  accept?: (event: BusEvent) => boolean;
+  /** Live events held for a client that reads slower than they come; beyond it the stream ends. Default 10,000. */
+  maxBuffered?: number;
+}
+
+const PAGE_SIZE = 200;
+const SEEN_IDS = 10_000;
+
+interface OutboxRow {
+  id: string;
+  tenant_id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  seq: string;
+}
+
+export const resumePointExpired = (after: string) =>
+  serviceError(
+    'RESUME_POINT_EXPIRED',
+    `Cannot resume after event ${after}: it is unknown or older than the replay window ` +
+      '(EVENT_RETENTION_HOURS). Subscribe without `after` and reload the current state.',
+  );
+
+/** Live events, held in arrival order from the moment the queue exists until they are read. */
+class LiveQueue {
+  private items: BusEvent[] = [];
+  private waiter: ((result: IteratorResult<BusEvent, undefined>) => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly max: number) {}
+
+  push(event: BusEvent): void {
+    if (this.closed) return;
+    if (this.waiter) {
+      const waiter = this.waiter;
+      this.waiter = undefined;
+      waiter({ value: event, done: false });
+    } else if (this.items.length < this.max) {
+      this.items.push(event);
+    } else {
+      // A client this far behind resumes with `after` instead of holding memory without bound.
+      this.close();
+    }
+  }
+
+  next(): Promise<IteratorResult<BusEvent, undefined>> {
+    const item = this.items.shift();
+    if (item) return Promise.resolve({ value: item, done: false });
+    if (this.closed) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    this.items = [];
+    this.waiter?.({ value: undefined, done: true });
+    this.waiter = undefined;
+  }
+}
+
+/** Waits until no relay pass is in flight: every event the bus has carried so far is then committed. */
+async function relayBarrier(prisma: PrismaClient): Promise<void> {
+  await prisma.$transaction((tx) =>
+    tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock_shared(${RELAY_LOCK_SQL})`),
+  );
+}
+
+async function resumePoint(prisma: PrismaClient, tenantId: string, after: string): Promise<bigint> {
+  const [row] = await prisma.$queryRawUnsafe<{ seq: string }[]>(
+    `SELECT seq::text AS seq FROM outbox_events
+     WHERE id = $1::uuid AND tenant_id = $2::uuid AND published_at IS NOT NULL`,
+    after,
+    tenantId,
+  );
+  if (!row) throw resumePointExpired(after);
+  return BigInt(row.seq);
+}
+
+function readPage(options: EventStreamOptions, afterSeq: bigint): Promise<OutboxRow[]> {
+  return options.prisma.$queryRawUnsafe<OutboxRow[]>(
+    // Ordered by the bigint column, not by its text rendering in the select list.
+    `SELECT o.id::text, o.tenant_id::text, o.type, o.payload, o.seq::text AS seq FROM outbox_events o
+     WHERE o.tenant_id = $1::uuid AND o.published_at IS NOT NULL AND o.seq > $2::bigint
+       AND o.type = ANY($3::text[])
+     ORDER BY o.seq LIMIT ${PAGE_SIZE}`,
+    options.tenantId,
+    afterSeq.toString(),
+    [...options.types],
+  );
+}
+
+/**
+ * A tenant's events: with `after`, first the published outbox rows newer than that event in commit order,
+ * then live ones, without gaps or duplicates. The live listener is registered before the backlog is read
+ * and buffers meanwhile; a barrier on the relay lock makes everything published before that moment
+ * visible to the backlog; live events the backlog already delivered are dropped by `seq` and by id.
+ * Throws RESUME_POINT_EXPIRED when `after` is unknown to the tenant or was pruned.
+ */
+export async function openEventStream(options: EventStreamOptions): Promise<AsyncIterableIterator<BusEvent>> {
+  const accept = options.accept ?? (() => true);
+  const queue = new LiveQueue(options.maxBuffered ?? 10_000);
+  const stopListening = options.bus.listen(options.types, options.tenantId, (event) => queue.push(event));
+  const close = () => {
+    stopListening();
+    queue.close();
+  };
+
+  let replayedUpTo: bigint | null = null;
+  try {
+    if (options.after) {
+      await relayBarrier(options.prisma);
+      replayedUpTo = await resumePoint(options.prisma, options.tenantId, options.after);
+    }
+  } catch (error) {
+    close();
+    throw error;
+  }
+
+  const seen = new Set<string>();
+  const remember = (id: string) => {
+    seen.add(id);
+    if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
+  };
+
+  async function* produce(): AsyncGenerator<BusEvent, undefined> {
+    try {
+      while (replayedUpTo !== null) {
+        const rows = await readPage(options, replayedUpTo);
+        for (const row of rows) {
+          replayedUpTo = BigInt(row.seq);
+          remember(row.id);
+          const event: BusEvent = {
+            eventId: row.id,
+            type: row.type as EventType,
+            tenantId: row.tenant_id,
+            payload: row.payload,
+            seq: row.seq,
+          };
+          if (accept(event)) yield event;
+        }
+        if (rows.length < PAGE_SIZE) break;
+      }
+      for (;;) {
+        const next = await queue.next();
+        if (next.done) return undefined;
+        const event = next.value;
+        if (replayedUpTo !== null && event.seq !== undefined && BigInt(event.seq) <= replayedUpTo) continue;
+        if (seen.has(event.eventId)) continue;
+        remember(event.eventId);
+        if (accept(event)) yield event;
+      }
+    } finally {
+      close();
+    }
+  }
+
+  const events = produce();
+  // A generator cannot run `return()` while it awaits the queue; closing the queue first ends that wait.
+  const stream: AsyncIterableIterator<BusEvent> = {
+    next: () => events.next(),
+    return: async () => {
+      close();
+      return events.return(undefined);
+    },
+    [Symbol.asyncIterator]: () => stream,
+  };
+  return stream;
+}

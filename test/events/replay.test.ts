@@ -1,0 +1,317 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventStream } from '../../src/events/replay.js';
+import type { BusEvent } from '../../src/events/topics.js';
+import { graphql } from '../../src/generated/graphql/index.js';
+import type { RunningServer } from '../../src/server.js';
+import { ClaimTask, queueTask } from '../schema/agents-support.js';
+import { Promote, Register } from '../schema/finetuning-support.js';
+import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { listen, subscribe } from '../support/ws.js';
+
+const SetLiveMode = graphql(`
+  mutation ReplayLiveMode($enabled: Boolean!) {
+    setDogfoodLiveMode(enabled: $enabled) {
+      dogfoodLiveMode
+    }
+  }
+`);
+
+const Events = graphql(`
+  subscription ReplayEvents($after: ID, $types: [EventType!]) {
+    events(after: $after, types: $types) {
+      __typename
+      ... on AgentPausedEvent {
+        eventId
+        tenantId
+        role
+        actorUserId
+        pausedAt
+      }
+      ... on AgentResumedEvent {
+        eventId
+        role
+      }
+      ... on TaskUpdatedEvent {
+        eventId
+        role
+        status
+      }
+    }
+  }
+`);
+
+const AgentPausedAfter = graphql(`
+  subscription ReplayAgentPaused($role: String, $after: ID) {
+    agentPaused(role: $role, after: $after) {
+      eventId
+      role
+    }
+  }
+`);
+
+const TaskUpdatedAfter = graphql(`
+  subscription ReplayTaskUpdated($role: String, $after: ID) {
+    taskUpdated(role: $role, after: $after) {
+      eventId
+      taskId
+      status
+    }
+  }
+`);
+
+const ModelVersionChangedAfter = graphql(`
+  subscription ReplayModelVersionChanged($baseModel: String!, $after: ID) {
+    modelVersionChanged(baseModel: $baseModel, after: $after) {
+      eventId
+      deploymentStatus
+    }
+  }
+`);
+
+const ROLES = ['ceo', 'cfo', 'coo', 'cto', 'cmo', 'cpo', 'chro', 'clo'] as const;
+
+let t: TestApp;
+let server: RunningServer;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  server = await listen(t);
+});
+afterAll(async () => {
+  await server.close();
+  await t.close();
+});
+
+async function liveChairman(): Promise<Caller> {
+  const chairman = await t.caller(['chairman']);
+  await t.graphql(SetLiveMode, { enabled: true }, chairman);
+  return chairman;
+}
+
+/** Pauses a role over REST; returns the event id of the response. */
+async function pause(chairman: Caller, role: string): Promise<string> {
+  const response = await t.rest('POST', `/api/v1/dogfood/agents/${role}/pause`, {
+    caller: chairman,
+    body: { actor_user_id: 'chair-1', reason: 'secret reason' },
+  });
+  expect(response.status).toBe(200);
+  return response.body.event_id;
+}
+
+async function eventIds(subscription: { next(): Promise<{ data?: any }> }, count: number) {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) ids.push((await subscription.next()).data?.events.eventId);
+  return ids;
+}
+
+describe('events subscription with after', () => {
+  it('replays what happened while disconnected, in order, then continues live without duplicates', async () => {
+    const chairman = await liveChairman();
+    const first = await subscribe(server.url, chairman, Events, {});
+    const e1 = await pause(chairman, 'ceo');
+    const e2 = await pause(chairman, 'cfo');
+    expect(await eventIds(first, 2)).toEqual([e1, e2]);
+    await first.close();
+
+    const e3 = await pause(chairman, 'coo');
+    const e4 = await pause(chairman, 'cto');
+    const e5 = await pause(chairman, 'cmo');
+    // Wait until the relay has published them: only published events are replayable.
+    await t.app.services.relay.kick();
+
+    const resumed = await subscribe(server.url, chairman, Events, { after: e2 });
+    expect(await eventIds(resumed, 3)).toEqual([e3, e4, e5]);
+    const e6 = await pause(chairman, 'cpo');
+    const e7 = await pause(chairman, 'chro');
+    // A duplicate of any earlier event would arrive before e7.
+    expect(await eventIds(resumed, 2)).toEqual([e6, e7]);
+    await resumed.close();
+  });
+
+  it('never replays another tenant’s events nor a reason', async () => {
+    const chairman = await liveChairman();
+    const outsider = await liveChairman();
+    const start = await pause(chairman, 'ceo');
+    await pause(outsider, 'ceo');
+    const own = await pause(chairman, 'cfo');
+    await pause(outsider, 'cfo');
+    await t.app.services.relay.kick();
+
+    const resumed = await subscribe(server.url, chairman, Events, { after: start });
+    const replayed = await resumed.next();
+    const live = await pause(chairman, 'coo');
+    const next = await resumed.next();
+    await resumed.close();
+    expect(replayed.data?.events).toMatchObject({
+      __typename: 'AgentPausedEvent',
+      eventId: own,
+      tenantId: chairman.tenantId,
+      role: 'cfo',
+      actorUserId: 'chair-1',
+    });
+    expect(next.data?.events).toMatchObject({ eventId: live, tenantId: chairman.tenantId });
+    expect(JSON.stringify([replayed, next])).not.toContain('secret reason');
+  });
+
+  it('answers RESUME_POINT_EXPIRED for an unknown id or another tenant’s event, 422 for a malformed one', async () => {
+    const chairman = await liveChairman();
+    const outsider = await liveChairman();
+    const foreign = await pause(outsider, 'ceo');
+    await t.app.services.relay.kick();
+
+    for (const after of ['00000000-0000-4000-8000-000000000000', foreign]) {
+      const subscription = await subscribe(server.url, chairman, Events, { after });
+      const result = await subscription.next();
+      await subscription.close();
+      expect(result.data ?? null).toBeNull();
+      expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'RESUME_POINT_EXPIRED' });
+    }
+    const malformed = await subscribe(server.url, chairman, Events, { after: 'not-an-id' });
+    const result = await malformed.next();
+    await malformed.close();
+    expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+
+  it('filters by type', async () => {
+    const chairman = await liveChairman();
+    const subscription = await subscribe(server.url, chairman, Events, { types: ['DOGFOOD_AGENT_RESUMED'] });
+    await pause(chairman, 'clo');
+    const resumed = await t.rest('POST', '/api/v1/dogfood/agents/clo/resume', {
+      caller: chairman,
+      body: { actor_user_id: 'chair-1' },
+    });
+    expect((await subscription.next()).data?.events).toEqual({
+      __typename: 'AgentResumedEvent',
+      eventId: resumed.body.event_id,
+      role: 'clo',
+    });
+    await subscription.close();
+  });
+});
+
+describe('agentPaused with after', () => {
+  it('replays only the subscribed role’s pauses after the given event', async () => {
+    const chairman = await liveChairman();
+    const start = await pause(chairman, 'ceo');
+    await pause(chairman, 'cfo');
+    const cto = await pause(chairman, 'cto');
+    await t.app.services.relay.kick();
+
+    const subscription = await subscribe(server.url, chairman, AgentPausedAfter, {
+      role: 'CTO',
+      after: start,
+    });
+    expect((await subscription.next()).data?.agentPaused).toEqual({ eventId: cto, role: 'cto' });
+    const coo = await pause(chairman, 'coo');
+    const cto2 = await (async () => {
+      await t.rest('POST', '/api/v1/dogfood/agents/cto/resume', {
+        caller: chairman,
+        body: { actor_user_id: 'c' },
+      });
+      return pause(chairman, 'cto');
+    })();
+    expect((await subscription.next()).data?.agentPaused).toEqual({ eventId: cto2, role: 'cto' });
+    expect(coo).not.toBe(cto2);
+    await subscription.close();
+  });
+});
+
+describe('taskUpdated and modelVersionChanged with after', () => {
+  it('replay a role’s task changes and a base model’s changes after the given event', async () => {
+    const operator = await t.caller(['operator', 'member']);
+    const agent = await t.caller(['agent'], { tenantId: operator.tenantId });
+    const register = (baseModel: string) =>
+      t.graphql(
+        Register,
+        {
+          input: {
+            baseModel,
+            provider: 'openai',
+            trainingDataHash: 'sha256:x',
+            hyperparameters: {},
+            evaluationMetrics: {},
+          },
+        },
+        operator,
+      );
+    const start = await queueTask(t, operator, 'cto');
+    await queueTask(t, operator, 'cfo');
+    await t.graphql(ClaimTask, { role: 'cto' }, agent);
+    const registered = await register('replay-model');
+    await register('other-model');
+    await t.graphql(Promote, { id: registered.data?.registerModelVersion.id as string }, operator);
+    await t.app.services.relay.kick();
+    const [first] = await t.db.prisma.outboxEvent.findMany({
+      where: {
+        tenantId: operator.tenantId,
+        type: 'TASK_UPDATED',
+        payload: { path: ['task_id'], equals: start },
+      },
+      orderBy: { seq: 'asc' },
+    });
+
+    const tasks = await subscribe(server.url, operator, TaskUpdatedAfter, { role: 'cto', after: first?.id });
+    expect((await tasks.next()).data?.taskUpdated).toMatchObject({ taskId: start, status: 'running' });
+    await tasks.close();
+    const models = await subscribe(server.url, operator, ModelVersionChangedAfter, {
+      baseModel: 'replay-model',
+      after: first?.id,
+    });
+    expect((await models.next()).data?.modelVersionChanged).toMatchObject({ deploymentStatus: 'ready' });
+    expect((await models.next()).data?.modelVersionChanged).toMatchObject({ deploymentStatus: 'production' });
+    await models.close();
+  });
+});
+
+describe('openEventStream', () => {
+  it('delivers every event of a burst exactly once and in commit order when resuming during the burst', async () => {
+    const chairman = await liveChairman();
+    const start = await pause(chairman, 'ceo');
+    await t.app.services.relay.kick();
+
+    // Pauses and resumes commit while the stream opens and reads its backlog.
+    const burst = (async () => {
+      const ids: string[] = [];
+      for (const role of ROLES.slice(1)) ids.push(await pause(chairman, role));
+      for (const role of ROLES) {
+        const response = await t.rest('POST', `/api/v1/dogfood/agents/${role}/resume`, {
+          caller: chairman,
+          body: { actor_user_id: 'chair-1' },
+        });
+        ids.push(response.body.event_id);
+      }
+      return ids;
+    })();
+    const stream = await openEventStream({
+      prisma: t.db.prisma,
+      bus: t.app.services.bus,
+      tenantId: chairman.tenantId,
+      types: ['DOGFOOD_AGENT_PAUSED', 'DOGFOOD_AGENT_RESUMED'],
+      after: start,
+    });
+    const expected = await burst;
+    const received: BusEvent[] = [];
+    while (received.length < expected.length) {
+      const next = await stream.next();
+      if (next.done) break;
+      received.push(next.value);
+    }
+    await stream.return?.();
+    expect(received.map((event) => event.eventId)).toEqual(expected);
+    const seqs = received.map((event) => BigInt(event.seq as string));
+    expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : 1)));
+  });
+
+  it('stops listening when the subscriber leaves while waiting', async () => {
+    const chairman = await liveChairman();
+    const stream = await openEventStream({
+      prisma: t.db.prisma,
+      bus: t.app.services.bus,
+      tenantId: chairman.tenantId,
+      types: ['DOGFOOD_AGENT_PAUSED'],
+    });
+    const waiting = stream.next();
+    await stream.return?.();
+    expect(await waiting).toEqual({ value: undefined, done: true });
+  });
+});
