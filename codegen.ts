@@ -13,7 +13,7 @@ const config: CodegenConfig = {
         useTypeImports: true,
         enumsAsTypes: true,
         emitLegacyCommonJSImports: false,
-        scalars: { DateTime: 'string', JSON: 'unknown', ID: 'string' },
+        scalars: { DateTime: 'string', JSON: 'unknown', ID: 'string', SafeInt: 'number' },
       },
     },
   },

@@ -1,9 +1,13 @@
 import { defineConfig } from 'vitest/config';
+import { browserTestsEnabled } from './test/browser/support/chromium.js';
 
 // Pure domain logic runs once; everything that touches a database runs on PGlite and, when
 // TEST_DATABASE_URL is set (CI sets it), again on PostgreSQL with Redis as the bus.
 const databaseTests = ['test/**/*.test.ts'];
 const unitTests = ['test/domain/**/*.test.ts'];
+// Pages in headless Chromium, once (on PGlite): only where Chromium is installed, and always when
+// BROWSER_TESTS=1 (CI), which fails the run if it is missing.
+const browserTests = ['test/browser/**/*.test.ts'];
 const withPostgres = !!process.env.TEST_DATABASE_URL;
 
 export default defineConfig({
@@ -13,12 +17,35 @@ export default defineConfig({
     reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Vitest's default in run mode is one worker per core but one (a single worker on two cores); the
+    // database tests spend much of their time waiting on PostgreSQL, Redis and sockets, so two files at a
+    // time keep both cores busy.
+    maxWorkers: 2,
     projects: [
       { extends: true as const, test: { name: 'unit', include: unitTests } },
       {
         extends: true as const,
-        test: { name: 'pglite', include: databaseTests, exclude: unitTests, env: { TEST_DB: 'pglite' } },
+        test: {
+          name: 'pglite',
+          include: databaseTests,
+          exclude: [...unitTests, ...browserTests],
+          env: { TEST_DB: 'pglite' },
+        },
       },
+      ...(browserTestsEnabled()
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'browser',
+                include: browserTests,
+                env: { TEST_DB: 'pglite' },
+                globalSetup: ['test/browser/support/require-chromium.ts'],
+                fileParallelism: false,
+              },
+            },
+          ]
+        : []),
       ...(withPostgres
         ? [
             {
@@ -26,7 +53,7 @@ export default defineConfig({
               test: {
                 name: 'postgres',
                 include: databaseTests,
-                exclude: unitTests,
+                exclude: [...unitTests, ...browserTests],
                 env: { TEST_DB: 'postgres' },
                 globalSetup: ['test/support/require-services.ts'],
               },

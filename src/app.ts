@@ -1,23 +1,36 @@
 import path from 'node:path';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { createInMemoryCache, useResponseCache } from '@graphql-yoga/plugin-response-cache';
+import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { compileRoute } from '../rest/execute.js';
 import { useRest } from '../rest/index.js';
+import { routes } from '../rest/routes.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createTokenVerifier } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { type Context, createContextFactory, type ServerContext } from './context.js';
+import { corsPolicy } from './cors.js';
 import { type Database, openDatabase } from './db/client.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
 import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
+import { startOutboxRetention } from './events/retention.js';
 import { createLogger, type Logger } from './logger.js';
-import { MAX_REQUEST_BYTES, useBodyLimit } from './plugins/use-body-limit.js';
+import { createMetrics, metricsAccess } from './observability/metrics.js';
+import type { Tracing } from './observability/tracing.js';
+import { graphiqlOptions, renderGraphiQL } from './pages/graphiql.js';
+import { useAuthentication } from './plugins/use-authentication.js';
+import { MAX_BODY_BYTES, MAX_REQUEST_BYTES, useBodyLimit } from './plugins/use-body-limit.js';
+import { useCallerResponseCache } from './plugins/use-caller-response-cache.js';
+import { useDashboard } from './plugins/use-dashboard.js';
 import { useErrorLog } from './plugins/use-error-log.js';
 import { useHealth } from './plugins/use-health.js';
+import { useInputDepthLimit } from './plugins/use-input-depth-limit.js';
+import { useMetrics } from './plugins/use-metrics.js';
 import { useNoIntrospection } from './plugins/use-no-introspection.js';
+import { usePages } from './plugins/use-pages.js';
 import { useRateLimit } from './plugins/use-rate-limit.js';
 import { useRequestId } from './plugins/use-request-id.js';
 import { useRequestLog } from './plugins/use-request-log.js';
@@ -29,8 +42,11 @@ import { createTenantRegistry } from './tenancy.js';
 export interface App {
   yoga: YogaServerInstance<ServerContext, Context>;
   services: Services;
-  /** Applies pending migrations, then starts the outbox relay; returns the migrations applied. */
-  start(): Promise<string[]>;
+  /**
+   * Applies pending migrations, then starts the outbox relay; returns the migrations applied. Aborting
+   * `signal` stops between two migrations and rejects with the signal's reason.
+   */
+  start(options?: { signal?: AbortSignal }): Promise<string[]>;
   /** Stops background work and closes the database and the bus. */
   close(): Promise<void>;
 }
@@ -39,11 +55,14 @@ export interface AppOptions {
   /** An already opened database (tests share one); otherwise one is opened from the config. */
   db?: Database;
   logger?: Logger;
+  /** Tracing, when configured; the app shuts it down on close. */
+  tracing?: Tracing | undefined;
 }
 
 /**
- * Cache lifetimes by schema coordinate; everything else is not cached. Mutations invalidate cached
- * entities they return, and bus events invalidate across instances.
+ * Cache lifetimes by schema coordinate; everything else is not cached, nor is a document that selects
+ * any other root field beside these. Entries are per verified caller (useCallerResponseCache). Mutations
+ * invalidate cached entities they return, and bus events invalidate across instances.
  */
 export const cacheTtlPerCoordinate: Record<string, number> = {
   'Query.productionModel': 30000,
@@ -51,17 +70,33 @@ export const cacheTtlPerCoordinate: Record<string, number> = {
   'Query.agentVitals': 2000,
 };
 
+/**
+ * Requests that may carry more than MAX_BODY_BYTES once the caller is authenticated: the REST routes that
+ * declare a larger body (chat with attachments), and /graphql, whose operation is only known after its
+ * body is read (then only `sendChatMessage` may have used more).
+ */
+const largeBodyRoutes = routes
+  .filter((route) => (route.maxBodyBytes ?? 0) > MAX_BODY_BYTES)
+  .map((route) => compileRoute(route, schema));
+function allowsLargeBody(method: string, pathname: string): boolean {
+  if (pathname === '/graphql') return true;
+  return largeBodyRoutes.some(({ route, pattern }) => route.method === method && pattern.test(pathname));
+}
+
 /** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const jwtSecret =
     config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
-  const bus = await createEventBus({ redisUrl: config.redisUrl });
-  const responseCache = createInMemoryCache();
+  const bus = await createEventBus({ redisUrl: config.redisUrl, logger });
+  const metrics = createMetrics({ db });
+  const responseCache = metrics.instrumentCache(createInMemoryCache());
   const rateLimiter = await createRateLimiter({
     perMinute: config.rateLimitPerMinute,
+    authFailuresPerMinute: config.authFailuresPerMinute,
     redisUrl: config.redisUrl,
+    logger,
   });
   const services: Services = {
     config: { ...config, auth: { ...config.auth, jwtSecret } },
@@ -71,27 +106,44 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     tokens: createTokenVerifier({ ...config.auth, jwtSecret }),
     tenants: createTenantRegistry(db.prisma),
     bus,
-    relay: createOutboxRelay({ prisma: db.prisma, bus, logger }),
+    relay: createOutboxRelay({ prisma: db.prisma, bus, logger, tracing: options.tracing }),
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
+    rateLimiter,
+    metrics,
+    tracing: options.tracing,
   };
+  const routeTemplates = routes.map((route) => route.path);
 
   const yoga: YogaServerInstance<ServerContext, Context> = createYoga<ServerContext, Context>({
     schema,
     context: createContextFactory(services),
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: config.production ? false : { title: 'Boardroom', subscriptionsProtocol: 'WS' },
+    graphiql: config.production ? false : graphiqlOptions,
+    renderGraphiQL,
     logging: false,
+    cors: corsPolicy(config.corsOrigins),
     maskedErrors: true,
-    // yoga's own limit (25 MB by default) must admit what useBodyLimit admits: a chat with 5 attachments.
+    // yoga's own limit (25 MB by default) must admit what useBodyLimit admits to an authenticated chat.
     maxRequestBodySize: MAX_REQUEST_BYTES,
     plugins: [
+      ...(options.tracing ? [options.tracing.plugin({ routeTemplates })] : []),
+      useMetrics({ metrics, access: metricsAccess(config), routeTemplates }),
       useRequestId(),
       useRequestLog({ logger }),
-      useRateLimit({ limiter: rateLimiter }),
-      useBodyLimit({ maxBytes: MAX_REQUEST_BYTES }),
-      useHealth({ ready: () => db.ready() }),
+      useAuthentication({ tokens: services.tokens }),
+      useRateLimit({ limiter: rateLimiter, refusals: metrics.rateLimitRefusals }),
+      useBodyLimit({
+        maxBytes: MAX_BODY_BYTES,
+        maxLargeBytes: MAX_REQUEST_BYTES,
+        allowsLargeBody,
+        largeBodyFields: ['sendChatMessage'],
+      }),
+      useInputDepthLimit(),
+      useHealth({ ready: () => db.ready(), bus: () => bus.status() }),
+      usePages({ graphiql: !config.production }),
+      useDashboard({ buildOnDemand: !config.production }),
       useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),
       EnvelopArmorPlugin({
         maxDepth: { n: 12 },
@@ -102,16 +154,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         blockFieldSuggestion: { enabled: config.production },
       }),
       ...(config.production ? [useNoIntrospection()] : []),
-      useResponseCache<Context>({
-        cache: responseCache,
-        session: (_request, context) =>
-          context.viewer
-            ? `${context.viewer.tenantId}:${context.viewer.sub}:${[...context.viewer.roles].sort()}`
-            : null,
-        ttl: 0,
-        ttlPerSchemaCoordinate: cacheTtlPerCoordinate,
-        invalidateViaMutation: true,
-      }),
+      useCallerResponseCache({ cache: responseCache, schema, ttlPerCoordinate: cacheTtlPerCoordinate }),
       useErrorLog(),
     ],
   });
@@ -120,12 +163,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   return {
     yoga,
     services,
-    async start() {
-      const applied = await db.migrate();
+    async start({ signal } = {}) {
+      const applied = await db.migrate({
+        signal,
+        onApplying: (migration) => logger.info({ migration }, 'applying migration'),
+        onRecovered: (migrations) =>
+          logger.warn({ migrations }, 'applied again migrations an interrupted start had left unfinished'),
+      });
       if (background.length === 0) {
         background.push(
           startModelCacheInvalidation(services),
           startLeaseSweeper({ prisma: db.prisma, logger, onChange: () => void services.relay.kick() }),
+          startOutboxRetention({ prisma: db.prisma, logger, retentionHours: config.eventRetentionHours }),
         );
       }
       services.relay.start();
@@ -137,6 +186,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       await bus.close();
       await rateLimiter.close();
       if (!options.db) await db.close();
+      await options.tracing?.shutdown();
     },
   };
 }

@@ -7,6 +7,16 @@ const optionalString = z
   .transform((value) => value || undefined)
   .optional();
 
+/** `https://app.example.com` or `http://localhost:5173`: exactly what browsers send as `Origin`. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(4000),
   HOST: z.string().default('127.0.0.1'),
@@ -27,7 +37,44 @@ const environment = z.object({
   AUTH_JWKS_URL: optionalString.pipe(z.url().optional()),
   AUTH_ISSUER: optionalString,
   AUTH_AUDIENCE: optionalString,
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z.string().refine(isOrigin, {
+          error: (issue) => `${String(issue.input)} is not an origin (scheme://host[:port], no path)`,
+        }),
+      ),
+    ),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
+  WS_MAX_SOCKETS_PER_CALLER: z.coerce.number().int().min(1).default(20),
+  WS_MAX_FRAME_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  WS_MAX_INIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(64 * 1024),
+  WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  METRICS_PORT: optionalString.pipe(
+    z.coerce.number<string | undefined>().int().min(0).max(65_535).optional(),
+  ),
+  METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
+  EVENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
@@ -44,8 +91,37 @@ export interface Config {
     issuer: string | undefined;
     audience: string | undefined;
   };
-  /** Requests each caller (bearer credential, else client address) may make per minute. */
+  /** Origins allowed cross-origin access, with credentials; empty: no cross-origin access. */
+  corsOrigins: string[];
+  /** Requests each caller (verified tenant and subject, else client address) may make per minute. */
   rateLimitPerMinute: number;
+  /** Limits of graphql-ws sockets (see README, Limits). */
+  websocket: {
+    /** Operations open at once on one socket (subscriptions and queries in flight). */
+    maxSubscriptionsPerSocket: number;
+    /** Sockets one caller (tenant and subject) may hold open on one instance. */
+    maxSocketsPerCaller: number;
+    /** Largest message accepted once the connection is acknowledged. */
+    maxFrameBytes: number;
+    /** Bytes a socket may send before its connection_init is acknowledged. */
+    maxInitBytes: number;
+    /** Time a new socket has to send connection_init. */
+    connectionInitTimeoutMs: number;
+  };
+  /** Time `close()` may take in all: in-flight requests, sockets, then background work. */
+  shutdownTimeoutMs: number;
+  metrics: {
+    /** A separate listener for `/metrics` on HOST; unset: no separate listener. */
+    port: number | undefined;
+    /** Bearer token required to read `/metrics`; unset: see docs/operations.md for the default. */
+    token: string | undefined;
+  };
+  /** OTLP/HTTP collector; tracing is off (and not loaded) when unset. */
+  tracing: { endpoint: string | undefined };
+  /** How long published events are kept: the window in which a subscriber can resume with `after`. */
+  eventRetentionHours: number;
+  /** Failed authentications (refused tokens) each client address may make per minute. */
+  authFailuresPerMinute: number;
   logLevel: z.infer<typeof environment>['LOG_LEVEL'];
   production: boolean;
 }
@@ -66,6 +142,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && !values.AUTH_JWT_SECRET && !values.AUTH_JWKS_URL) {
     throw new ConfigError('NODE_ENV=production needs AUTH_JWT_SECRET or AUTH_JWKS_URL');
   }
+  if (values.METRICS_PORT && values.METRICS_PORT === values.PORT) {
+    throw new ConfigError('METRICS_PORT must differ from PORT: metrics get a listener of their own');
+  }
   return {
     port: values.PORT,
     host: values.HOST,
@@ -78,7 +157,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       issuer: values.AUTH_ISSUER,
       audience: values.AUTH_AUDIENCE,
     },
+    corsOrigins: values.CORS_ORIGINS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
+    websocket: {
+      maxSubscriptionsPerSocket: values.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
+      maxSocketsPerCaller: values.WS_MAX_SOCKETS_PER_CALLER,
+      maxFrameBytes: values.WS_MAX_FRAME_BYTES,
+      maxInitBytes: values.WS_MAX_INIT_BYTES,
+      connectionInitTimeoutMs: values.WS_CONNECTION_INIT_TIMEOUT_MS,
+    },
+    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
+    metrics: { port: values.METRICS_PORT, token: values.METRICS_TOKEN },
+    tracing: { endpoint: values.OTEL_EXPORTER_OTLP_ENDPOINT },
+    eventRetentionHours: values.EVENT_RETENTION_HOURS,
+    authFailuresPerMinute: values.AUTH_FAILURES_PER_MINUTE,
     logLevel: values.LOG_LEVEL,
     production,
   };

@@ -6,6 +6,9 @@ import type { BlobStore } from './domain/agents/blob-store.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxRelay } from './events/relay.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './observability/metrics.js';
+import type { Tracing } from './observability/tracing.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { TenantRegistry } from './tenancy.js';
 
 /** Long-lived parts of one running instance, built once by createApp and shared by every request. */
@@ -20,4 +23,9 @@ export interface Services {
   relay: OutboxRelay;
   blobs: BlobStore;
   responseCache: Cache;
+  /** Request budgets per caller, shared by HTTP and the WebSocket transport. */
+  rateLimiter: RateLimiter;
+  metrics: Metrics;
+  /** Present only when tracing is configured. */
+  tracing?: Tracing | undefined;
 }

@@ -8,5 +8,6 @@ import './experiments.js';
 import './connectors.js';
 import './hiring.js';
 import './finetuning.js';
+import './events.js';
 
 export const schema = lexicographicSortSchema(builder.toSchema());

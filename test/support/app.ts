@@ -10,6 +10,8 @@ import { signToken } from '../../src/auth/tokens.js';
 import type { Role } from '../../src/auth/viewer.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/client.js';
+import type { Logger } from '../../src/logger.js';
+import type { Tracing } from '../../src/observability/tracing.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-signing';
@@ -46,6 +48,10 @@ export interface TestAppOptions {
   /** Share a database with another instance (two-instance tests). */
   database?: TestDatabase;
   env?: Record<string, string>;
+  /** Tracing with an exporter the test reads. */
+  tracing?: Tracing;
+  /** The instance's logger (default: silent, or TEST_LOG_LEVEL). */
+  logger?: Logger;
 }
 
 /** One app instance on a fresh database (PGlite, or PostgreSQL + Redis in the postgres project). */
@@ -59,6 +65,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'silent',
     // Suites send many requests with one token; the limit itself is tested with a low value.
     RATE_LIMIT_PER_MINUTE: '1000000',
+    AUTH_FAILURES_PER_MINUTE: '1000000',
     ...(process.env.TEST_DB === 'postgres' && process.env.TEST_REDIS_URL
       ? { REDIS_URL: process.env.TEST_REDIS_URL }
       : {}),
@@ -66,7 +73,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   const app = await createApp(config, {
     db: database.db,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    tracing: options.tracing,
   });
   await app.start();
 

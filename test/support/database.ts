@@ -21,11 +21,14 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database: in-memory PGlite, or a new database on the PostgreSQL server. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh database, migrated unless `migrate` is false: in-memory PGlite, or a new database on the
+ * PostgreSQL server.
+ */
+export async function createTestDatabase({ migrate = true } = {}): Promise<TestDatabase> {
   if (databaseKind === 'pglite') {
     const db = await openDatabase({ dataDir: 'memory://' });
-    await db.migrate();
+    if (migrate) await db.migrate();
     return { db, url: undefined, drop: () => db.close() };
   }
   const admin = new pg.Client({ connectionString: serverUrl() });
@@ -36,7 +39,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const url = new URL(serverUrl());
   url.pathname = `/${name}`;
   const db = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory://' });
-  await db.migrate();
+  if (migrate) await db.migrate();
   return {
     db,
     url: url.toString(),
