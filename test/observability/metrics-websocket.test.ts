@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import type { Duplex } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -36,12 +38,17 @@ async function gauges() {
 
 describe('WebSocket metrics', () => {
   it('count open connections and subscriptions, and drop them when the socket closes', async () => {
+    // The server's end of the connection: its closing, not a clock, tells when the gauges must have dropped.
+    const upgraded = once(server.server, 'upgrade') as Promise<[unknown, Duplex]>;
     const feed = await subscribe(server.url, member, TaskUpdated, {});
+    const [, serverSide] = await upgraded;
     await vi.waitFor(async () =>
       expect(await gauges()).toEqual({ connections: 1, subscriptions: 1, started: 1 }),
     );
 
+    const serverClosed = once(serverSide, 'close');
     await feed.close();
+    await serverClosed;
     await vi.waitFor(async () =>
       expect(await gauges()).toEqual({ connections: 0, subscriptions: 0, started: 1 }),
     );
