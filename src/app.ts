@@ -106,7 +106,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     tokens: createTokenVerifier({ ...config.auth, jwtSecret }),
     tenants: createTenantRegistry(db.prisma),
     bus,
-    relay: createOutboxRelay({ prisma: db.prisma, bus, logger, tracing: options.tracing }),
+    relay: createOutboxRelay({
+      prisma: db.prisma,
+      bus,
+      logger,
+      listen: db.listen,
+      onPass: (outcome) => metrics.relayPasses.inc({ outcome }),
+      tracing: options.tracing,
+    }),
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
     rateLimiter,
@@ -173,11 +180,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       if (background.length === 0) {
         background.push(
           startModelCacheInvalidation(services),
-          startLeaseSweeper({ prisma: db.prisma, logger, onChange: () => void services.relay.kick() }),
+          startLeaseSweeper({ prisma: db.prisma, logger }),
           startOutboxRetention({ prisma: db.prisma, logger, retentionHours: config.eventRetentionHours }),
         );
       }
-      services.relay.start();
+      await services.relay.start();
       return applied;
     },
     async close() {

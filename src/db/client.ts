@@ -29,6 +29,12 @@ export interface Database {
   migrate(options?: MigrateOptions): Promise<string[]>;
   /** True when the database answers and no migration is pending. */
   ready(): Promise<boolean>;
+  /**
+   * Calls `onWake` for every notification on `channel` (LISTEN), once when listening starts, and once more
+   * whenever it starts again after the connection was lost, since notifications sent meanwhile are gone.
+   * Resolves with a function that stops listening.
+   */
+  listen(channel: string, onWake: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -55,6 +61,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       new PrismaPg(pool),
       () => pool.end(),
       () => pgMigrationSession(pool, { Pool: pg.Pool, PrismaPg }),
+      listenOnOwnConnection(pg.Client, options.databaseUrl),
     );
     database.pool = () => ({
       total: pool.totalCount,
@@ -79,6 +86,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       new PrismaPGlite(pglite),
       () => pglite.close(),
       async () => pgliteMigrationSession(pglite, PrismaPGlite),
+      listenInProcess(pglite),
     );
   }
   await mkdir(path.join(options.dataDir, 'pglite'), { recursive: true });
@@ -93,6 +101,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         await unlock();
       },
       async () => pgliteMigrationSession(pglite, PrismaPGlite),
+      listenInProcess(pglite),
     );
   } catch (error) {
     await unlock();
@@ -148,16 +157,89 @@ function pgliteMigrationSession(pglite: PGlite, PrismaPGlite: typeof PrismaPGlit
   };
 }
 
+type Listen = Database['listen'];
+
+const CHANNEL = /^[a-z_][a-z0-9_]*$/;
+
+/** PGlite delivers a notification to its in-process listeners once the notifying transaction commits. */
+function listenInProcess(pglite: PGlite): Listen {
+  return async (channel, onWake) => {
+    const unlisten = await pglite.listen(channel, () => onWake());
+    onWake();
+    return () => unlisten();
+  };
+}
+
+/**
+ * PostgreSQL: LISTEN needs a session of its own, so a client outside the pool holds it for the life of the
+ * gateway. When that connection drops (restart, failover) it reconnects with backoff, and wakes the
+ * listener once listening again. The first attempt is awaited; a database that is down at that moment
+ * is retried in the background like a dropped connection.
+ */
+function listenOnOwnConnection(Client: typeof pg.Client, connectionString: string): Listen {
+  return async (channel, onWake) => {
+    if (!CHANNEL.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    let current: pg.Client | undefined;
+    let stopped = false;
+    let retry: NodeJS.Timeout | undefined;
+    let delayMs = 250;
+
+    const schedule = () => {
+      if (stopped) return;
+      retry = setTimeout(() => void connect(), delayMs);
+      retry.unref();
+      delayMs = Math.min(delayMs * 2, 10_000);
+    };
+    async function connect() {
+      const client = new Client({ connectionString });
+      // A lost connection is told by 'end' (after 'error'); an unheard 'error' would end the process.
+      client.on('error', () => {});
+      client.on('end', () => {
+        if (current !== client) return;
+        current = undefined;
+        schedule();
+      });
+      client.on('notification', () => onWake());
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${channel}`);
+      } catch {
+        await client.end().catch(() => {});
+        schedule();
+        return;
+      }
+      if (stopped) {
+        await client.end().catch(() => {});
+        return;
+      }
+      current = client;
+      delayMs = 250;
+      onWake();
+    }
+
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      const client = current;
+      current = undefined;
+      await client?.end().catch(() => {});
+    };
+  };
+}
+
 function wrap(
   kind: DatabaseKind,
   adapter: SqlMigrationAwareDriverAdapterFactory,
   closeDriver: () => Promise<void>,
   openMigrationSession: () => Promise<MigrationSession>,
+  listen: Listen,
 ): Database {
   const prisma = new PrismaClient({ adapter });
   return {
     kind,
     prisma,
+    listen,
     async migrate(options = {}) {
       // The schema engine is large; only load it when something is pending.
       const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql), options.migrationsDir);

@@ -1,24 +1,33 @@
-import type { PrismaClient } from '../db/client.js';
+import type { Database, PrismaClient } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import type { RelayTracing } from '../observability/tracing.js';
 import type { EventBus } from './bus.js';
 import type { EventType } from './topics.js';
 
 export interface OutboxRelay {
-  /** Publishes what is pending now (call after a commit); resolves when that pass is done. */
+  /** Publishes what is pending now; resolves when that pass is done. */
   kick(): Promise<void>;
-  start(): void;
+  /** Publishes what is pending, then whenever events commit (on any instance); resolves once listening. */
+  start(): Promise<void>;
   stop(): Promise<void>;
+  /** True while a failed pass waits to be retried (the only time the relay runs without being woken). */
+  retrying(): boolean;
 }
 
 export interface OutboxRelayOptions {
   prisma: PrismaClient;
   bus: EventBus;
   logger: Logger;
-  /** How often to look for events left behind (by a crash or another instance). Default 1000 ms. */
-  intervalMs?: number;
+  /** Wakes the relay when outbox rows commit (the outbox_events_notify trigger). */
+  listen: Database['listen'];
+  /** First wait before a failed pass is retried; it doubles up to `maxRetryMs`. Default 250 ms. */
+  retryMs?: number;
+  /** Longest wait between retries of failed passes. Default 10 s. */
+  maxRetryMs?: number;
   /** Events per pass. Default 100. */
   batchSize?: number;
+  /** Told the outcome of every pass (metrics). */
+  onPass?: (outcome: 'published' | 'empty' | 'failed') => void;
   /** Spans around passes that publish (only when tracing is configured). Default: none. */
   tracing?: RelayTracing | undefined;
 }
@@ -36,8 +45,13 @@ interface Row {
  */
 export const RELAY_LOCK_SQL = `hashtext('boardroom.outbox_relay')`;
 
+/** The channel the outbox_events_notify trigger notifies at each commit that inserted events. */
+export const OUTBOX_CHANNEL = 'outbox_events';
+
 /**
- * Publishes unpublished outbox rows to the bus. One pass at a time across instances (an advisory lock held
+ * Publishes unpublished outbox rows to the bus. It is woken, never polls: by the notification every commit
+ * that inserts outbox rows sends (so an idle gateway commits nothing), by listening starting again after
+ * a lost connection, and, while the bus refuses events, by a retry timer with backoff. One pass at a time across instances (an advisory lock held
  * to commit) stamps each row with the next `seq`, publishes it and marks it published in one transaction,
  * so publication order, commit order and `seq` order are the same: what replay needs. A crash before the
  * commit leaves the rows unpublished, so they go out again later (with a new seq): at least once. The same
@@ -48,8 +62,11 @@ export function createOutboxRelay({
   prisma,
   bus,
   logger,
-  intervalMs = 1000,
+  listen,
+  retryMs = 250,
+  maxRetryMs = 10_000,
   batchSize = 100,
+  onPass = () => {},
   tracing,
 }: OutboxRelayOptions): OutboxRelay {
   const untraced: RelayTracing['untraced'] = tracing ? (pass) => tracing.untraced(pass) : (pass) => pass();
@@ -57,7 +74,8 @@ export function createOutboxRelay({
     ? (events, publish) => tracing.publishing(events, publish)
     : (_events, publish) => publish();
 
-  let timer: NodeJS.Timeout | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let unlisten: (() => Promise<void>) | undefined;
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
@@ -105,16 +123,26 @@ export function createOutboxRelay({
     do {
       again = false;
       try {
-        while (!stopped && (await untraced(pass)) === batchSize) {}
+        for (let published = batchSize; !stopped && published === batchSize; ) {
+          published = await untraced(pass);
+          onPass(published > 0 ? 'published' : 'empty');
+        }
         if (failures > 0) logger.info({ failedPasses: failures }, 'outbox relay publishing again');
         failures = 0;
       } catch (error) {
+        onPass('failed');
         if (failures === 0) {
           logger.error({ err: error }, 'outbox relay pass failed; events stay in the outbox and are retried');
         }
         failures += 1;
       }
     } while (again && !stopped);
+    clearTimeout(retry);
+    retry = undefined;
+    if (failures > 0 && !stopped) {
+      retry = setTimeout(() => void kick(), Math.min(retryMs * 2 ** (failures - 1), maxRetryMs));
+      retry.unref();
+    }
   }
 
   function kick(): Promise<void> {
@@ -130,16 +158,19 @@ export function createOutboxRelay({
 
   return {
     kick,
-    start() {
+    async start() {
       stopped = false;
-      void kick();
-      timer = setInterval(() => void kick(), intervalMs);
-      timer.unref();
+      // Listening starts with a wake-up (what committed before it), so no separate first pass is needed.
+      unlisten ??= await listen(OUTBOX_CHANNEL, () => void kick());
     },
     async stop() {
       stopped = true;
-      if (timer) clearInterval(timer);
+      clearTimeout(retry);
+      retry = undefined;
+      await unlisten?.();
+      unlisten = undefined;
       await running;
     },
+    retrying: () => retry !== undefined,
   };
 }

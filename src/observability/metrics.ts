@@ -18,6 +18,8 @@ export interface Metrics {
   wsConnections: Gauge;
   rateLimitRefusals: Counter<'surface'>;
   responseCache: Counter<'result'>;
+  /** Outbox relay passes: `published` (events went out), `empty` (woken, nothing pending), `failed`. */
+  relayPasses: Counter<'outcome'>;
   /** Counts a WebSocket connection until it closes. */
   trackWebSocket(socket: { once(event: 'close', listener: () => void): unknown }): void;
   /** The same cache, counting hits (a lookup found a result) and misses (a cacheable result was stored). */
@@ -74,6 +76,12 @@ export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): 
     name: 'boardroom_response_cache_requests_total',
     help: 'Response cache hits, and misses of cacheable operations',
     labelNames: ['result'] as const,
+    registers,
+  });
+  const relayPasses = new Counter({
+    name: 'boardroom_outbox_relay_passes_total',
+    help: 'Outbox relay passes (each one transaction), by outcome: published, empty or failed',
+    labelNames: ['outcome'] as const,
     registers,
   });
   const outboxBacklog = new Gauge({
@@ -144,6 +152,7 @@ export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): 
     wsConnections,
     rateLimitRefusals,
     responseCache,
+    relayPasses,
     trackWebSocket(socket) {
       wsConnections.inc();
       socket.once('close', () => wsConnections.dec());

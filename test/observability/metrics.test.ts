@@ -85,7 +85,7 @@ describe('/metrics on a development instance bound to loopback', () => {
     expect(sampleValue(samples, 'boardroom_outbox_backlog_events')).toBeGreaterThanOrEqual(1);
     expect(sampleValue(samples, 'boardroom_outbox_oldest_unpublished_age_seconds')).toBeGreaterThanOrEqual(0);
 
-    t.app.services.relay.start();
+    await t.app.services.relay.start();
     await t.app.services.relay.kick();
     samples = parseMetrics((await scrape(t)).text);
     expect(sampleValue(samples, 'boardroom_outbox_backlog_events')).toBe(0);

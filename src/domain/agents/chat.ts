@@ -86,7 +86,6 @@ export async function sendChatMessage(context: AuthedContext, command: ChatComma
         threadId,
       };
     });
-    void context.services.relay.kick();
     return receipt;
   } catch (error) {
     await releaseUnreferencedBlobs(context, digests).catch((cleanupError: unknown) => {

@@ -20,8 +20,6 @@ export async function sweepExpiredLeases(prisma: PrismaClient): Promise<number> 
 export interface LeaseSweeperOptions {
   prisma: PrismaClient;
   logger: Logger;
-  /** Called after a sweep changed tasks (publish their events). */
-  onChange: () => void;
   /** Default 30 s. */
   intervalMs?: number;
 }
@@ -29,12 +27,11 @@ export interface LeaseSweeperOptions {
 export function startLeaseSweeper({
   prisma,
   logger,
-  onChange,
   intervalMs = 30_000,
 }: LeaseSweeperOptions): () => Promise<void> {
   return runPeriodically(
     async () => {
-      if ((await sweepExpiredLeases(prisma)) > 0) onChange();
+      await sweepExpiredLeases(prisma);
     },
     { intervalMs, logger, failure: 'lease sweep failed' },
   );

@@ -70,13 +70,13 @@ export async function claimTask(
 ): Promise<Task | null> {
   const { tenantId, sub } = context.viewer;
   const role = normalizeRole(rawRole);
-  const claimed = await context.prisma.$transaction(async (tx) => {
+  return context.prisma.$transaction(async (tx) => {
     // A share lock, so a pause committing meanwhile waits for this claim and no claim follows it.
     const [agentRole] = await tx.$queryRaw<{ paused: boolean }[]>`
       SELECT paused FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR SHARE`;
     if (!agentRole) throw notFound(`Unknown agent role '${role}'`);
-    const reaped = await reapExpiredLeases(tx, tenantId, role);
-    if (agentRole.paused) return { task: null, changed: reaped > 0 };
+    await reapExpiredLeases(tx, tenantId, role);
+    if (agentRole.paused) return null;
     const [task] = await tx.$queryRaw<ChangedTask[]>`
       UPDATE tasks SET
         status = 'running', attempts = attempts + 1, claimed_by = ${sub}, started_at = now(),
@@ -89,12 +89,10 @@ export async function claimTask(
         FOR UPDATE SKIP LOCKED
       )
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-    if (!task) return { task: null, changed: reaped > 0 };
+    if (!task) return null;
     await announce(tx, tenantId, [task]);
-    return { task: await tx.task.findUniqueOrThrow({ where: { id: task.id } }), changed: true };
+    return tx.task.findUniqueOrThrow({ where: { id: task.id } });
   });
-  if (claimed.changed) void context.services.relay.kick();
-  return claimed.task;
 }
 
 interface LockedTask {
@@ -136,7 +134,6 @@ async function finish(
     await announce(tx, context.viewer.tenantId, [changed]);
     return tx.task.findUniqueOrThrow({ where: { id } });
   });
-  void context.services.relay.kick();
   return task;
 }
 

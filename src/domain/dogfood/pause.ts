@@ -139,7 +139,6 @@ async function transition(
     });
     return { role, paused: change.paused, at, eventId, fresh: true };
   });
-  if (state.fresh) void context.services.relay.kick();
   return { role: state.role, paused: state.paused, at: state.at, eventId: state.eventId };
 }
 

@@ -197,7 +197,6 @@ export async function registerModelVersion(
     await announce(tx, context, created, null);
     return created;
   });
-  void context.services.relay.kick();
   return version;
 }
 
@@ -238,7 +237,6 @@ export async function promoteModelVersion(
     });
     return promoted;
   });
-  void context.services.relay.kick();
   return version;
 }
 
@@ -276,7 +274,6 @@ export async function rollbackModel(context: AuthedContext, command: RollbackCom
     });
     return restored;
   });
-  void context.services.relay.kick();
   return version;
 }
 
