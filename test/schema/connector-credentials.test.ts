@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   credentialRequestParts,
@@ -482,6 +484,47 @@ describe('key rotation', () => {
     );
     expect(await t.db.prisma.connectorCredential.count({ where: { keyId: 'k1' } })).toBe(
       outcome.unreadable.length,
+    );
+  });
+});
+
+describe('start-up', () => {
+  /** A logger at warn whose lines the test reads (pino writes synchronously to the stream). */
+  function capturingLogger() {
+    const lines: Record<string, unknown>[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    return { lines, logger: pino({ level: 'warn' }, destination) };
+  }
+
+  it('logs an error naming the key ids of stored secrets that no configured key opens', async () => {
+    const { chairman, connector } = await setUp('bearer', 'Logged');
+    await set(t, chairman, connector.id, { bearer: { token: 't' } });
+    const { lines, logger } = capturingLogger();
+    const app = await createTestApp({ database, env: { CONNECTOR_SECRETS_KEY: `k9:${keyOf()}` }, logger });
+    await app.close();
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 50,
+        secretsByKeyId: expect.objectContaining({ k1: expect.any(Number) }),
+        msg: expect.stringContaining('sealed under keys CONNECTOR_SECRETS_KEY does not hold'),
+      }),
+    );
+  });
+
+  it('warns in production when no key is configured and no secret is stored', async () => {
+    const { lines, logger } = capturingLogger();
+    const app = await createTestApp({ env: { NODE_ENV: 'production' }, logger });
+    await app.close();
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        msg: 'CONNECTOR_SECRETS_KEY is not set: connector credentials cannot be stored',
+      }),
     );
   });
 });

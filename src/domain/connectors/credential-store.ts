@@ -218,7 +218,8 @@ async function accessToken(
  * Throws, as GraphQL errors: CONFLICT (409) when the connector needs a credential and has none, when
  * the stored one was set for another auth_type, or when it fails authentication (altered at rest);
  * NOT_CONFIGURED (503) when CONNECTOR_SECRETS_KEY is unset or lacks the key that sealed it;
- * BAD_GATEWAY (502) when the token endpoint answers no usable token.
+ * BAD_GATEWAY (502) when the token endpoint answers no usable token. What `fetchToken` throws (the
+ * egress client's own refusals) propagates unchanged.
  */
 export async function credentialRequestParts(
   services: CredentialServices,

@@ -1,5 +1,3 @@
-import type { ConnectorAuthType } from './endpoint-path.js';
-
 /** Where an api_key goes when the credential does not say: this request header. */
 export const DEFAULT_API_KEY_HEADER = 'X-API-Key';
 
@@ -15,15 +13,6 @@ export type ConnectorSecret =
       clientSecret: string;
       scope?: string | undefined;
     };
-
-export type CredentialAuthType = ConnectorSecret['authType'];
-
-export const CREDENTIAL_AUTH_TYPES = [
-  'api_key',
-  'bearer',
-  'basic',
-  'oauth2_client_credentials',
-] as const satisfies readonly ConnectorAuthType[];
 
 /** What the invoke path adds to an outbound request: header values and query parameters. */
 export interface CredentialRequestParts {
