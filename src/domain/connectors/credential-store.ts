@@ -2,7 +2,7 @@ import { recordAudit } from '../../audit.js';
 import type { AuthedContext } from '../../builder.js';
 import type { Config } from '../../config.js';
 import { badGateway, conflict, invalidInput, notConfigured, notFound } from '../../errors.js';
-import type { Connector, ConnectorCredential, PrismaClient } from '../../generated/prisma/client.js';
+import type { Connector, ConnectorCredential, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import {
   type AccessToken,
@@ -35,7 +35,7 @@ const connectorNotFound = (id: string) => notFound(`Connector ${id} not found`);
 
 /** Locks the tenant's connector row (a concurrent template edit waits) and answers its auth_type. */
 async function lockConnector(
-  tx: Parameters<Parameters<PrismaClient['$transaction']>[0]>[0],
+  tx: Prisma.TransactionClient,
   tenantId: string,
   id: string,
 ): Promise<{ id: string; authType: string }> {
