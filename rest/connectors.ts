@@ -50,6 +50,59 @@ const ListConnectors = graphql(`
   }
 `);
 
+graphql(`
+  fragment ConnectorCredentialWire on Connector {
+    connector_id: id
+    credential {
+      auth_type: authType
+      fingerprint
+      updated_at: updatedAt
+    }
+  }
+`);
+
+const ReadConnectorCredential = graphql(`
+  query ReadConnectorCredential($id: ID!) {
+    connector(id: $id) {
+      ...ConnectorCredentialWire
+    }
+  }
+`);
+
+const SetConnectorCredential = graphql(`
+  mutation SetConnectorCredential($id: ID!, $input: ConnectorCredentialInput!) {
+    setConnectorCredential(id: $id, input: $input) {
+      ...ConnectorCredentialWire
+    }
+  }
+`);
+
+const ClearConnectorCredential = graphql(`
+  mutation ClearConnectorCredential($id: ID!) {
+    clearConnectorCredential(id: $id) {
+      ...ConnectorCredentialWire
+    }
+  }
+`);
+
+const credentialResponse = z.object({
+  connector_id: z.uuid(),
+  credential: z
+    .object({ auth_type: z.string(), fingerprint: z.string(), updated_at: z.iso.datetime() })
+    .nullable(),
+});
+
+const credentialExample = {
+  connector_id: '0b8e9f4c-5a1d-4c2e-8f3b-7d6a5e4c3b2a',
+  credential: {
+    auth_type: 'bearer',
+    fingerprint: 'hmac:3f9a0c41d2e87b65',
+    updated_at: '2026-11-22T10:15:00.000Z',
+  },
+};
+
+const credentialErrors = { 404: 'No connector of the caller’s tenant has this id.' } as const;
+
 const connectorResponse = z.object({
   id: z.uuid(),
   tenant_id: z.uuid(),
@@ -158,5 +211,48 @@ export const connectorsRoutes = [
       409: 'Another connector of the tenant has that name (ignoring case).',
       412: '`If-Match` names a version that is no longer the current one.',
     },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/forge/connectors/{id}/credential',
+    tag: 'connectors',
+    summary:
+      'Show whether a connector has a stored secret: its fingerprint and when it was set, never the secret',
+    document: ReadConnectorCredential,
+    variables: { id: fromPath('id') },
+    status: 200,
+    respond: (data) => data.connector,
+    responseSchema: credentialResponse,
+    responseExample: credentialExample,
+    errors: credentialErrors,
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/v1/forge/connectors/{id}/credential',
+    tag: 'connectors',
+    summary: 'Set or rotate a connector’s secret, sealed at rest (operator or chairman)',
+    description:
+      'The body holds exactly one of `api_key` (`key`, and `header` (default `X-API-Key`) or `query_param`), `bearer` (`token`), `basic` (`username`, `password`) or `oauth2_client_credentials` (`token_url`, `client_id`, `client_secret`, `scope`): the one named by the template’s `auth_type` (422 otherwise). Replaces the current secret. 503 when the service has no `CONNECTOR_SECRETS_KEY`.',
+    document: SetConnectorCredential,
+    variables: { id: fromPath('id'), input: fromBody() },
+    status: 200,
+    respond: (data) => data.setConnectorCredential,
+    responseSchema: credentialResponse,
+    example: { bearer: { token: 'sk_live_…' } },
+    responseExample: credentialExample,
+    errors: { ...credentialErrors, 503: 'The service has no CONNECTOR_SECRETS_KEY configured.' },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/forge/connectors/{id}/credential',
+    tag: 'connectors',
+    summary: 'Remove a connector’s stored secret, if any (operator or chairman)',
+    document: ClearConnectorCredential,
+    variables: { id: fromPath('id') },
+    status: 200,
+    respond: (data) => data.clearConnectorCredential,
+    responseSchema: credentialResponse,
+    responseExample: { connector_id: credentialExample.connector_id, credential: null },
+    errors: credentialErrors,
   }),
 ];

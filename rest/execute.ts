@@ -272,7 +272,12 @@ export async function executeRoute(
         toRestDetail(compiled, error.extensions.detail as ValidationDetail[], body.value),
       );
     }
-    throw new RestError(status, status === 500 ? 'Internal Server Error' : error.message);
+    const retryAfter = error.extensions?.retryAfter;
+    throw new RestError(
+      status,
+      status === 500 ? 'Internal Server Error' : error.message,
+      code === 'RATE_LIMITED' && typeof retryAfter === 'number' ? { 'Retry-After': String(retryAfter) } : {},
+    );
   }
   const data = result.data as never;
   return Response.json(route.respond(data, { requestId }), {

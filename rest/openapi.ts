@@ -226,6 +226,7 @@ function operationOf(compiled: CompiledRoute) {
     ...(requestBody ? { 413: ref('PayloadTooLarge') } : {}),
     422: ref('ValidationError'),
     429: ref('TooManyRequests'),
+    ...(errors[503] ? { 503: stateError(errors[503]) } : {}),
   };
   const who = roles.length > 0 ? `Roles: ${roles.join(' or ')}.` : 'Any authenticated role.';
   return {

@@ -58,7 +58,7 @@ export interface Route<Result = any, Variables = any> {
    * The state errors this route answers, for the docs: status → when. 401, 403 (from the field's roles),
    * 405, 413 (routes with a body), 422 and 429 are documented for every route they apply to.
    */
-  errors?: Partial<Record<400 | 404 | 409 | 412, string>>;
+  errors?: Partial<Record<400 | 404 | 409 | 412 | 503, string>>;
 }
 
 export function defineRoute<Result, Variables>(route: Route<Result, Variables>): Route<Result, Variables> {

@@ -15,7 +15,12 @@ if (generate.status !== 0) process.exit(generate.status ?? 1);
 await rm(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  entryPoints: { main: 'src/main.ts', token: 'scripts/token.ts', migrate: 'scripts/migrate.ts' },
+  entryPoints: {
+    main: 'src/main.ts',
+    token: 'scripts/token.ts',
+    migrate: 'scripts/migrate.ts',
+    'reseal-credentials': 'scripts/reseal-credentials.ts',
+  },
   outdir: 'dist',
   bundle: true,
   splitting: true,
@@ -43,4 +48,6 @@ await build({
   },
 });
 await buildDashboard();
-console.log('built dist/main.js, dist/token.js, dist/migrate.js, dist/dashboard/');
+console.log(
+  'built dist/main.js, dist/token.js, dist/migrate.js, dist/reseal-credentials.js, dist/dashboard/',
+);

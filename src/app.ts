@@ -13,6 +13,7 @@ import { corsPolicy } from './cors.js';
 import { type Database, openDatabase } from './db/client.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
 import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
+import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
@@ -177,6 +178,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         onRecovered: (migrations) =>
           logger.warn({ migrations }, 'applied again migrations an interrupted start had left unfinished'),
       });
+      const missingKeys = await credentialsUnderMissingKeys(db.prisma, config.connectorSecretsKeys);
+      if (Object.keys(missingKeys).length > 0) {
+        logger.error(
+          { secretsByKeyId: missingKeys },
+          'connector credentials are sealed under keys CONNECTOR_SECRETS_KEY does not hold: they cannot be used until the keys are added back or the credentials set again',
+        );
+      } else if (config.production && config.connectorSecretsKeys.length === 0) {
+        logger.warn('CONNECTOR_SECRETS_KEY is not set: connector credentials cannot be stored');
+      }
       if (background.length === 0) {
         background.push(
           startModelCacheInvalidation(services),

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { type Keyring, parseKeyring } from './domain/connectors/sealing.js';
 
 const optionalString = z
   .string()
@@ -74,6 +75,15 @@ const environment = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
   EVENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
+  CONNECTOR_SECRETS_KEY: optionalString.transform((value, ctx): Keyring => {
+    if (value === undefined) return [];
+    const keyring = parseKeyring(value);
+    if (typeof keyring === 'string') {
+      ctx.addIssue({ code: 'custom', message: keyring });
+      return z.NEVER;
+    }
+    return keyring;
+  }),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -122,6 +132,11 @@ export interface Config {
   eventRetentionHours: number;
   /** Failed authentications (refused tokens) each client address may make per minute. */
   authFailuresPerMinute: number;
+  /**
+   * Keys that seal connector credentials, current first (CONNECTOR_SECRETS_KEY); empty: credentials
+   * cannot be set or opened.
+   */
+  connectorSecretsKeys: Keyring;
   logLevel: z.infer<typeof environment>['LOG_LEVEL'];
   production: boolean;
 }
@@ -171,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tracing: { endpoint: values.OTEL_EXPORTER_OTLP_ENDPOINT },
     eventRetentionHours: values.EVENT_RETENTION_HOURS,
     authFailuresPerMinute: values.AUTH_FAILURES_PER_MINUTE,
+    connectorSecretsKeys: values.CONNECTOR_SECRETS_KEY,
     logLevel: values.LOG_LEVEL,
     production,
   };

@@ -15,7 +15,9 @@ export type ErrorCode =
   | 'PRECONDITION_FAILED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
-  | 'RESUME_POINT_EXPIRED';
+  | 'RESUME_POINT_EXPIRED'
+  | 'BAD_GATEWAY'
+  | 'NOT_CONFIGURED';
 
 /** HTTP status of each error code; rest/ answers with these. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -29,6 +31,8 @@ export const statusOf: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   RESUME_POINT_EXPIRED: 410,
+  BAD_GATEWAY: 502,
+  NOT_CONFIGURED: 503,
 };
 
 export function serviceError(
@@ -52,6 +56,16 @@ export const notFound = (message: string) => serviceError('NOT_FOUND', message);
 export const badRequest = (message: string) => serviceError('BAD_REQUEST', message);
 export const conflict = (message: string) => serviceError('CONFLICT', message);
 export const preconditionFailed = (message: string) => serviceError('PRECONDITION_FAILED', message);
+export const badGateway = (message: string) => serviceError('BAD_GATEWAY', message);
+/** A feature the deployment has not configured (e.g. a missing key); the message names the setting. */
+export const notConfigured = (message: string) => serviceError('NOT_CONFIGURED', message);
+
+/** 429 with `Retry-After` over HTTP (REST passes it on) and `retryAfter` (seconds) in the extensions. */
+export const rateLimited = (message: string, retryAfter: number) =>
+  serviceError('RATE_LIMITED', message, {
+    headers: { 'Retry-After': String(retryAfter) },
+    extensions: { retryAfter },
+  });
 
 /** 422 with Pydantic-style items; `loc` is relative to the field's arguments (e.g. ["input", "message"]). */
 export const invalidInput = (detail: ValidationDetail[]) =>

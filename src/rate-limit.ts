@@ -12,8 +12,22 @@ export interface RateLimiter {
    * seconds to wait when it is spent, else null.
    */
   consumeAuthFailure(address: string | undefined): Promise<number | null>;
+  /**
+   * Spends one call of `key` in each of `windows` (a count per fixed window of that many seconds, of a
+   * limit that may differ per key); resolves with the seconds until every exhausted window admits a call
+   * again when any is exhausted, else null. A refused call counts too.
+   */
+  consumeWindows(key: string, windows: readonly CallWindow[]): Promise<number | null>;
   close(): Promise<void>;
 }
+
+/** A limit of calls per window; windows of one length share a counter per key. */
+export interface CallWindow {
+  seconds: (typeof CALL_WINDOW_SECONDS)[number];
+  limit: number;
+}
+
+export const CALL_WINDOW_SECONDS = [60, 3600, 86_400] as const;
 
 export interface RateLimiterOptions {
   /** Requests each caller may make per minute. */
@@ -82,9 +96,27 @@ export async function createRateLimiter({
   }
   const consume = spend(make(requests));
   const consumeFailure = spend(make(failures));
+  // The limit differs per key (a connector's template), so each window counts without a ceiling of its
+  // own and the count is compared with the limit of the call.
+  const windows = new Map(
+    CALL_WINDOW_SECONDS.map((seconds) => [
+      seconds,
+      make({ keyPrefix: `boardroom:calls:${seconds}`, points: 2 ** 31 - 1, duration: seconds }),
+    ]),
+  );
   return {
     consume,
     consumeAuthFailure: (address) => consumeFailure(addressKey(address)),
+    async consumeWindows(key, limits) {
+      const spent = await Promise.all(
+        limits.map(async ({ seconds, limit }) => {
+          const counted = await (windows.get(seconds) as Limiter).consume(key);
+          return counted.consumedPoints > limit ? counted.msBeforeNext : null;
+        }),
+      );
+      const waits = spent.filter((ms): ms is number => ms !== null);
+      return waits.length === 0 ? null : Math.max(1, Math.ceil(Math.max(...waits) / 1000));
+    },
     async close() {
       await client?.quit().catch(() => client?.disconnect());
     },

@@ -53,6 +53,10 @@ export const ConnectorRef = builder.prismaObject('Connector', {
       description: 'Every version of the template, newest first.',
       query: { orderBy: { version: 'desc' } },
     }),
+    credential: t.relation('credential', {
+      nullable: true,
+      description: 'The stored secret’s fingerprint and stamps (never the secret); null when none is set.',
+    }),
   }),
 });
 

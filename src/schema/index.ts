@@ -6,6 +6,7 @@ import './agents.js';
 import './dogfood.js';
 import './experiments.js';
 import './connectors.js';
+import './connector-credentials.js';
 import './hiring.js';
 import './finetuning.js';
 import './events.js';

@@ -59,6 +59,9 @@ describe('the OpenAPI document', () => {
       'listConnectors',
       'readConnector',
       'updateConnector',
+      'readConnectorCredential',
+      'setConnectorCredential',
+      'clearConnectorCredential',
       'pauseAgent',
       'resumeAgent',
       'prepareOnboarding',
@@ -103,6 +106,8 @@ describe('the OpenAPI document', () => {
     expect(restricted).toEqual([
       'createConnector',
       'updateConnector',
+      'setConnectorCredential',
+      'clearConnectorCredential',
       'pauseAgent',
       'resumeAgent',
       'prepareOnboarding',
@@ -118,6 +123,10 @@ describe('the OpenAPI document', () => {
     expect(statuses('post', '/api/v1/agents/{role}/chat')).toEqual(['404', '409']);
     expect(statuses('get', '/api/v1/agents/{role}/vitals')).toEqual(['404']);
     expect(statuses('put', '/api/v1/forge/connectors/{id}')).toEqual(['404', '409', '412']);
+    expect(statuses('put', '/api/v1/forge/connectors/{id}/credential')).toEqual(['404']);
+    expect(Object.keys(operation('put', '/api/v1/forge/connectors/{id}/credential').responses)).toContain(
+      '503',
+    );
     expect(statuses('post', '/api/v1/dogfood/agents/{role}/pause')).toEqual(['400']);
     expect(statuses('post', '/api/v1/finetuning/models/{tenant_id}/{base_model}/rollback')).toEqual([
       '404',

@@ -1,0 +1,191 @@
+import { z } from 'zod';
+import { builder, validatedArgs } from '../builder.js';
+import { checkBaseUrl } from '../domain/connectors/base-url.js';
+import { clearConnectorCredential, setConnectorCredential } from '../domain/connectors/credential-store.js';
+import { type ConnectorSecret, DEFAULT_API_KEY_HEADER } from '../domain/connectors/credentials.js';
+import { ConnectorRef } from './connectors.js';
+
+builder.prismaObject('ConnectorCredential', {
+  description:
+    'What may be shown of a connector’s stored secret: never the secret, only a fingerprint and when it was set.',
+  fields: (t) => ({
+    authType: t.exposeString('authType', { description: 'The auth_type the secret was set for.' }),
+    fingerprint: t.exposeString('fingerprint', {
+      description:
+        'First bytes of a keyed hash of the secret: changes whenever the secret does, reveals nothing of it.',
+    }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the secret was last set.' }),
+  }),
+});
+
+const ApiKeyCredentialInput = builder.inputType('ApiKeyCredentialInput', {
+  fields: (t) => ({
+    key: t.string({ required: true }),
+    header: t.string({
+      description: `Request header that carries the key (default ${DEFAULT_API_KEY_HEADER}); not with queryParam.`,
+    }),
+    queryParam: t.string({ description: 'Query parameter that carries the key instead of a header.' }),
+  }),
+});
+
+const BearerCredentialInput = builder.inputType('BearerCredentialInput', {
+  fields: (t) => ({ token: t.string({ required: true }) }),
+});
+
+const BasicCredentialInput = builder.inputType('BasicCredentialInput', {
+  fields: (t) => ({
+    username: t.string({ required: true, description: 'Without a colon (RFC 7617).' }),
+    password: t.string({ required: true }),
+  }),
+});
+
+const OAuth2ClientCredentialsInput = builder.inputType('OAuth2ClientCredentialsInput', {
+  fields: (t) => ({
+    tokenUrl: t.string({ required: true, description: 'Absolute https URL of a public host.' }),
+    clientId: t.string({ required: true }),
+    clientSecret: t.string({ required: true }),
+    scope: t.string({ description: 'Space-separated scopes to request, if any.' }),
+  }),
+});
+
+const ConnectorCredentialInput = builder.inputType('ConnectorCredentialInput', {
+  description: 'Exactly one field, the one named by the template’s auth_type.',
+  fields: (t) => ({
+    apiKey: t.field({ type: ApiKeyCredentialInput }),
+    bearer: t.field({ type: BearerCredentialInput }),
+    basic: t.field({ type: BasicCredentialInput }),
+    oauth2ClientCredentials: t.field({ type: OAuth2ClientCredentialsInput }),
+  }),
+});
+
+const CONTROL_CHARACTER = /\p{Cc}/u;
+const noControlCharacters = { error: 'must not contain control characters' };
+/** Secret text: what will travel in a header must not be able to break out of it. */
+const secretText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((value) => !CONTROL_CHARACTER.test(value), noControlCharacters);
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Headers the HTTP client owns: a credential may not set them. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'cookie',
+]);
+
+const headerName = z
+  .string()
+  .min(1)
+  .max(128)
+  .refine((name) => HEADER_NAME.test(name), { error: 'must be an HTTP header name (RFC 9110 token)' })
+  .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()) && !/^proxy-/i.test(name), {
+    error: 'names a header the HTTP client sets itself',
+  });
+
+const apiKeySchema = z
+  .object({
+    key: secretText(4096),
+    header: headerName.nullish(),
+    queryParam: secretText(128).nullish(),
+  })
+  .refine((value) => value.header == null || value.queryParam == null, {
+    error: 'give header or queryParam, not both',
+    path: ['queryParam'],
+  });
+
+const tokenUrl = z.string().superRefine((value, ctx) => {
+  const reason = checkBaseUrl(value);
+  if (reason !== null) ctx.addIssue({ code: 'custom', message: reason, input: value });
+});
+
+const credentialSchema = z
+  .object({
+    apiKey: apiKeySchema.nullish(),
+    bearer: z.object({ token: secretText(8192) }).nullish(),
+    basic: z
+      .object({
+        username: secretText(256).refine((value) => !value.includes(':'), {
+          error: 'must not contain a colon',
+        }),
+        password: secretText(1024),
+      })
+      .nullish(),
+    oauth2ClientCredentials: z
+      .object({
+        tokenUrl,
+        clientId: secretText(256),
+        clientSecret: secretText(4096),
+        scope: secretText(1024).nullish(),
+      })
+      .nullish(),
+  })
+  .superRefine((value, ctx) => {
+    const given = Object.entries(value).filter(([, shape]) => shape != null);
+    if (given.length === 1) return;
+    ctx.addIssue({
+      code: 'custom',
+      message: 'give exactly one of api_key, bearer, basic, oauth2_client_credentials',
+      input: value,
+    });
+  });
+
+const connectorId = z.guid();
+export const setConnectorCredentialArgs = z.object({ id: connectorId, input: credentialSchema });
+
+/** The secret of a validated credential input. */
+function secretOf(input: z.output<typeof credentialSchema>): ConnectorSecret {
+  if (input.apiKey) {
+    const { key, header, queryParam } = input.apiKey;
+    return queryParam
+      ? { authType: 'api_key', key, in: 'query', name: queryParam }
+      : { authType: 'api_key', key, in: 'header', name: header ?? DEFAULT_API_KEY_HEADER };
+  }
+  if (input.bearer) return { authType: 'bearer', token: input.bearer.token };
+  if (input.basic) return { authType: 'basic', ...input.basic };
+  const oauth2 = input.oauth2ClientCredentials;
+  if (!oauth2) throw new Error('the credential schema admits exactly one shape');
+  return {
+    authType: 'oauth2_client_credentials',
+    tokenUrl: oauth2.tokenUrl,
+    clientId: oauth2.clientId,
+    clientSecret: oauth2.clientSecret,
+    ...(oauth2.scope ? { scope: oauth2.scope } : {}),
+  };
+}
+
+builder.mutationField('setConnectorCredential', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: ConnectorRef,
+    description:
+      'Seals and stores the connector’s secret, replacing the current one (rotation); the shape given must be the template’s auth_type. Needs CONNECTOR_SECRETS_KEY (NOT_CONFIGURED otherwise). Operator or chairman.',
+    args: {
+      id: t.arg.id({ required: true }),
+      input: t.arg({ type: ConnectorCredentialInput, required: true }),
+    },
+    ...validatedArgs(setConnectorCredentialArgs, (_root, { id, input }, context) =>
+      setConnectorCredential(context, { id, secret: secretOf(input) }),
+    ),
+  }),
+);
+
+builder.mutationField('clearConnectorCredential', (t) =>
+  t.withAuth({ operator: true, chairman: true }).field({
+    type: ConnectorRef,
+    description: 'Removes the connector’s stored secret, if any (operator or chairman).',
+    args: { id: t.arg.id({ required: true }) },
+    ...validatedArgs(z.object({ id: connectorId }), (_root, { id }, context) =>
+      clearConnectorCredential(context, id),
+    ),
+  }),
+);
