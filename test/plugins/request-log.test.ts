@@ -80,4 +80,28 @@ describe('request log', () => {
     expect(line?.tenantId).toBeUndefined();
     expect(lines.join('\n')).not.toContain('not-a-token');
   });
+
+  it.each([
+    {
+      name: 'a variable of the wrong type',
+      query: 'query Vitals($role: String!) { agentVitals(role: $role) { role } }',
+      variables: { role: 7 },
+    },
+    {
+      name: 'a missing variable',
+      query: 'query Vitals($role: String!) { agentVitals(role: $role) { role } }',
+      variables: {},
+    },
+  ])(
+    'logs $name as the request it is, at info, never as an unexpected error',
+    async ({ query, variables }) => {
+      const { requestId, status } = await send('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      expect(status).toBe(200);
+      expect(linesOf(requestId)).toEqual([expect.objectContaining({ path: '/graphql', level: 30 })]);
+    },
+  );
 });
