@@ -153,6 +153,22 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
       operations: new Map(),
     };
     connections.set(socket, connection);
+    // ws reports a client's protocol violation (a frame over WS_MAX_FRAME_BYTES, a bad opcode or UTF-8) as an
+    // 'error' of the socket, with a `WS_ERR_*` code, and closes it with the matching code itself (1009,
+    // 1002, 1007). graphql-ws's listener would print it to stderr as an internal error of the server: it is
+    // the client's, so it is logged here and not passed on. Any other error still is.
+    const emit = socket.emit.bind(socket);
+    socket.emit = ((event: string | symbol, ...args: unknown[]) => {
+      const [error] = args as [(Error & { code?: unknown }) | undefined];
+      if (event === 'error' && typeof error?.code === 'string' && error.code.startsWith('WS_ERR_')) {
+        logger.info(
+          { connectionId: connection.id, code: error.code, reason: error.message },
+          'websocket protocol error',
+        );
+        return true;
+      }
+      return emit(event, ...args);
+    }) as typeof socket.emit;
     socket.once('close', (code, reason) => {
       connection.stopCountingInitBytes();
       clearTimeout(connection.expiryTimer);
