@@ -1,5 +1,6 @@
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
-import { authenticate, type Context, type ServerContext } from '../src/context.js';
+import { authenticateRequest } from '../src/auth/request.js';
+import type { Context, ServerContext } from '../src/context.js';
 import { requestIdOf } from '../src/plugins/use-request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
@@ -70,12 +71,12 @@ export function useRest(
             ? new RestError(405, 'Method Not Allowed', { Allow: found.allowed.join(', ') })
             : new RestError(404, 'Not Found');
         }
-        const viewer = await authenticate(services, request.headers.get('authorization')).catch(
-          (error: Error) => {
-            throw new RestError(401, error.message);
-          },
-        );
-        if (!viewer) throw new RestError(401, 'Not authenticated');
+        // The outcome use-authentication already decided for this request: one verification per request.
+        const outcome = await authenticateRequest(services.tokens, request);
+        if (outcome.status === 'failed') throw new RestError(401, outcome.error.message);
+        if (outcome.status === 'anonymous') throw new RestError(401, 'Not authenticated');
+        const { viewer } = outcome;
+        await services.tenants.ensure(viewer.tenantId);
         endResponse(
           await executeRoute(found.candidate, request, found.params ?? {}, {
             yoga: getYoga(),
