@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
+import { productionId, promote, register } from '../schema/finetuning-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -213,9 +214,13 @@ describe('Redis faults with two instances', () => {
     }
   }, 60_000);
 
-  it('one instance cut off from Redis: its live subscriber gets what the other published meanwhile', async () => {
+  it('one instance cut off from Redis: its live subscriber and its cache catch up with the other', async () => {
     const chairman: Caller = await a.caller(['chairman']);
     await a.graphql(SetLiveMode, { enabled: true }, chairman);
+    const operator = await a.caller(['operator']);
+    // B caches that the model has no production version yet (for 30 s). No model version event has
+    // reached B before, so nothing else clears its cache during this test.
+    expect(await productionId(b, operator, 'partition')).toBeNull();
     const live = await subscribe(serverB.url, chairman, Events, {});
     const pause = async (role: string, action = 'pause') => {
       const response = await a.rest('POST', `/api/v1/dogfood/agents/${role}/${action}`, {
@@ -234,6 +239,9 @@ describe('Redis faults with two instances', () => {
     expect((await bus(serverA)).bus).toBe('connected');
     // A publishes these while B cannot hear them.
     const missed = [await pause('cfo'), await pause('coo'), await pause('ceo', 'resume')];
+    const production = await register(a, operator, 'partition');
+    await promote(a, operator, production);
+    await a.app.services.relay.kick();
     const published = await database.db.prisma.outboxEvent.count({
       where: { id: { in: missed }, publishedAt: { not: null } },
     });
@@ -241,6 +249,10 @@ describe('Redis faults with two instances', () => {
 
     await proxy.restore();
     await until('B sees the bus again', () => busOf('connected'));
+    // The invalidation B missed: its cache is dropped when its subscription is confirmed again.
+    await expect
+      .poll(() => productionId(b, operator, 'partition'), { timeout: 2000, interval: 20 })
+      .toBe(production);
     const after = await pause('cto');
     const saw = await readUntil(live, after);
     await live.close();
