@@ -86,8 +86,8 @@ async function relayBarrier(prisma: PrismaClient): Promise<void> {
 }
 
 /**
- * The outbox sequence's position now: every event published from now on gets a higher `seq`. Where a
- * stream opened without `after` catches up from after a gap when nothing came since.
+ * The outbox sequence's position now: every event published from now on gets a higher `seq`. A stream
+ * opened without `after` reads back from here after a gap when no event has come since.
  */
 async function currentSeq(prisma: PrismaClient): Promise<bigint> {
   const [row] = await prisma.$queryRawUnsafe<{ seq: string | null }[]>(
