@@ -18,6 +18,12 @@ export interface EventBus {
    * start, unlike the iterables above: replay relies on it); returns the function that stops listening.
    */
   listen(types: readonly EventType[], tenantId: string, listener: (event: BusEvent) => void): () => void;
+  /**
+   * Calls `listener` each time this instance's subscription to Redis is confirmed again after it was
+   * lost: whatever other instances published meanwhile never reached this instance's listeners (it is
+   * in the outbox). Never called without Redis. Returns the function that stops listening.
+   */
+  onResubscribed(listener: () => void): () => void;
   /** Whether events can reach other instances right now (reported by `/readyz`). */
   status(): BusStatus;
   close(): Promise<void>;
@@ -39,6 +45,8 @@ interface BusEventTarget {
 }
 
 const channel = (type: string) => `boardroom:${type}`;
+/** Messages held while a re-subscription is being confirmed; beyond it they are dropped (the outbox has them). */
+const MAX_HELD = 10_000;
 
 /**
  * The bus between instances: an in-process pub/sub, carried over Redis when REDIS_URL is set so a
@@ -49,7 +57,9 @@ const channel = (type: string) => `boardroom:${type}`;
  * With Redis, `publish` resolves only once Redis has accepted the event and rejects at once while Redis is
  * unreachable (no offline queue), so the relay keeps the event in the outbox until it can go out. The
  * subscriber connection queues its commands instead and re-subscribes every channel after a reconnect,
- * so subscriptions recover on their own. Neither client can take the process down.
+ * so subscriptions recover on their own; what other instances published while this one was not
+ * subscribed is announced by `onResubscribed` and read back from the outbox by the event streams
+ * (replay.ts). Neither client can take the process down.
  */
 export async function createEventBus(options: EventBusOptions = {}): Promise<EventBus> {
   const target: BusEventTarget = new EventTarget() as BusEventTarget;
@@ -60,6 +70,7 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
       async publish(event) {
         pubsub.publish(channel(event.type), event);
       },
+      onResubscribed: () => () => {},
       status: () => 'in-process',
       async close() {},
     };
@@ -74,7 +85,8 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
     maxRetriesPerRequest: null,
     autoResubscribe: true,
   });
-  subscriber.on('message', (name: string, message: string) => {
+  let subscribed = false;
+  const deliver = (name: string, message: string) => {
     let event: BusEvent;
     try {
       event = JSON.parse(message) as BusEvent;
@@ -82,6 +94,13 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
       return;
     }
     target.dispatchEvent(new CustomEvent(name, { detail: event }));
+  };
+  // Messages that arrive after a reconnect but before the subscription is confirmed are held back and
+  // delivered after the `onResubscribed` listeners ran, so a stream sees the gap before anything newer.
+  let held: [string, string][] = [];
+  subscriber.on('message', (name: string, message: string) => {
+    if (subscribed) deliver(name, message);
+    else if (held.length < MAX_HELD) held.push([name, message]);
   });
   // Every channel stays subscribed for the bus's lifetime. When Redis answers, the subscription is
   // confirmed before the bus is handed out: a listener added later receives everything Redis delivers
@@ -89,11 +108,17 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
   // and the queued SUBSCRIBE goes out once Redis is back. ioredis re-subscribes by itself after a
   // reconnect; subscribing again on 'ready' tells us when that is confirmed.
   const channels = EVENT_TYPES.map(channel);
-  let subscribed = false;
+  const resubscribed = new Set<() => void>();
   const confirmSubscription = () =>
     subscriber.subscribe(...channels).then(
       () => {
+        const was = subscribed;
         subscribed = subscriber.status === 'ready';
+        if (!subscribed || was) return;
+        for (const listener of [...resubscribed]) listener();
+        const waiting = held;
+        held = [];
+        for (const [name, message] of waiting) deliver(name, message);
       },
       () => {},
     );
@@ -113,6 +138,10 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
       // Not while this instance's own subscription is down: its subscribers would miss the event for good.
       if (!connected()) throw new Error('the event bus is not connected to Redis');
       await publisher.publish(channel(event.type), JSON.stringify(event));
+    },
+    onResubscribed(listener) {
+      resubscribed.add(listener);
+      return () => resubscribed.delete(listener);
     },
     status: () => (connected() ? 'connected' : 'disconnected'),
     async close() {

@@ -35,15 +35,19 @@ export const resumePointExpired = (after: string) =>
       '(EVENT_RETENTION_HOURS). Subscribe without `after` and reload the current state.',
   );
 
+/** Queued when the bus re-subscribed after losing Redis: the stream reads what it missed from the outbox. */
+const GAP = Symbol('gap');
+type Item = BusEvent | typeof GAP;
+
 /** Live events, held in arrival order from the moment the queue exists until they are read. */
 class LiveQueue {
-  private items: BusEvent[] = [];
-  private waiter: ((result: IteratorResult<BusEvent, undefined>) => void) | undefined;
+  private items: Item[] = [];
+  private waiter: ((result: IteratorResult<Item, undefined>) => void) | undefined;
   private closed = false;
 
   constructor(private readonly max: number) {}
 
-  push(event: BusEvent): void {
+  push(event: Item): void {
     if (this.closed) return;
     if (this.waiter) {
       const waiter = this.waiter;
@@ -57,7 +61,7 @@ class LiveQueue {
     }
   }
 
-  next(): Promise<IteratorResult<BusEvent, undefined>> {
+  next(): Promise<IteratorResult<Item, undefined>> {
     const item = this.items.shift();
     if (item) return Promise.resolve({ value: item, done: false });
     if (this.closed) return Promise.resolve({ value: undefined, done: true });
@@ -79,6 +83,17 @@ async function relayBarrier(prisma: PrismaClient): Promise<void> {
   await prisma.$transaction((tx) =>
     tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock_shared(${RELAY_LOCK_SQL})`),
   );
+}
+
+/**
+ * The outbox sequence's position now: every event published from now on gets a higher `seq`. A stream
+ * opened without `after` reads back from here after a gap when no event has come since.
+ */
+async function currentSeq(prisma: PrismaClient): Promise<bigint> {
+  const [row] = await prisma.$queryRawUnsafe<{ seq: string | null }[]>(
+    `SELECT pg_sequence_last_value(pg_get_serial_sequence('outbox_events', 'seq')::regclass)::text AS seq`,
+  );
+  return BigInt(row?.seq ?? 0);
 }
 
 async function resumePoint(prisma: PrismaClient, tenantId: string, after: string): Promise<bigint> {
@@ -110,22 +125,34 @@ function readPage(options: EventStreamOptions, afterSeq: bigint): Promise<Outbox
  * then live ones, without gaps or duplicates. The live listener is registered before the backlog is read
  * and buffers meanwhile; a barrier on the relay lock makes everything published before that moment
  * visible to the backlog; live events the backlog already delivered are dropped by `seq` and by id.
- * Throws RESUME_POINT_EXPIRED when `after` is unknown to the tenant or was pruned.
+ * When the bus re-subscribes after losing Redis, the stream reads the events it missed meanwhile from the
+ * outbox the same way (after the last `seq` it delivered) before going on with live ones: a gap in the
+ * live feed never reaches the client. Throws RESUME_POINT_EXPIRED when `after` is unknown to the tenant
+ * or was pruned.
  */
 export async function openEventStream(options: EventStreamOptions): Promise<AsyncIterableIterator<BusEvent>> {
   const accept = options.accept ?? (() => true);
   const queue = new LiveQueue(options.maxBuffered ?? 10_000);
   const stopListening = options.bus.listen(options.types, options.tenantId, (event) => queue.push(event));
+  const stopGaps = options.bus.onResubscribed(() => queue.push(GAP));
   const close = () => {
     stopListening();
+    stopGaps();
     queue.close();
   };
 
+  // Live events with a seq up to `replayedUpTo` were read from the outbox already; `position` is the
+  // highest seq this stream has handled (or, opened without `after` on Redis, the sequence when it
+  // opened), from where it reads back after a gap.
   let replayedUpTo: bigint | null = null;
+  let position: bigint | null = null;
   try {
     if (options.after) {
       await relayBarrier(options.prisma);
       replayedUpTo = await resumePoint(options.prisma, options.tenantId, options.after);
+      position = replayedUpTo;
+    } else if (options.bus.status() !== 'in-process') {
+      position = await currentSeq(options.prisma);
     }
   } catch (error) {
     close();
@@ -138,29 +165,46 @@ export async function openEventStream(options: EventStreamOptions): Promise<Asyn
     if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
   };
 
+  /** Outbox rows after `position`, in seq order, each not delivered before; advances both marks. */
+  async function* readBack(): AsyncGenerator<BusEvent, undefined> {
+    while (position !== null) {
+      const rows = await readPage(options, position);
+      for (const row of rows) {
+        position = BigInt(row.seq);
+        if (replayedUpTo === null || position > replayedUpTo) replayedUpTo = position;
+        if (seen.has(row.id)) continue;
+        remember(row.id);
+        const event: BusEvent = {
+          eventId: row.id,
+          type: row.type as EventType,
+          tenantId: row.tenant_id,
+          payload: row.payload,
+          seq: row.seq,
+        };
+        if (accept(event)) yield event;
+      }
+      if (rows.length < PAGE_SIZE) return undefined;
+    }
+    return undefined;
+  }
+
   async function* produce(): AsyncGenerator<BusEvent, undefined> {
     try {
-      while (replayedUpTo !== null) {
-        const rows = await readPage(options, replayedUpTo);
-        for (const row of rows) {
-          replayedUpTo = BigInt(row.seq);
-          remember(row.id);
-          const event: BusEvent = {
-            eventId: row.id,
-            type: row.type as EventType,
-            tenantId: row.tenant_id,
-            payload: row.payload,
-            seq: row.seq,
-          };
-          if (accept(event)) yield event;
-        }
-        if (rows.length < PAGE_SIZE) break;
-      }
+      if (options.after) yield* readBack();
       for (;;) {
         const next = await queue.next();
         if (next.done) return undefined;
         const event = next.value;
+        if (event === GAP) {
+          // Whatever was published before the bus re-subscribed is committed once the relay lock is free.
+          await relayBarrier(options.prisma);
+          yield* readBack();
+          continue;
+        }
         if (replayedUpTo !== null && event.seq !== undefined && BigInt(event.seq) <= replayedUpTo) continue;
+        if (event.seq !== undefined && (position === null || BigInt(event.seq) > position)) {
+          position = BigInt(event.seq);
+        }
         if (seen.has(event.eventId)) continue;
         remember(event.eventId);
         if (accept(event)) yield event;

@@ -1,113 +1,22 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readMigrations } from '../../src/db/migrate.js';
-import { TEST_SECRET } from '../support/app.js';
-import { createTestDatabase, databaseKind, type TestDatabase } from '../support/database.js';
-
-interface Main {
-  child: ChildProcess;
-  /** Resolves when the output matches; rejects when the process exits first. */
-  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
-}
-
-/** Runs `src/main.ts` as `npm start` does, on port 0, logging at info. */
-function runMain(env: Record<string, string>): Main {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'development',
-      AUTH_JWT_SECRET: TEST_SECRET,
-      REDIS_URL: '',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const listeners = new Set<() => void>();
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString();
-    for (const listener of listeners) listener();
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return {
-    child,
-    exited,
-    output: () => output,
-    waitFor(pattern) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const match = pattern.exec(output);
-          if (match) {
-            listeners.delete(check);
-            resolve(match);
-          }
-        };
-        listeners.add(check);
-        check();
-        void exited.then(() => {
-          listeners.delete(check);
-          reject(new Error(`exited before ${pattern}:\n${output}`));
-        });
-      });
-    },
-  };
-}
-
-interface Target {
-  env: Record<string, string>;
-  /** Rows of `_prisma_migrations` by name: how many finished and how many did not. */
-  bookkeeping(): Promise<{ migration_name: string; finished: number; unfinished: number }[]>;
-}
+import {
+  bookkeeping,
+  freshTarget as freshMainTarget,
+  READY,
+  runMain,
+  type Target,
+} from '../support/main-process.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
 
-const bookkeepingSql = `SELECT migration_name,
-    count(*) FILTER (WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL)::int AS finished,
-    count(*) FILTER (WHERE finished_at IS NULL AND rolled_back_at IS NULL)::int AS unfinished
-  FROM _prisma_migrations GROUP BY migration_name ORDER BY migration_name`;
-
-/** A fresh, empty database for the child: a new DATA_DIR, or a new PostgreSQL database. */
 async function freshTarget(): Promise<Target> {
-  if (databaseKind === 'pglite') {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-interrupted-'));
-    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-    return {
-      env: { DATA_DIR: dataDir, DATABASE_URL: '' },
-      async bookkeeping() {
-        const pglite = await PGlite.create(path.join(dataDir, 'pglite'));
-        try {
-          return (await pglite.query<Awaited<ReturnType<Target['bookkeeping']>>[number]>(bookkeepingSql))
-            .rows;
-        } finally {
-          await pglite.close();
-        }
-      },
-    };
-  }
-  const database: TestDatabase = await createTestDatabase({ migrate: false });
-  cleanups.push(() => database.drop());
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-interrupted-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  return {
-    env: { DATA_DIR: dataDir, DATABASE_URL: database.url as string },
-    bookkeeping: () => database.db.prisma.$queryRawUnsafe(bookkeepingSql),
-  };
+  const target = await freshMainTarget('interrupted');
+  cleanups.push(() => target.cleanup());
+  return target;
 }
 
 const names = (await readMigrations()).migrationDirectories.map((dir) => dir.path);
@@ -116,11 +25,11 @@ const applying = (name: string) => new RegExp(`"migration":"${name}".*applying m
 /** Starts again on the same database, checks it serves, stops it; then every migration is there once. */
 async function expectCleanRestart(target: Target): Promise<void> {
   const main = runMain(target.env);
-  const [, url] = await main.waitFor(/"url":"(http:\/\/[^"]+)".*boardroom is ready/);
+  const [, url] = await main.waitFor(READY);
   expect((await fetch(`${url}/readyz`)).status).toBe(200);
   main.child.kill('SIGTERM');
   expect((await main.exited).code).toBe(0);
-  expect(await target.bookkeeping()).toEqual(
+  expect(await bookkeeping(target)).toEqual(
     names.map((migration_name) => ({ migration_name, finished: 1, unfinished: 0 })),
   );
 }

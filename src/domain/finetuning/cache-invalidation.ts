@@ -16,7 +16,9 @@ export async function invalidateModelVersions(services: Pick<Services, 'response
 
 /**
  * Keeps this instance's response cache in step with model version changes made on any instance: every
- * MODEL_VERSION_CHANGED event on the bus invalidates cached model versions. Returns a stop function.
+ * MODEL_VERSION_CHANGED event on the bus invalidates cached model versions, and so does the bus
+ * re-subscribing after it lost Redis (changes made meanwhile never reached this instance). Returns a stop
+ * function.
  */
 export function startModelCacheInvalidation(
   services: Pick<Services, 'bus' | 'responseCache' | 'logger'>,
@@ -27,6 +29,8 @@ export function startModelCacheInvalidation(
     Promise.resolve(invalidateModelVersions(services)).catch((error: unknown) =>
       services.logger.error({ err: error }, 'model version cache invalidation failed'),
     );
+
+  const stopGaps = services.bus.onResubscribed(() => void invalidate());
 
   const running = (async () => {
     for (;;) {
@@ -45,6 +49,7 @@ export function startModelCacheInvalidation(
   );
 
   return async () => {
+    stopGaps();
     for (const timer of timers) clearTimeout(timer);
     timers.clear();
     await events.return?.();
