@@ -51,7 +51,8 @@ export const OUTBOX_CHANNEL = 'outbox_events';
 /**
  * Publishes unpublished outbox rows to the bus. It is woken, never polls: by the notification every commit
  * that inserts outbox rows sends (so an idle gateway commits nothing), by listening starting again after
- * a lost connection, and, while the bus refuses events, by a retry timer with backoff. One pass at a time across instances (an advisory lock held
+ * a lost connection, by the bus's Redis subscription coming back, and, while the bus refuses events, by a
+ * retry timer with backoff. One pass at a time across instances (an advisory lock held
  * to commit) stamps each row with the next `seq`, publishes it and marks it published in one transaction,
  * so publication order, commit order and `seq` order are the same: what replay needs. A crash before the
  * commit leaves the rows unpublished, so they go out again later (with a new seq): at least once. The same
@@ -76,6 +77,7 @@ export function createOutboxRelay({
 
   let retry: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
+  let stopBusWatch: (() => void) | undefined;
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
@@ -162,6 +164,8 @@ export function createOutboxRelay({
       stopped = false;
       // Listening starts with a wake-up (what committed before it), so no separate first pass is needed.
       unlisten ??= await listen(OUTBOX_CHANNEL, () => void kick());
+      // Redis back: what waited in the outbox goes out now rather than at the next retry.
+      stopBusWatch ??= bus.onResubscribed(() => void kick());
     },
     async stop() {
       stopped = true;
@@ -169,6 +173,8 @@ export function createOutboxRelay({
       retry = undefined;
       await unlisten?.();
       unlisten = undefined;
+      stopBusWatch?.();
+      stopBusWatch = undefined;
       await running;
     },
     retrying: () => retry !== undefined,

@@ -78,10 +78,16 @@ class LiveQueue {
   }
 }
 
-/** Waits until no relay pass is in flight: every event the bus has carried so far is then committed. */
+/**
+ * Waits until no relay pass is in flight: every event the bus has carried so far is then committed. The
+ * wait is one relay pass at most, which a slow Redis (2 s per publish) or a busy pool can stretch past
+ * Prisma's defaults for an interactive transaction (2 s to start, 5 s to finish); running out of those
+ * would end the client's subscription with an unexpected error instead of a late event.
+ */
 async function relayBarrier(prisma: PrismaClient): Promise<void> {
-  await prisma.$transaction((tx) =>
-    tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock_shared(${RELAY_LOCK_SQL})`),
+  await prisma.$transaction(
+    (tx) => tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock_shared(${RELAY_LOCK_SQL})`),
+    { maxWait: 10_000, timeout: 20_000 },
   );
 }
 
