@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type ExecutionResult, print } from 'graphql';
 import pino from 'pino';
-import { type App, createApp } from '../../src/app.js';
+import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { signToken } from '../../src/auth/tokens.js';
 import type { Role } from '../../src/auth/viewer.js';
 import { loadConfig } from '../../src/config.js';
@@ -52,6 +52,8 @@ export interface TestAppOptions {
   tracing?: Tracing;
   /** The instance's logger (default: silent, or TEST_LOG_LEVEL). */
   logger?: Logger;
+  /** Certificate authority and resolver of the egress client (test HTTPS servers on loopback). */
+  egress?: AppOptions['egress'];
 }
 
 /** One app instance on a fresh database (PGlite, or PostgreSQL + Redis in the postgres project). */
@@ -75,6 +77,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     db: database.db,
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     tracing: options.tracing,
+    egress: options.egress,
   });
   await app.start();
 
