@@ -50,6 +50,58 @@ describe('base_url', () => {
     },
   );
 
+  it('refuses a backslash with its own reason, at the same location', async () => {
+    expect(await refused(t, withTemplate({ base_url: 'https://evil.com\\@127.0.0.1' }))).toEqual([
+      {
+        type: 'value_error',
+        loc: ['body', 'template', 'base_url'],
+        msg: 'Value error, base_url must not contain a backslash',
+        input: 'https://evil.com\\@127.0.0.1',
+        ctx: { error: 'base_url must not contain a backslash' },
+      },
+    ]);
+  });
+
+  it('refuses a look-alike host mixing Cyrillic and Latin letters', async () => {
+    expect(await refused(t, withTemplate({ base_url: 'https://\u0430pple.com/v1' }))).toEqual([
+      expect.objectContaining({
+        type: 'value_error',
+        loc: ['body', 'template', 'base_url'],
+        msg: 'Value error, base_url host xn--pple-43d.com has a label mixing scripts (Cyrillic and Latin): \u0430pple',
+      }),
+    ]);
+  });
+
+  it('refuses the look-alike host over GraphQL with BAD_USER_INPUT at the same place', async () => {
+    const caller = await t.caller(['chairman']);
+    const result = await t.graphql(
+      'mutation($input: ConnectorInput!) { createConnector(input: $input) { id } }',
+      { input: { template: { name: 'Apple', baseUrl: 'https://\u0430pple.com', authType: 'none' } } },
+      caller,
+    );
+    expect(result.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      detail: [expect.objectContaining({ loc: ['input', 'template', 'baseUrl'] })],
+    });
+  });
+
+  it.each([
+    ['https://Bücher.Example/API', 'https://xn--bcher-kva.example/API'],
+    ['https://API.EXAMPLE.com:443/v1', 'https://api.example.com/v1'],
+  ])('stores %s with its host normalised to %s, over REST and GraphQL', async (typed, stored) => {
+    expect((await accepted(t, { base_url: typed })).template.base_url).toBe(stored);
+    const caller = await t.caller(['chairman']);
+    const result = await t.graphql(
+      'mutation($input: ConnectorInput!) { createConnector(input: $input) { template } }',
+      { input: { template: { name: 'Books', baseUrl: typed, authType: 'none' } } },
+      caller,
+    );
+    expect(
+      (result.data as { createConnector: { template: { base_url: string } } }).createConnector.template
+        .base_url,
+    ).toBe(stored);
+  });
+
   it('answers string_type for a base_url that is not a string', async () => {
     expect(await refused(t, withTemplate({ base_url: { host: 'api.example.com' } }))).toEqual([
       expect.objectContaining({ type: 'string_type', loc: ['body', 'template', 'base_url'] }),
