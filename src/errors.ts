@@ -15,7 +15,10 @@ export type ErrorCode =
   | 'PRECONDITION_FAILED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
-  | 'RESUME_POINT_EXPIRED';
+  | 'RESUME_POINT_EXPIRED'
+  | 'EGRESS_REFUSED'
+  | 'UPSTREAM_FAILED'
+  | 'UPSTREAM_TIMEOUT';
 
 /** HTTP status of each error code; rest/ answers with these. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -29,6 +32,12 @@ export const statusOf: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   RESUME_POINT_EXPIRED: 410,
+  /** A connector call the egress guard would not make (address, scheme or redirect). */
+  EGRESS_REFUSED: 502,
+  /** A connector's server could not be reached or answered unusably (DNS, TLS, connection, size cap). */
+  UPSTREAM_FAILED: 502,
+  /** A connector's server did not connect, answer or finish its body in time. */
+  UPSTREAM_TIMEOUT: 504,
 };
 
 export function serviceError(

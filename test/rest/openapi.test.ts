@@ -59,6 +59,8 @@ describe('the OpenAPI document', () => {
       'listConnectors',
       'readConnector',
       'updateConnector',
+      'invokeConnector',
+      'testConnector',
       'pauseAgent',
       'resumeAgent',
       'prepareOnboarding',
@@ -103,6 +105,8 @@ describe('the OpenAPI document', () => {
     expect(restricted).toEqual([
       'createConnector',
       'updateConnector',
+      'invokeConnector',
+      'testConnector',
       'pauseAgent',
       'resumeAgent',
       'prepareOnboarding',
@@ -123,6 +127,21 @@ describe('the OpenAPI document', () => {
       '404',
       '409',
     ]);
+  });
+
+  it('documents the connector call routes: body fields, 502 and 504', () => {
+    const invoke = operation('post', '/api/v1/forge/connectors/{id}/invoke');
+    expect(Object.keys(invoke.responses)).toEqual(
+      expect.arrayContaining(['200', '403', '404', '409', '413', '422', '502', '504']),
+    );
+    const body = (invoke as unknown as { requestBody: { content: Record<string, { schema: any }> } })
+      .requestBody.content['application/json']?.schema;
+    expect(body.required).toEqual(['endpoint']);
+    expect(Object.keys(body.properties)).toEqual(['endpoint', 'input']);
+    expect(Object.keys(body.properties.endpoint.properties)).toEqual(['method', 'path']);
+    const probe = operation('post', '/api/v1/forge/connectors/{id}/test');
+    expect(Object.keys(probe.responses)).toEqual(expect.arrayContaining(['200', '404', '502', '504']));
+    expect(probe.responses).not.toHaveProperty('413');
   });
 
   it('documents If-Match on the connector edit and ETag on the connector responses', () => {

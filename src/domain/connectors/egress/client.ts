@@ -276,8 +276,13 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
     }
   }
 
+  let closing: Promise<void> | undefined;
   return {
     send,
-    close: () => agent.close(),
+    // Idempotent: an app may be closed by its server and again by its owner.
+    close: () => {
+      closing ??= agent.close();
+      return closing;
+    },
   };
 }
