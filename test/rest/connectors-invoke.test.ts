@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
+import { REBINDING_NAMES } from '../fixtures/hostile-base-urls.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { AuditLog } from '../support/audit.js';
 import {
@@ -76,7 +77,11 @@ beforeAll(async () => {
   server = await startHttpsServer(certificate);
   const egress = {
     ca: certificate.cert,
-    lookup: fixedLookup({ [HOST]: '127.0.0.1', [OTHER_HOST]: '127.0.0.1' }),
+    lookup: fixedLookup({
+      [HOST]: '127.0.0.1',
+      [OTHER_HOST]: '127.0.0.1',
+      ...Object.fromEntries(REBINDING_NAMES),
+    }),
   };
   [t, closed] = await Promise.all([
     createTestApp({ env: { CONNECTOR_EGRESS_ALLOW: '127.0.0.1/32' }, egress }),
@@ -518,6 +523,28 @@ describe('the egress guard on invocations', () => {
       ['connector.test', 'address_refused'],
     ]);
   });
+
+  it.each(REBINDING_NAMES)(
+    'accepts %s at create time and refuses it at connect time, where it resolves to %s',
+    async (name, address) => {
+      const chairman = await closed.caller(['chairman']);
+      const operator = await closed.caller(['operator'], { tenantId: chairman.tenantId });
+      const created = await closed.rest('POST', '/api/v1/forge/connectors', {
+        caller: chairman,
+        body: { template: { name: 'Rebinding', base_url: `https://${name}/v1`, auth_type: 'none' } },
+      });
+      expect(created.status).toBe(201);
+      const result = await closed.graphql(TestConnector, { id: created.body.id }, operator);
+      expect(result.errors?.[0]?.message).toMatch(
+        new RegExp(`^Connector call failed: ${name.replaceAll('.', '\\.')} resolved to `),
+      );
+      expect(result.errors?.[0]?.message).toContain(`resolved to ${address}, which `);
+      expect(result.errors?.[0]?.extensions).toMatchObject({
+        code: 'EGRESS_REFUSED',
+        reason: 'address_refused',
+      });
+    },
+  );
 
   it('refuses a redirect to another host (502, redirect_refused) after the first request only', async () => {
     const { operator, connectorId } = await tenant();

@@ -144,7 +144,6 @@ export function checkCallerHeader(name: string): string | null {
  * what the service sets (accept, content type, user agent), which the caller cannot override.
  */
 export function outboundHeaders(
-  _connector: Connector,
   callerHeaders: Record<string, string> | null | undefined,
   request: { hasBody: boolean },
 ): Record<string, string> {
@@ -295,7 +294,7 @@ export async function invokeConnector(
   const input = command.input ?? {};
   const built: BuiltRequest = buildRequest(template, endpoint, input);
   assertReadyToSend(connector);
-  const headers = outboundHeaders(connector, input.headers, { hasBody: built.body !== undefined });
+  const headers = outboundHeaders(input.headers, { hasBody: built.body !== undefined });
   const { response, durationMs } = await sendAndRecord(
     context,
     { kind: 'invoke', connector, method: endpoint.method, path: endpoint.path },
@@ -330,7 +329,7 @@ export async function testConnector(context: AuthedContext, id: string): Promise
   const template = connector.template as unknown as StoredConnectorTemplate;
   assertReadyToSend(connector);
   const url = new URL(template.base_url).href;
-  const headers = outboundHeaders(connector, {}, { hasBody: false });
+  const headers = outboundHeaders({}, { hasBody: false });
   const { response, durationMs } = await sendAndRecord(
     context,
     { kind: 'test', connector, method: 'HEAD', path: new URL(url).pathname },
