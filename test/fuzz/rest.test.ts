@@ -3,6 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArgSource, Route } from '../../rest/route.js';
 import { routes } from '../../rest/routes.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import {
+  createTestCertificate,
+  fixedLookup,
+  startHttpsServer,
+  type TestHttpsServer,
+} from '../support/https-server.js';
 import { type SeededTenant, seedTenant } from '../support/seed.js';
 import {
   bodies,
@@ -16,12 +22,32 @@ import { assertProperty, expectSafeAnswer, fuzzTimeout, sendRest } from './harne
 
 let t: TestApp;
 let seeded: SeededTenant;
+let upstream: TestHttpsServer;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // Connector calls of the seeded connector reach a loopback server that answers 404 to everything.
+  const certificate = await createTestCertificate(['api.stripe.com']);
+  upstream = await startHttpsServer(certificate);
+  t = await createTestApp({
+    env: { CONNECTOR_EGRESS_ALLOW: '127.0.0.1/32' },
+    egress: { ca: certificate.cert, lookup: fixedLookup({ 'api.stripe.com': '127.0.0.1' }) },
+  });
   seeded = await seedTenant(t);
+  const connector = await t.db.prisma.connector.findUniqueOrThrow({ where: { id: seeded.connectorId } });
+  await t.db.prisma.connector.update({
+    where: { id: connector.id },
+    data: {
+      template: {
+        ...(connector.template as Record<string, unknown>),
+        base_url: `https://api.stripe.com:${upstream.port}/v1`,
+      },
+    },
+  });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await upstream.close();
+});
 
 /** Values that name the seeded tenant's objects, so that damaged bodies reach the code behind the checks. */
 function validPathValue(name: string): string {

@@ -14,6 +14,13 @@ import type { Logger } from '../../src/logger.js';
 import type { Tracing } from '../../src/observability/tracing.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
+/** The egress resolver of tests that give none: every name is unknown. */
+async function offlineLookup(hostname: string): Promise<never> {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname} (tests resolve no names)`), {
+    code: 'ENOTFOUND',
+  });
+}
+
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-signing';
 
 export interface Caller {
@@ -77,7 +84,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     db: database.db,
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     tracing: options.tracing,
-    egress: options.egress,
+    // Tests resolve no names through the machine's DNS: a connector call reaches only what a test answers.
+    egress: options.egress ?? { lookup: offlineLookup },
   });
   await app.start();
 

@@ -15,11 +15,11 @@ export interface TestCertificate {
   key: string;
 }
 
-/** A fresh self-signed certificate for TEST_HOSTS and 127.0.0.1, made with the openssl command line. */
-export async function createTestCertificate(): Promise<TestCertificate> {
+/** A fresh self-signed certificate for `hosts` and 127.0.0.1, made with the openssl command line. */
+export async function createTestCertificate(hosts: readonly string[] = TEST_HOSTS): Promise<TestCertificate> {
   const dir = await mkdtemp(path.join(tmpdir(), 'boardroom-tls-'));
   try {
-    const san = [...TEST_HOSTS.map((host) => `DNS:${host}`), 'IP:127.0.0.1'].join(',');
+    const san = [...hosts.map((host) => `DNS:${host}`), 'IP:127.0.0.1'].join(',');
     await promisify(execFile)('openssl', [
       'req',
       '-x509',
