@@ -103,6 +103,48 @@ const credentialExample = {
 
 const credentialErrors = { 404: 'No connector of the caller’s tenant has this id.' } as const;
 
+const InvokeConnector = graphql(`
+  mutation InvokeConnector($id: ID!, $endpoint: ConnectorEndpointRefInput!, $input: ConnectorCallInput) {
+    invokeConnector(id: $id, endpoint: $endpoint, input: $input) {
+      connector_id: connectorId
+      method
+      path
+      status
+      headers
+      body
+      bytes
+      duration_ms: durationMs
+      redirects
+      response_validation: responseValidation {
+        valid
+        errors {
+          path
+          message
+        }
+      }
+    }
+  }
+`);
+
+const TestConnector = graphql(`
+  mutation TestConnector($id: ID!) {
+    testConnector(id: $id) {
+      connector_id: connectorId
+      method
+      url
+      status
+      duration_ms: durationMs
+    }
+  }
+`);
+
+const callErrors = {
+  404: 'No connector of the caller’s tenant has this id.',
+  409: 'The connector is disabled.',
+  502: 'The egress guard refused the call (a non-public address not in CONNECTOR_EGRESS_ALLOW, plain http, a redirect to another host or more than 3 redirects), or the server could not be used (DNS, TLS, connection, a body over 1 MiB).',
+  504: 'The server did not connect, answer or finish its body in time.',
+};
+
 const connectorResponse = z.object({
   id: z.uuid(),
   tenant_id: z.uuid(),
@@ -142,6 +184,21 @@ const templateExample = {
     rate_limits: { per_minute: 100, per_hour: 1000, per_day: 10000 },
   },
 };
+
+const invocationResponse = z.object({
+  connector_id: z.uuid(),
+  method: z.string(),
+  path: z.string(),
+  status: z.int(),
+  headers: z.record(z.string(), z.string()),
+  body: z.unknown(),
+  bytes: z.int(),
+  duration_ms: z.int(),
+  redirects: z.int(),
+  response_validation: z
+    .object({ valid: z.boolean(), errors: z.array(z.object({ path: z.string(), message: z.string() })) })
+    .nullable(),
+});
 
 export const connectorsRoutes = [
   defineRoute({
@@ -254,5 +311,65 @@ export const connectorsRoutes = [
     responseSchema: credentialResponse,
     responseExample: { connector_id: credentialExample.connector_id, credential: null },
     errors: credentialErrors,
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/forge/connectors/{id}/invoke',
+    tag: 'connectors',
+    summary: 'Call one endpoint of a connector (operator or agent)',
+    description:
+      'The request is built from the stored template: base_url + the endpoint’s path, with `input.query` and ' +
+      '`input.body` checked against its `query_params` and `body_schema` (422 at the exact place otherwise), ' +
+      'and sent through the egress guard. A status of 400 or more from the server is a 200 here, with that ' +
+      '`status`. Every call is audited (`connector.invoke`) and emits CONNECTOR_INVOKED.',
+    document: InvokeConnector,
+    variables: { id: fromPath('id'), endpoint: fromBody('endpoint'), input: fromBody('input') },
+    status: 200,
+    respond: (data) => data.invokeConnector,
+    responseSchema: invocationResponse,
+    example: {
+      endpoint: { method: 'GET', path: '/customers' },
+      input: { query: { limit: 10 }, headers: { 'x-trace': 'abc' } },
+    },
+    responseExample: {
+      connector_id: '0b8e9f4c-5a1d-4c2e-8f3b-7d6a5e4c3b2a',
+      method: 'GET',
+      path: '/customers',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: [{ id: 'cus_1' }],
+      bytes: 16,
+      duration_ms: 84,
+      redirects: 0,
+      response_validation: { valid: true, errors: [] },
+    },
+    errors: callErrors,
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/forge/connectors/{id}/test',
+    tag: 'connectors',
+    summary: 'Probe a connector with a HEAD request to its base_url (operator or agent)',
+    description:
+      'Any HTTP answer is a 200 here with the server’s `status`; audited as `connector.test` and emits CONNECTOR_INVOKED.',
+    document: TestConnector,
+    variables: { id: fromPath('id') },
+    status: 200,
+    respond: (data) => data.testConnector,
+    responseSchema: z.object({
+      connector_id: z.uuid(),
+      method: z.literal('HEAD'),
+      url: z.string(),
+      status: z.int(),
+      duration_ms: z.int(),
+    }),
+    responseExample: {
+      connector_id: '0b8e9f4c-5a1d-4c2e-8f3b-7d6a5e4c3b2a',
+      method: 'HEAD',
+      url: 'https://api.stripe.com/v1',
+      status: 200,
+      duration_ms: 61,
+    },
+    errors: callErrors,
   }),
 ];

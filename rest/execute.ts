@@ -149,7 +149,8 @@ async function readJsonBody(
 }
 
 function locPrefix(source: ArgSource): (string | number)[] {
-  return source.from === 'body' ? ['body'] : [source.from, source.name];
+  if (source.from === 'body') return source.field ? ['body', source.field] : ['body'];
+  return [source.from, source.name];
 }
 
 function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
@@ -179,6 +180,12 @@ function toRestDetail(
         : item.input;
     return { ...item, loc, input };
   });
+}
+
+function fieldOf(body: unknown, field: string): unknown {
+  return body !== null && typeof body === 'object' && !Array.isArray(body)
+    ? (body as Record<string, unknown>)[field]
+    : undefined;
 }
 
 function coerce(value: string | null, type: 'string' | 'int' | undefined): unknown {
@@ -225,7 +232,10 @@ export async function executeRoute(
       variables[name] = coerce(url.searchParams.get(source.name), source.type);
     else if (source.from === 'header')
       variables[name] = coerce(request.headers.get(source.name), source.type);
-    else variables[name] = argSchema ? camelizeInput(argSchema, body.value) : body.value;
+    else {
+      const value = source.field ? fieldOf(body.value, source.field) : body.value;
+      variables[name] = argSchema ? camelizeInput(argSchema, value) : value;
+    }
   }
 
   // The rules of every input first: the field's own rules may echo a value, and this one is bounded then.

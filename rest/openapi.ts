@@ -175,9 +175,24 @@ function operationOf(compiled: CompiledRoute) {
   const { route, argsSchema } = compiled;
   const parameters: unknown[] = [];
   let requestBody: unknown;
+  const bodyFields = { properties: {} as Record<string, unknown>, required: [] as string[] };
   for (const [variable, source] of Object.entries(route.variables)) {
     const schema = argsSchema ? (schemaAt(argsSchema, [variable]) as z.ZodType | undefined) : undefined;
-    if (source.from === 'body') {
+    if (source.from === 'body' && source.field) {
+      // Several arguments from fields of one body: an object with one property per argument.
+      const fieldSchema = snakeSchema(jsonSchemaOf(schema, 'input'));
+      bodyFields.properties[source.field] = fieldSchema;
+      if (!schema?.safeParse(undefined).success) bodyFields.required.push(source.field);
+      requestBody = {
+        required: true,
+        content: {
+          'application/json': {
+            schema: { type: 'object', properties: bodyFields.properties, required: bodyFields.required },
+            ...(route.example ? { example: route.example } : {}),
+          },
+        },
+      };
+    } else if (source.from === 'body') {
       requestBody = {
         required: true,
         content: {
@@ -226,7 +241,9 @@ function operationOf(compiled: CompiledRoute) {
     ...(requestBody ? { 413: ref('PayloadTooLarge') } : {}),
     422: ref('ValidationError'),
     429: ref('TooManyRequests'),
+    ...(errors[502] ? { 502: stateError(errors[502]) } : {}),
     ...(errors[503] ? { 503: stateError(errors[503]) } : {}),
+    ...(errors[504] ? { 504: stateError(errors[504]) } : {}),
   };
   const who = roles.length > 0 ? `Roles: ${roles.join(' or ')}.` : 'Any authenticated role.';
   return {

@@ -6,7 +6,7 @@ export type ArgSource =
   | { from: 'path'; name: string }
   | { from: 'query'; name: string; type?: 'string' | 'int' }
   | { from: 'header'; name: string; type?: 'string' | 'int' }
-  | { from: 'body' };
+  | { from: 'body'; field?: string };
 
 export const fromPath = (name: string): ArgSource => ({ from: 'path', name });
 export const fromQuery = (name: string, type: 'string' | 'int' = 'string'): ArgSource => ({
@@ -19,7 +19,8 @@ export const fromHeader = (name: string, type: 'string' | 'int' = 'string'): Arg
   name,
   type,
 });
-export const fromBody = (): ArgSource => ({ from: 'body' });
+/** The whole JSON body, or one field of it (a route whose operation takes several arguments from the body). */
+export const fromBody = (field?: string): ArgSource => (field ? { from: 'body', field } : { from: 'body' });
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -58,7 +59,7 @@ export interface Route<Result = any, Variables = any> {
    * The state errors this route answers, for the docs: status → when. 401, 403 (from the field's roles),
    * 405, 413 (routes with a body), 422 and 429 are documented for every route they apply to.
    */
-  errors?: Partial<Record<400 | 404 | 409 | 412 | 503, string>>;
+  errors?: Partial<Record<400 | 404 | 409 | 412 | 502 | 503 | 504, string>>;
 }
 
 export function defineRoute<Result, Variables>(route: Route<Result, Variables>): Route<Result, Variables> {

@@ -14,6 +14,7 @@ import { type Database, openDatabase } from './db/client.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
 import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
+import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
@@ -58,6 +59,11 @@ export interface AppOptions {
   logger?: Logger;
   /** Tracing, when configured; the app shuts it down on close. */
   tracing?: Tracing | undefined;
+  /**
+   * Egress settings besides the configured allowlist; tests trust their own certificate authority (`ca`)
+   * and answer DNS themselves (`lookup`). Default: none.
+   */
+  egress?: Pick<EgressClientOptions, 'ca' | 'lookup'>;
 }
 
 /**
@@ -119,6 +125,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     responseCache,
     rateLimiter,
     metrics,
+    egress: createEgressClient({ ...options.egress, allowlist: config.connectorEgressAllow }),
     tracing: options.tracing,
   };
   const routeTemplates = routes.map((route) => route.path);
@@ -202,6 +209,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       await Promise.all(background.splice(0).map((stop) => stop()));
       await bus.close();
       await rateLimiter.close();
+      await services.egress.close();
       if (!options.db) await db.close();
       await options.tracing?.shutdown();
     },

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { type EgressAllowlist, parseEgressAllowlist } from './domain/connectors/egress/allowlist.js';
 import { type Keyring, parseKeyring } from './domain/connectors/sealing.js';
 
 const optionalString = z
@@ -54,6 +55,15 @@ const environment = z.object({
         }),
       ),
     ),
+  CONNECTOR_EGRESS_ALLOW: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const parsed = parseEgressAllowlist(value);
+      if ('allowlist' in parsed) return parsed.allowlist;
+      for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
   WS_MAX_SOCKETS_PER_CALLER: z.coerce.number().int().min(1).default(20),
@@ -105,6 +115,11 @@ export interface Config {
   corsOrigins: string[];
   /** Requests each caller (verified tenant and subject, else client address) may make per minute. */
   rateLimitPerMinute: number;
+  /**
+   * Networks and host names connector calls may reach although their addresses are not public; empty:
+   * connector calls reach public addresses only.
+   */
+  connectorEgressAllow: EgressAllowlist;
   /** Limits of graphql-ws sockets (see README, Limits). */
   websocket: {
     /** Operations open at once on one socket (subscriptions and queries in flight). */
@@ -174,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     corsOrigins: values.CORS_ORIGINS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
+    connectorEgressAllow: values.CONNECTOR_EGRESS_ALLOW,
     websocket: {
       maxSubscriptionsPerSocket: values.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
       maxSocketsPerCaller: values.WS_MAX_SOCKETS_PER_CALLER,

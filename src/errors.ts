@@ -16,8 +16,10 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
   | 'RESUME_POINT_EXPIRED'
-  | 'BAD_GATEWAY'
-  | 'NOT_CONFIGURED';
+  | 'NOT_CONFIGURED'
+  | 'EGRESS_REFUSED'
+  | 'UPSTREAM_FAILED'
+  | 'UPSTREAM_TIMEOUT';
 
 /** HTTP status of each error code; rest/ answers with these. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -31,8 +33,13 @@ export const statusOf: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   RESUME_POINT_EXPIRED: 410,
-  BAD_GATEWAY: 502,
   NOT_CONFIGURED: 503,
+  /** A connector call the egress guard would not make (address, scheme or redirect). */
+  EGRESS_REFUSED: 502,
+  /** A connector's server could not be reached or answered unusably (DNS, TLS, connection, size cap). */
+  UPSTREAM_FAILED: 502,
+  /** A connector's server did not connect, answer or finish its body in time. */
+  UPSTREAM_TIMEOUT: 504,
 };
 
 export function serviceError(
@@ -56,7 +63,8 @@ export const notFound = (message: string) => serviceError('NOT_FOUND', message);
 export const badRequest = (message: string) => serviceError('BAD_REQUEST', message);
 export const conflict = (message: string) => serviceError('CONFLICT', message);
 export const preconditionFailed = (message: string) => serviceError('PRECONDITION_FAILED', message);
-export const badGateway = (message: string) => serviceError('BAD_GATEWAY', message);
+/** A connector's server (or its token endpoint) could not be reached or answered nothing usable. */
+export const upstreamFailed = (message: string) => serviceError('UPSTREAM_FAILED', message);
 /** A feature the deployment has not configured (e.g. a missing key); the message names the setting. */
 export const notConfigured = (message: string) => serviceError('NOT_CONFIGURED', message);
 

@@ -3,6 +3,7 @@ import type { TokenVerifier } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database, PrismaClient } from './db/client.js';
 import type { BlobStore } from './domain/agents/blob-store.js';
+import type { EgressClient } from './domain/connectors/egress/index.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxRelay } from './events/relay.js';
 import type { Logger } from './logger.js';
@@ -26,6 +27,8 @@ export interface Services {
   /** Request budgets per caller, shared by HTTP and the WebSocket transport. */
   rateLimiter: RateLimiter;
   metrics: Metrics;
+  /** The only way connector calls leave the instance (address checks at connect time, caps, timeouts). */
+  egress: EgressClient;
   /** Present only when tracing is configured. */
   tracing?: Tracing | undefined;
 }

@@ -38,7 +38,12 @@ export async function query<Data>(
 }
 
 export interface LiveEvent {
-  __typename: 'AgentPausedEvent' | 'AgentResumedEvent' | 'TaskUpdatedEvent' | 'ModelVersionChangedEvent';
+  __typename:
+    | 'AgentPausedEvent'
+    | 'AgentResumedEvent'
+    | 'TaskUpdatedEvent'
+    | 'ModelVersionChangedEvent'
+    | 'ConnectorInvokedEvent';
   eventId: string;
   role?: string;
   actorUserId?: string;
@@ -51,6 +56,11 @@ export interface LiveEvent {
   versionNumber?: number;
   deploymentStatus?: string;
   previousStatus?: string | null;
+  connectorId?: string;
+  method?: string;
+  path?: string;
+  outcome?: string;
+  httpStatus?: number | null;
 }
 
 const EVENTS = `subscription DashboardEvents($after: ID) {
@@ -60,6 +70,7 @@ const EVENTS = `subscription DashboardEvents($after: ID) {
     ... on AgentResumedEvent { eventId role actorUserId resumedAt }
     ... on TaskUpdatedEvent { eventId role taskId status updatedAt }
     ... on ModelVersionChangedEvent { eventId baseModel versionNumber deploymentStatus previousStatus }
+    ... on ConnectorInvokedEvent { eventId connectorId method path outcome httpStatus: status }
   }
 }`;
 

@@ -73,6 +73,8 @@ function describe(event: LiveEvent): string {
       return `${event.role?.toUpperCase()} task ${event.taskId?.slice(0, 8)} ${event.status}`;
     case 'ModelVersionChangedEvent':
       return `${event.baseModel} v${event.versionNumber} ${event.previousStatus ?? 'new'} → ${event.deploymentStatus}`;
+    case 'ConnectorInvokedEvent':
+      return `Connector ${event.connectorId?.slice(0, 8)} ${event.method} ${event.path} → ${event.httpStatus ?? event.outcome}`;
   }
 }
 
@@ -81,6 +83,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   AgentResumedEvent: 'resume',
   TaskUpdatedEvent: 'task',
   ModelVersionChangedEvent: 'model',
+  ConnectorInvokedEvent: 'connector',
 };
 
 export function Feed({ events }: { events: { event: LiveEvent; at: string }[] }) {

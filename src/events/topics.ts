@@ -4,6 +4,7 @@ export const EVENT_TYPES = [
   'DOGFOOD_AGENT_RESUMED',
   'TASK_UPDATED',
   'MODEL_VERSION_CHANGED',
+  'CONNECTOR_INVOKED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -20,6 +20,9 @@ export interface Metrics {
   responseCache: Counter<'result'>;
   /** Outbox relay passes: `published` (events went out), `empty` (woken, nothing pending), `failed`. */
   relayPasses: Counter<'outcome'>;
+  /** Connector calls (invocations and tests) by outcome: success, upstream_error or the egress reason. */
+  connectorCalls: Counter<'kind' | 'outcome'>;
+  connectorCallDuration: Histogram<'kind' | 'outcome'>;
   /** Counts a WebSocket connection until it closes. */
   trackWebSocket(socket: { once(event: 'close', listener: () => void): unknown }): void;
   /** The same cache, counting hits (a lookup found a result) and misses (a cacheable result was stored). */
@@ -82,6 +85,19 @@ export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): 
     name: 'boardroom_outbox_relay_passes_total',
     help: 'Outbox relay passes (each one transaction), by outcome: published, empty or failed',
     labelNames: ['outcome'] as const,
+    registers,
+  });
+  const connectorCalls = new Counter({
+    name: 'boardroom_connector_calls_total',
+    help: 'Outbound connector calls by kind (invoke, test) and outcome (success, upstream_error, or why the egress refused or failed)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers,
+  });
+  const connectorCallDuration = new Histogram({
+    name: 'boardroom_connector_call_duration_seconds',
+    help: 'Duration of outbound connector calls, from the first connection attempt to the last body byte',
+    labelNames: ['kind', 'outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   });
   const outboxBacklog = new Gauge({
@@ -153,6 +169,8 @@ export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): 
     rateLimitRefusals,
     responseCache,
     relayPasses,
+    connectorCalls,
+    connectorCallDuration,
     trackWebSocket(socket) {
       wsConnections.inc();
       socket.once('close', () => wsConnections.dec());

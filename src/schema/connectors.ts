@@ -15,6 +15,7 @@ import {
   checkRateLimitOrder,
 } from '../domain/connectors/template.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
+import './connectors/calls.js';
 
 const ConnectorStatus = builder.enumType('ConnectorStatus', { values: CONNECTOR_STATUSES });
 

@@ -3,6 +3,7 @@ import { builder } from '../builder.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { parseArgs } from '../validation/index.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
+import { ConnectorInvokedEvent } from './connectors/calls.js';
 import { AgentPausedEvent, AgentResumedEvent } from './dogfood.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 import { ModelVersionChangedEvent } from './finetuning.js';
@@ -17,11 +18,18 @@ const objectOf: Record<EventType, string> = {
   DOGFOOD_AGENT_RESUMED: 'AgentResumedEvent',
   TASK_UPDATED: 'TaskUpdatedEvent',
   MODEL_VERSION_CHANGED: 'ModelVersionChangedEvent',
+  CONNECTOR_INVOKED: 'ConnectorInvokedEvent',
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
   description: 'Any event of the tenant’s stream; every member has an eventId to resume after.',
-  types: [AgentPausedEvent, AgentResumedEvent, TaskUpdatedEvent, ModelVersionChangedEvent],
+  types: [
+    AgentPausedEvent,
+    AgentResumedEvent,
+    TaskUpdatedEvent,
+    ModelVersionChangedEvent,
+    ConnectorInvokedEvent,
+  ],
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });
 
@@ -32,7 +40,7 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates and model version changes. Resumable with `after`.',
+      'task updates, model version changes and connector calls. Resumable with `after`.',
     args: {
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
       after: t.arg.id({ description: AFTER_DESCRIPTION }),

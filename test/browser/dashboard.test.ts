@@ -8,6 +8,7 @@ import { ClaimTask, CompleteTask, queueTask } from '../schema/agents-support.js'
 import { runningTest, seedCounts } from '../schema/experiments-support.js';
 import { Promote, Register } from '../schema/finetuning-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { fixedLookup } from '../support/https-server.js';
 import { listen } from '../support/ws.js';
 import { type Browser, launchBrowser } from './support/browser.js';
 
@@ -33,7 +34,7 @@ let abTestId: string;
 
 beforeAll(async () => {
   await buildDashboard();
-  t = await createTestApp();
+  t = await createTestApp({ egress: { lookup: fixedLookup({ 'api.acme-payments.com': '127.0.0.1' }) } });
   server = await listen(t);
   browser = await launchBrowser();
   chairman = await t.caller(['chairman'], { sub: 'chair-1' });
@@ -82,6 +83,26 @@ describe('dashboard', () => {
     expect(await page.textContent('[data-role="ceo"]')).toContain('chair-1');
     expect(await page.content()).not.toContain('secret reason');
     await browser.screenshot(page, 'dashboard-paused');
+  });
+
+  it('shows a connector call in the feed with its outcome', async () => {
+    const created = await t.rest('POST', '/api/v1/forge/connectors', {
+      caller: chairman,
+      body: {
+        template: { name: 'Payments', base_url: 'https://api.acme-payments.com/v1', auth_type: 'none' },
+      },
+    });
+    expect(created.status).toBe(201);
+    const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
+    const probe = await t.rest('POST', `/api/v1/forge/connectors/${created.body.id}/test`, {
+      caller: operator,
+    });
+    expect(probe.status).toBe(502);
+    const event = await t.db.prisma.outboxEvent.findFirstOrThrow({
+      where: { tenantId: chairman.tenantId, type: 'CONNECTOR_INVOKED' },
+    });
+    await page.waitForSelector(`[data-event-id="${event.id}"]`, { timeout: WAIT_MS });
+    expect(await page.textContent(`[data-event-id="${event.id}"]`)).toContain('HEAD /v1 → address_refused');
   });
 
   it('counts a completed task in the vitals', async () => {

@@ -38,6 +38,9 @@ const Events = graphql(`
       ... on ModelVersionChangedEvent {
         eventId
       }
+      ... on ConnectorInvokedEvent {
+        eventId
+      }
     }
   }
 `);

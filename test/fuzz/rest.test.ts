@@ -3,6 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArgSource, Route } from '../../rest/route.js';
 import { routes } from '../../rest/routes.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import {
+  createTestCertificate,
+  fixedLookup,
+  startHttpsServer,
+  type TestHttpsServer,
+} from '../support/https-server.js';
 import { type SeededTenant, seedTenant } from '../support/seed.js';
 import {
   bodies,
@@ -16,12 +22,37 @@ import { assertProperty, expectSafeAnswer, fuzzTimeout, sendRest } from './harne
 
 let t: TestApp;
 let seeded: SeededTenant;
+let upstream: TestHttpsServer;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // Connector calls of the seeded connector reach a loopback server that answers 404 to everything.
+  const certificate = await createTestCertificate(['api.stripe.com']);
+  upstream = await startHttpsServer(certificate);
+  t = await createTestApp({
+    env: { CONNECTOR_EGRESS_ALLOW: '127.0.0.1/32' },
+    egress: { ca: certificate.cert, lookup: fixedLookup({ 'api.stripe.com': '127.0.0.1' }) },
+  });
   seeded = await seedTenant(t);
 });
-afterAll(() => t.close());
+
+/** Points the seeded connector at the loopback server (the PUT route's runs may have replaced its template). */
+async function pointConnectorAtUpstream(): Promise<void> {
+  const connector = await t.db.prisma.connector.findUniqueOrThrow({ where: { id: seeded.connectorId } });
+  await t.db.prisma.connector.update({
+    where: { id: connector.id },
+    data: {
+      status: 'active',
+      template: {
+        ...(connector.template as Record<string, unknown>),
+        base_url: `https://api.stripe.com:${upstream.port}/v1`,
+      },
+    },
+  });
+}
+afterAll(async () => {
+  await t.close();
+  await upstream.close();
+});
 
 /** Values that name the seeded tenant's objects, so that damaged bodies reach the code behind the checks. */
 function validPathValue(name: string): string {
@@ -118,6 +149,7 @@ describe('every REST route, with damaged requests', () => {
     it(
       `${route.method} ${route.path}: never 5xx, a refusal has a detail and changes no row`,
       async () => {
+        if (route.path.startsWith('/api/v1/forge/connectors/{id}/')) await pointConnectorAtUpstream();
         await assertProperty([requests(route)], async (request) => {
           const search = request.query
             .filter(([, value]) => value !== undefined)

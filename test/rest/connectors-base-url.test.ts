@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HOSTILE_BASE_URLS } from '../fixtures/hostile-base-urls.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { accepted, refused, withTemplate } from './connectors-support.js';
 
@@ -30,57 +31,6 @@ describe('base_url', () => {
     `);
   });
 
-  // Every entry names a host or URL form that could reach the service's own network or cloud credentials.
-  const HOSTILE_BASE_URLS = [
-    ['plain http', 'http://api.example.com'],
-    ['another scheme', 'ftp://api.example.com'],
-    ['a relative URL', '//api.example.com/v1'],
-    ['a script URL', 'javascript:alert(1)'],
-    ['an empty string', ''],
-    ['IPv4 loopback', 'https://127.0.0.1'],
-    ['IPv4 loopback with a port', 'https://127.0.0.1:8443/v1'],
-    ['shortened IPv4 loopback', 'https://127.1'],
-    ['decimal IPv4 loopback', 'https://2130706433'],
-    ['hexadecimal IPv4 loopback', 'https://0x7f000001'],
-    ['octal IPv4 loopback', 'https://0177.0.0.1'],
-    ['IPv4 loopback with trailing dots', 'https://127.0.0.1../'],
-    ['localhost', 'https://localhost'],
-    ['localhost in capitals with a trailing dot', 'https://LOCALHOST./'],
-    ['full-width localhost', 'https://ｌｏｃａｌｈｏｓｔ/'],
-    ['a name under .localhost', 'https://api.localhost'],
-    ['private 10/8', 'https://10.0.0.5'],
-    ['private 172.16/12', 'https://172.16.10.1'],
-    ['private 192.168/16', 'https://192.168.1.1'],
-    ['cloud metadata address', 'https://169.254.169.254/latest/meta-data'],
-    ['link-local IPv4', 'https://169.254.10.20'],
-    ['CGNAT', 'https://100.64.0.1'],
-    ['CGNAT upper end', 'https://100.127.255.254'],
-    ['IPv4 multicast', 'https://224.0.0.1'],
-    ['IPv4 multicast (SSDP)', 'https://239.255.255.250'],
-    ['IPv4 unspecified', 'https://0.0.0.0'],
-    ['IPv4 unspecified, shortened', 'https://0'],
-    ['IPv4 broadcast', 'https://255.255.255.255'],
-    ['IPv6 loopback', 'https://[::1]'],
-    ['IPv6 unspecified', 'https://[::]'],
-    ['IPv6 link-local', 'https://[fe80::1]'],
-    ['IPv6 unique-local', 'https://[fc00::1]'],
-    ['IPv6 cloud metadata', 'https://[fd00:ec2::254]'],
-    ['IPv6 multicast', 'https://[ff02::1]'],
-    ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]'],
-    ['IPv4-mapped metadata in hex', 'https://[::ffff:a9fe:a9fe]'],
-    ['NAT64 of a private address', 'https://[64:ff9b::10.0.0.1]'],
-    ['6to4 of a private address', 'https://[2002:c0a8:0101::1]'],
-    ['GCP metadata host', 'https://metadata.google.internal'],
-    ['a name under .internal', 'https://billing.internal'],
-    ['a name under .local', 'https://printer.local'],
-    ['a single-label host', 'https://intranet'],
-    ['user info', 'https://user:secret@api.example.com'],
-    ['empty user info', 'https://@api.example.com'],
-    ['user info hiding the real host', 'https://api.example.com@127.0.0.1'],
-    ['surrounding whitespace', ' https://api.example.com'],
-    ['a query string', 'https://api.example.com/v1?token=x'],
-  ] as const;
-
   it('has at least 30 hostile base URLs in its table', () => {
     expect(HOSTILE_BASE_URLS.length).toBeGreaterThanOrEqual(30);
   });
@@ -99,6 +49,58 @@ describe('base_url', () => {
       ]);
     },
   );
+
+  it('refuses a backslash with its own reason, at the same location', async () => {
+    expect(await refused(t, withTemplate({ base_url: 'https://evil.com\\@127.0.0.1' }))).toEqual([
+      {
+        type: 'value_error',
+        loc: ['body', 'template', 'base_url'],
+        msg: 'Value error, base_url must not contain a backslash',
+        input: 'https://evil.com\\@127.0.0.1',
+        ctx: { error: 'base_url must not contain a backslash' },
+      },
+    ]);
+  });
+
+  it('refuses a look-alike host mixing Cyrillic and Latin letters', async () => {
+    expect(await refused(t, withTemplate({ base_url: 'https://\u0430pple.com/v1' }))).toEqual([
+      expect.objectContaining({
+        type: 'value_error',
+        loc: ['body', 'template', 'base_url'],
+        msg: 'Value error, base_url host xn--pple-43d.com has a label mixing scripts (Cyrillic and Latin): \u0430pple',
+      }),
+    ]);
+  });
+
+  it('refuses the look-alike host over GraphQL with BAD_USER_INPUT at the same place', async () => {
+    const caller = await t.caller(['chairman']);
+    const result = await t.graphql(
+      'mutation($input: ConnectorInput!) { createConnector(input: $input) { id } }',
+      { input: { template: { name: 'Apple', baseUrl: 'https://\u0430pple.com', authType: 'none' } } },
+      caller,
+    );
+    expect(result.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      detail: [expect.objectContaining({ loc: ['input', 'template', 'baseUrl'] })],
+    });
+  });
+
+  it.each([
+    ['https://Bücher.Example/API', 'https://xn--bcher-kva.example/API'],
+    ['https://API.EXAMPLE.com:443/v1', 'https://api.example.com/v1'],
+  ])('stores %s with its host normalised to %s, over REST and GraphQL', async (typed, stored) => {
+    expect((await accepted(t, { base_url: typed })).template.base_url).toBe(stored);
+    const caller = await t.caller(['chairman']);
+    const result = await t.graphql(
+      'mutation($input: ConnectorInput!) { createConnector(input: $input) { template } }',
+      { input: { template: { name: 'Books', baseUrl: typed, authType: 'none' } } },
+      caller,
+    );
+    expect(
+      (result.data as { createConnector: { template: { base_url: string } } }).createConnector.template
+        .base_url,
+    ).toBe(stored);
+  });
 
   it('answers string_type for a base_url that is not a string', async () => {
     expect(await refused(t, withTemplate({ base_url: { host: 'api.example.com' } }))).toEqual([

@@ -62,6 +62,8 @@ describe('the OpenAPI document', () => {
       'readConnectorCredential',
       'setConnectorCredential',
       'clearConnectorCredential',
+      'invokeConnector',
+      'testConnector',
       'pauseAgent',
       'resumeAgent',
       'prepareOnboarding',
@@ -108,6 +110,8 @@ describe('the OpenAPI document', () => {
       'updateConnector',
       'setConnectorCredential',
       'clearConnectorCredential',
+      'invokeConnector',
+      'testConnector',
       'pauseAgent',
       'resumeAgent',
       'prepareOnboarding',
@@ -132,6 +136,21 @@ describe('the OpenAPI document', () => {
       '404',
       '409',
     ]);
+  });
+
+  it('documents the connector call routes: body fields, 502 and 504', () => {
+    const invoke = operation('post', '/api/v1/forge/connectors/{id}/invoke');
+    expect(Object.keys(invoke.responses)).toEqual(
+      expect.arrayContaining(['200', '403', '404', '409', '413', '422', '502', '504']),
+    );
+    const body = (invoke as unknown as { requestBody: { content: Record<string, { schema: any }> } })
+      .requestBody.content['application/json']?.schema;
+    expect(body.required).toEqual(['endpoint']);
+    expect(Object.keys(body.properties)).toEqual(['endpoint', 'input']);
+    expect(Object.keys(body.properties.endpoint.properties)).toEqual(['method', 'path']);
+    const probe = operation('post', '/api/v1/forge/connectors/{id}/test');
+    expect(Object.keys(probe.responses)).toEqual(expect.arrayContaining(['200', '404', '502', '504']));
+    expect(probe.responses).not.toHaveProperty('413');
   });
 
   it('documents If-Match on the connector edit and ETag on the connector responses', () => {

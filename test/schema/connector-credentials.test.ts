@@ -351,7 +351,7 @@ describe('what the invoke path injects', () => {
     );
   });
 
-  it('answers BAD_GATEWAY when the token endpoint gives no token', async () => {
+  it('answers UPSTREAM_FAILED when the token endpoint gives no token', async () => {
     const { chairman, connector } = await setUp('oauth2_client_credentials');
     await set(t, chairman, connector.id, {
       oauth2ClientCredentials: {
@@ -366,7 +366,7 @@ describe('what the invoke path injects', () => {
     ).rejects.toThrow(
       expect.objectContaining({
         message: expect.stringContaining('the token endpoint answered 401'),
-        extensions: expect.objectContaining({ code: 'BAD_GATEWAY' }),
+        extensions: expect.objectContaining({ code: 'UPSTREAM_FAILED' }),
       }),
     );
   });

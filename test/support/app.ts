@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type ExecutionResult, print } from 'graphql';
 import pino from 'pino';
-import { type App, createApp } from '../../src/app.js';
+import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { signToken } from '../../src/auth/tokens.js';
 import type { Role } from '../../src/auth/viewer.js';
 import { loadConfig } from '../../src/config.js';
@@ -13,6 +13,13 @@ import type { Database } from '../../src/db/client.js';
 import type { Logger } from '../../src/logger.js';
 import type { Tracing } from '../../src/observability/tracing.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+
+/** The egress resolver of tests that give none: every name is unknown. */
+async function offlineLookup(hostname: string): Promise<never> {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname} (tests resolve no names)`), {
+    code: 'ENOTFOUND',
+  });
+}
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-signing';
 
@@ -52,6 +59,8 @@ export interface TestAppOptions {
   tracing?: Tracing;
   /** The instance's logger (default: silent, or TEST_LOG_LEVEL). */
   logger?: Logger;
+  /** Certificate authority and resolver of the egress client (test HTTPS servers on loopback). */
+  egress?: AppOptions['egress'];
 }
 
 /** One app instance on a fresh database (PGlite, or PostgreSQL + Redis in the postgres project). */
@@ -75,6 +84,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     db: database.db,
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     tracing: options.tracing,
+    // Tests resolve no names through the machine's DNS: a connector call reaches only what a test answers.
+    egress: options.egress ?? { lookup: offlineLookup },
   });
   await app.start();
 

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { findMixedScriptLabel } from './host-scripts.js';
 import { describeNonPublicAddress } from './ip-literal.js';
 
 export const BASE_URL_MAX_LENGTH = 2048;
@@ -46,6 +47,8 @@ function describeHostName(host: string): string | null {
   if (suffix !== undefined) return `is in the non-public .${suffix} domain`;
   if (!host.includes('.')) return 'is not a fully qualified domain name';
   if (host.split('.').includes('')) return 'is not a valid domain name';
+  const mixed = findMixedScriptLabel(host);
+  if (mixed) return `has a label mixing scripts (${mixed.scripts.join(' and ')}): ${mixed.label}`;
   return null;
 }
 
@@ -86,6 +89,10 @@ function describeHost(hostname: string): string | null {
  *   IPv4-compatible). IPv4-compatible addresses (::a.b.c.d) are refused even when they embed a public
  *   address because they are deprecated; the other embedding forms are accepted when the embedded address is
  *   public.
+ * - It must not contain a backslash anywhere (`https://evil.com\@127.0.0.1` reads as two different hosts to
+ *   different parsers).
+ * - No label of the host may mix scripts (`аpple.com` with a Cyrillic а), except the combinations of Han
+ *   with Hiragana, Katakana, Bopomofo or Hangul, and Latin with those (Unicode TS #39, highly restrictive).
  * - The host must not be `localhost`, a name under `.localhost` or another non-public domain (`.local`,
  *   `.internal`, `.home.arpa`, ...), a known cloud metadata name, or a single-label name (which would be
  *   completed with the server's DNS search domains).
@@ -99,6 +106,8 @@ export function checkBaseUrl(raw: string): string | null {
   if (raw.length === 0) return 'base_url must not be empty';
   if (raw.length > BASE_URL_MAX_LENGTH) return `base_url must be at most ${BASE_URL_MAX_LENGTH} characters`;
   if (WHITESPACE_OR_CONTROL.test(raw)) return 'base_url must not contain whitespace or control characters';
+  // The URL parser reads a backslash as a slash in https URLs, other parsers do not: the host is ambiguous.
+  if (raw.includes('\\')) return 'base_url must not contain a backslash';
 
   let url: URL;
   try {
@@ -120,4 +129,15 @@ export function checkBaseUrl(raw: string): string | null {
 
   const reason = describeHost(url.hostname);
   return reason === null ? null : `base_url host ${url.hostname} ${reason}`;
+}
+
+/**
+ * The form of an accepted `base_url` that is stored and requested: the host as the URL parser normalises it
+ * (lower case, IDNA to punycode, IPv4 in dotted decimal, IPv6 compressed, default port 443 dropped), the rest
+ * as written.
+ */
+export function normalizeBaseUrl(raw: string): string {
+  const url = new URL(raw);
+  const authority = /^https:\/\/[^/]*/iu.exec(raw)?.[0] ?? '';
+  return `https://${url.host}${raw.slice(authority.length)}`;
 }

@@ -1,7 +1,7 @@
 import { recordAudit } from '../../audit.js';
 import type { AuthedContext } from '../../builder.js';
 import type { Config } from '../../config.js';
-import { badGateway, conflict, invalidInput, notConfigured, notFound } from '../../errors.js';
+import { conflict, invalidInput, notConfigured, notFound, upstreamFailed } from '../../errors.js';
 import type { Connector, ConnectorCredential, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import {
@@ -197,7 +197,7 @@ async function accessToken(
   const response = await fetchToken(oauth2TokenRequest(secret));
   const token = readTokenResponse(response, Date.now());
   if (typeof token === 'string') {
-    throw badGateway(`No access token for connector ${connector.id}: ${token}`);
+    throw upstreamFailed(`No access token for connector ${connector.id}: ${token}`);
   }
   if (token.reuseUntil !== null) {
     if (accessTokens.size >= MAX_CACHED_TOKENS) {
@@ -218,7 +218,7 @@ async function accessToken(
  * Throws, as GraphQL errors: CONFLICT (409) when the connector needs a credential and has none, when
  * the stored one was set for another auth_type, or when it fails authentication (altered at rest);
  * NOT_CONFIGURED (503) when CONNECTOR_SECRETS_KEY is unset or lacks the key that sealed it;
- * BAD_GATEWAY (502) when the token endpoint answers no usable token. What `fetchToken` throws (the
+ * UPSTREAM_FAILED (502) when the token endpoint answers no usable token. What `fetchToken` throws (the
  * egress client's own refusals) propagates unchanged.
  */
 export async function credentialRequestParts(

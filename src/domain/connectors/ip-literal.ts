@@ -108,3 +108,8 @@ function describeIPv6(address: IPv6): string | null {
 export function describeNonPublicAddress(address: IPv4 | IPv6): string | null {
   return address instanceof ipaddr.IPv4 ? is(describeIPv4(address)) : describeIPv6(address);
 }
+
+/** Whether an address is one of the cloud metadata endpoints, which no configuration makes reachable. */
+export function isCloudMetadataAddress(address: IPv4 | IPv6): boolean {
+  return METADATA_ADDRESSES.has(address.toString());
+}

@@ -1,3 +1,4 @@
+import { normalizeBaseUrl } from './base-url.js';
 import type { ConnectorAuthType, ConnectorHttpMethod } from './endpoint-path.js';
 
 export const CONNECTOR_STATUSES = ['active', 'disabled'] as const;
@@ -90,7 +91,7 @@ export function toStoredTemplate(input: ConnectorTemplateInput): StoredConnector
     : undefined;
   return {
     name: input.name,
-    base_url: input.baseUrl,
+    base_url: normalizeBaseUrl(input.baseUrl),
     auth_type: input.authType,
     ...present({ description: input.description, endpoints, rate_limits: rateLimits }),
   };

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { BASE_URL_MAX_LENGTH, checkBaseUrl } from '../../../src/domain/connectors/base-url.js';
+import {
+  BASE_URL_MAX_LENGTH,
+  checkBaseUrl,
+  normalizeBaseUrl,
+} from '../../../src/domain/connectors/base-url.js';
+import { findMixedScriptLabel } from '../../../src/domain/connectors/host-scripts.js';
 
 const LOOPBACK = /loopback/;
 const PRIVATE = /private/;
@@ -73,7 +78,7 @@ describe('checkBaseUrl', () => {
     ['', /empty/],
     ['https:api.example.com', /start with https:\/\//],
     ['https:/api.example.com', /start with https:\/\//],
-    ['https:\\\\api.example.com', /start with https:\/\//],
+    ['https:\\\\api.example.com', /backslash/],
     ['https:///api.example.com', /host/],
     ['https://user:secret@api.example.com/', /user info/],
     ['https://user@api.example.com/', /user info/],
@@ -227,5 +232,70 @@ describe('checkBaseUrl', () => {
 
   it('explains a plain-http URL', () => {
     expect(checkBaseUrl('http://api.example.com/')).toBe('base_url must use https');
+  });
+});
+
+describe('backslashes', () => {
+  it.each([
+    'https://evil.com\\@127.0.0.1',
+    'https://evil.com\\@api.example.com/',
+    'https://api.example.com\\v1',
+    'https://api.example.com/v1\\',
+    'https://api.example.com/%5C/\\',
+  ])('refuses %j, whatever the host', (raw) => {
+    expect(checkBaseUrl(raw)).toBe('base_url must not contain a backslash');
+  });
+});
+
+describe('mixed-script host labels', () => {
+  it.each<[string, string]>([
+    ['https://\u0430pple.com/', 'Cyrillic and Latin'],
+    ['https://p\u0430ypal.com/', 'Latin and Cyrillic'],
+    ['https://g\u03bfogle.com/', 'Latin and Greek'],
+    ['https://api.\u0435xample.com/', 'Cyrillic and Latin'],
+    ['https://xn--pple-43d.com/', 'Cyrillic and Latin'],
+    ['https://\u0430\u0440ple.com/', 'Cyrillic and Latin'],
+  ])('refuses %s (%s)', (raw, scripts) => {
+    expect(checkBaseUrl(raw)).toMatch(new RegExp(`has a label mixing scripts \\(${scripts}\\)`));
+  });
+
+  it('names the label in its Unicode form', () => {
+    expect(checkBaseUrl('https://\u0430pple.com/')).toBe(
+      'base_url host xn--pple-43d.com has a label mixing scripts (Cyrillic and Latin): \u0430pple',
+    );
+  });
+
+  it.each([
+    'https://bücher.example/api',
+    'https://яндекс.рф/',
+    'https://例え.テスト.jp/',
+    'https://東京tokyo.jp/',
+    'https://한국어abc.kr/',
+    'https://中文注音ㄅ.tw/',
+    'https://ελληνικά.gr/',
+    'https://api-2.example.com/',
+  ])('accepts the single-script or CJK label %s', (raw) => {
+    expect(checkBaseUrl(raw)).toBeNull();
+  });
+
+  it('ignores digits and hyphens when counting scripts', () => {
+    expect(findMixedScriptLabel('xn--80ak6aa92e.com')).toBeNull();
+    expect(findMixedScriptLabel('1-\u0430\u0431.com')).toBeNull();
+  });
+});
+
+describe('normalizeBaseUrl', () => {
+  it.each([
+    ['https://Bücher.Example/API/v1', 'https://xn--bcher-kva.example/API/v1'],
+    ['https://API.Example.COM/V1/', 'https://api.example.com/V1/'],
+    ['https://api.example.com:443/v1', 'https://api.example.com/v1'],
+    ['https://api.example.com:8443', 'https://api.example.com:8443'],
+    ['https://例え.テスト.jp/', 'https://xn--r8jz45g.xn--zckzah.jp/'],
+    ['https://[2001:4860:4860:0:0:0:0:8888]/dns', 'https://[2001:4860:4860::8888]/dns'],
+    ['https://api.example.com', 'https://api.example.com'],
+    ['https://api.example.com/a%20b/ü', 'https://api.example.com/a%20b/ü'],
+  ])('stores %s as %s', (raw, normalised) => {
+    expect(checkBaseUrl(raw)).toBeNull();
+    expect(normalizeBaseUrl(raw)).toBe(normalised);
   });
 });

@@ -1,0 +1,288 @@
+import { lookup as systemLookup } from 'node:dns/promises';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector, type Dispatcher, errors as undiciErrors } from 'undici';
+import { describeNonPublicAddress, isCloudMetadataAddress } from '../ip-literal.js';
+import { compileAllowlist, type EgressAllowlist } from './allowlist.js';
+import {
+  EgressAddressRefusedError,
+  EgressConnectionError,
+  EgressDnsError,
+  EgressError,
+  EgressRedirectRefusedError,
+  EgressResponseTooLargeError,
+  EgressSchemeRefusedError,
+  EgressTimeoutError,
+  EgressTlsError,
+} from './errors.js';
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/** Answers every address of a host name, as `dns.lookup(name, { all: true })` does. */
+export type EgressLookup = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export interface EgressClientOptions {
+  /** Networks and host names that may be reached although their address is not public. Default: none. */
+  allowlist?: EgressAllowlist;
+  /** Time to resolve the name, connect and finish the TLS handshake. Default 5000 ms. */
+  connectTimeoutMs?: number;
+  /** Time from sending the request to receiving the response headers. Default 10000 ms. */
+  headersTimeoutMs?: number;
+  /** Longest pause between two chunks of the response body. Default 10000 ms. */
+  bodyTimeoutMs?: number;
+  /** Largest response body returned; a larger one is refused, not truncated. Default 1 MiB. */
+  maxResponseBytes?: number;
+  /** Redirects followed, each to the same host and port only. Default 3. */
+  maxRedirects?: number;
+  /**
+   * Certificate authorities to trust instead of Node's bundled list (tests' self-signed servers).
+   * Default: the bundled list.
+   */
+  ca?: string | string[];
+  /** Resolves host names (tests answer with addresses of their choice). Default: the system resolver. */
+  lookup?: EgressLookup;
+}
+
+export interface EgressRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface EgressResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** The URL that answered, after redirects. */
+  url: string;
+  redirects: number;
+}
+
+export interface EgressClient {
+  /** Sends one request; resolves with any HTTP status, rejects with an EgressError. */
+  send(request: EgressRequest): Promise<EgressResponse>;
+  close(): Promise<void>;
+}
+
+export const EGRESS_DEFAULTS = {
+  connectTimeoutMs: 5000,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 10_000,
+  maxResponseBytes: 1024 * 1024,
+  maxRedirects: 3,
+} as const;
+
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+const systemResolver: EgressLookup = (hostname) => systemLookup(hostname, { all: true, verbatim: true });
+
+function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  return Promise.race([promise, expiry]).finally(() => clearTimeout(timer));
+}
+
+function classify(error: unknown, host: string): EgressError {
+  if (error instanceof EgressError) return error;
+  if (error instanceof undiciErrors.ConnectTimeoutError) {
+    return new EgressTimeoutError('connect_timeout', `${host} did not accept a TLS connection in time`);
+  }
+  if (error instanceof undiciErrors.HeadersTimeoutError) {
+    return new EgressTimeoutError('headers_timeout', `${host} did not send response headers in time`);
+  }
+  if (error instanceof undiciErrors.BodyTimeoutError) {
+    return new EgressTimeoutError('body_timeout', `${host} stopped sending the response body`);
+  }
+  const code = String((error as { code?: unknown }).code ?? '');
+  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/u.test(code)) {
+    return new EgressTlsError(`TLS with ${host} failed: ${code}`);
+  }
+  return new EgressConnectionError(`the connection to ${host} failed: ${code || (error as Error).message}`);
+}
+
+/**
+ * An HTTPS client for connector calls. Every connection resolves the host itself and checks the very
+ * addresses it will connect to (so a name cannot answer a public address to a check and a private one to
+ * the connection), refuses any that is not public unless the allowlist names it, and never uses proxy
+ * settings from the environment.
+ */
+export function createEgressClient(options: EgressClientOptions = {}): EgressClient {
+  const settings = { ...EGRESS_DEFAULTS, ...options };
+  const allow = compileAllowlist(options.allowlist ?? { networks: [], hosts: [] });
+  const lookup = options.lookup ?? systemResolver;
+
+  function refusalOf(hostname: string, address: string): string | null {
+    const parsed = ipaddr.process(address);
+    if (isCloudMetadataAddress(parsed)) return 'is a cloud metadata endpoint';
+    const reason = describeNonPublicAddress(parsed);
+    if (reason === null || allow.allowsHost(hostname) || allow.allowsAddress(parsed)) return null;
+    return reason;
+  }
+
+  /** The address to connect to, once every address the name has was checked. */
+  async function resolveChecked(name: string): Promise<string> {
+    // Resolvers ignore trailing dots; so does the check ("127.0.0.1.." is 127.0.0.1).
+    const hostname = name.replace(/\.+$/u, '');
+    const family = net.isIP(hostname);
+    const addresses =
+      family !== 0
+        ? [{ address: hostname, family }]
+        : await withTimeout(
+            lookup(hostname).catch((error: unknown) => {
+              throw new EgressDnsError(
+                `${hostname} could not be resolved: ${String((error as { code?: unknown }).code ?? error)}`,
+              );
+            }),
+            settings.connectTimeoutMs,
+            () => new EgressTimeoutError('connect_timeout', `${hostname} could not be resolved in time`),
+          );
+    const first = addresses[0];
+    if (!first) throw new EgressDnsError(`${hostname} has no address`);
+    // One non-public answer refuses the name: which answer a connection would use is not ours to pick.
+    for (const { address } of addresses) {
+      const reason = refusalOf(hostname, address);
+      if (reason !== null) throw new EgressAddressRefusedError(hostname, address, reason);
+    }
+    return first.address;
+  }
+
+  const tlsConnect = buildConnector({
+    timeout: settings.connectTimeoutMs,
+    ...(options.ca ? { ca: options.ca } : {}),
+  });
+
+  const connect: buildConnector.connector = (connectOptions, callback) => {
+    const { hostname, protocol } = connectOptions;
+    if (protocol !== 'https:') {
+      callback(new EgressSchemeRefusedError(`${protocol} connections are refused: https only`), null);
+      return;
+    }
+    resolveChecked(hostname).then(
+      (address) => {
+        // The name stays the TLS server name (SNI and certificate check); only the address is pinned.
+        tlsConnect({ ...connectOptions, hostname: address }, (error, socket) => {
+          if (error) {
+            callback(error, null);
+            return;
+          }
+          const peer = socket.remoteAddress;
+          const reason = peer === undefined ? 'is unknown' : refusalOf(hostname, peer);
+          if (reason !== null) {
+            socket.destroy();
+            callback(new EgressAddressRefusedError(hostname, peer ?? '?', reason), null);
+            return;
+          }
+          callback(null, socket);
+        });
+      },
+      (error: unknown) => callback(error as Error, null),
+    );
+  };
+
+  // A plain Agent: unlike EnvHttpProxyAgent it never reads HTTP(S)_PROXY or NO_PROXY.
+  const agent = new Agent({
+    connect,
+    headersTimeout: settings.headersTimeoutMs,
+    bodyTimeout: settings.bodyTimeoutMs,
+  });
+
+  async function readCapped(response: Dispatcher.ResponseData): Promise<Buffer> {
+    const declared = Number(response.headers['content-length'] ?? 0);
+    if (declared > settings.maxResponseBytes) {
+      response.body.destroy();
+      throw new EgressResponseTooLargeError(settings.maxResponseBytes);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > settings.maxResponseBytes) {
+        response.body.destroy();
+        throw new EgressResponseTooLargeError(settings.maxResponseBytes);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  async function send(request: EgressRequest): Promise<EgressResponse> {
+    let url = new URL(request.url);
+    let { method, body } = request;
+    let headers = request.headers;
+    let redirects = 0;
+    for (;;) {
+      if (url.protocol !== 'https:') {
+        throw new EgressSchemeRefusedError(`${url.protocol} URLs are refused: connectors use https only`);
+      }
+      try {
+        const response = await agent.request({
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          ...(body !== undefined ? { body } : {}),
+        });
+        const location = response.headers.location;
+        if (REDIRECT_STATUSES.has(response.statusCode) && typeof location === 'string') {
+          await response.body.dump();
+          let next: URL;
+          try {
+            next = new URL(location, url);
+          } catch {
+            throw new EgressRedirectRefusedError(`${url.host} redirected to an invalid location`);
+          }
+          if (next.protocol !== 'https:') {
+            throw new EgressSchemeRefusedError(`${url.host} redirected to ${next.protocol}; https only`);
+          }
+          if (next.host !== url.host) {
+            throw new EgressRedirectRefusedError(
+              `${url.host} redirected to another host (${next.host}); only same-host redirects are followed`,
+            );
+          }
+          redirects += 1;
+          if (redirects > settings.maxRedirects) {
+            throw new EgressRedirectRefusedError(
+              `${url.host} redirected more than ${settings.maxRedirects} times`,
+            );
+          }
+          if (response.statusCode === 303 || (response.statusCode <= 302 && method === 'POST')) {
+            method = 'GET';
+            body = undefined;
+            headers = Object.fromEntries(
+              Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-type'),
+            );
+          }
+          url = next;
+          continue;
+        }
+        if (method === 'HEAD') await response.body.dump();
+        const bytes = method === 'HEAD' ? Buffer.alloc(0) : await readCapped(response);
+        return {
+          status: response.statusCode,
+          headers: response.headers,
+          body: bytes,
+          url: url.href,
+          redirects,
+        };
+      } catch (error) {
+        throw classify(error, url.host);
+      }
+    }
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    send,
+    // Idempotent: an app may be closed by its server and again by its owner.
+    close: () => {
+      closing ??= agent.close();
+      return closing;
+    },
+  };
+}

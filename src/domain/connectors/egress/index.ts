@@ -1,0 +1,12 @@
+export { compileAllowlist, type EgressAllowlist, parseEgressAllowlist } from './allowlist.js';
+export {
+  createEgressClient,
+  EGRESS_DEFAULTS,
+  type EgressClient,
+  type EgressClientOptions,
+  type EgressLookup,
+  type EgressRequest,
+  type EgressResponse,
+  type ResolvedAddress,
+} from './client.js';
+export * from './errors.js';

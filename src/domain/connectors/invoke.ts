@@ -1,0 +1,339 @@
+import { recordAudit } from '../../audit.js';
+import type { Context } from '../../context.js';
+import { conflict, type ErrorCode, serviceError } from '../../errors.js';
+import { enqueueEvent } from '../../events/outbox.js';
+import type { Connector } from '../../generated/prisma/client.js';
+import { EgressError, type EgressFailureReason, type EgressResponse } from './egress/index.js';
+import {
+  type BuiltRequest,
+  buildRequest,
+  type EndpointRef,
+  findEndpoint,
+  type InvocationInput,
+} from './invoke-request.js';
+import { checkAgainst, compileSchema } from './json-schema.js';
+import { findConnector } from './store.js';
+import type { StoredConnectorTemplate } from './template.js';
+
+type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
+
+/** Response headers passed back to the caller; every other header (cookies, auth challenges, ...) is dropped. */
+export const PASSED_RESPONSE_HEADERS: readonly string[] = [
+  'content-type',
+  'content-length',
+  'content-language',
+  'cache-control',
+  'etag',
+  'last-modified',
+  'expires',
+  'date',
+  'retry-after',
+  'location',
+  'link',
+  'x-request-id',
+  'request-id',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'ratelimit',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'ratelimit-policy',
+  'x-total-count',
+];
+
+export interface ResponseValidation {
+  valid: boolean;
+  errors: { path: string; message: string }[];
+}
+
+export interface ConnectorInvocation {
+  connectorId: string;
+  method: string;
+  path: string;
+  status: number;
+  headers: Record<string, string>;
+  /** The body parsed as JSON when it parses, else its text; null when empty. */
+  body: unknown;
+  bytes: number;
+  durationMs: number;
+  redirects: number;
+  /** Null when the endpoint has no `response_schema`. */
+  responseValidation: ResponseValidation | null;
+}
+
+export interface ConnectorTestResult {
+  connectorId: string;
+  method: 'HEAD';
+  url: string;
+  status: number;
+  durationMs: number;
+}
+
+/** What every call records: audit row, CONNECTOR_INVOKED event and metrics (never bodies or headers). */
+interface CallRecord {
+  kind: 'invoke' | 'test';
+  connector: Connector;
+  method: string;
+  path: string;
+  outcome: 'success' | 'upstream_error' | EgressFailureReason;
+  status: number | null;
+  durationMs: number;
+  requestBytes: number;
+  responseBytes: number;
+}
+
+const ERROR_CODE_OF: Record<EgressFailureReason, ErrorCode> = {
+  address_refused: 'EGRESS_REFUSED',
+  scheme_refused: 'EGRESS_REFUSED',
+  redirect_refused: 'EGRESS_REFUSED',
+  dns_failed: 'UPSTREAM_FAILED',
+  tls_failed: 'UPSTREAM_FAILED',
+  connection_failed: 'UPSTREAM_FAILED',
+  response_too_large: 'UPSTREAM_FAILED',
+  connect_timeout: 'UPSTREAM_TIMEOUT',
+  headers_timeout: 'UPSTREAM_TIMEOUT',
+  body_timeout: 'UPSTREAM_TIMEOUT',
+};
+
+function egressFailure(error: EgressError) {
+  return serviceError(ERROR_CODE_OF[error.reason], `Connector call failed: ${error.message}`, {
+    extensions: { reason: error.reason },
+  });
+}
+
+/**
+ * The checks a connector must pass right before anything is sent. A disabled connector is never called.
+ */
+export function assertReadyToSend(connector: Connector): void {
+  if (connector.status !== 'active') {
+    throw conflict(`Connector ${connector.id} is ${connector.status}; only active connectors are called`);
+  }
+}
+
+// Set by the client for every request, or by the egress client itself; a caller cannot choose them.
+const RESERVED_REQUEST_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'accept-encoding',
+  'proxy-authorization',
+  'proxy-connection',
+  'authorization',
+  'cookie',
+]);
+
+/** Why a caller-supplied request header is refused, or null. */
+export function checkCallerHeader(name: string): string | null {
+  if (RESERVED_REQUEST_HEADERS.has(name.toLowerCase())) {
+    return `the ${name.toLowerCase()} header is set by the service, not by the caller`;
+  }
+  return null;
+}
+
+/**
+ * The headers sent to the connector's server, assembled in one place: the caller's allowed headers, then
+ * what the service sets (accept, content type, user agent), which the caller cannot override.
+ */
+export function outboundHeaders(
+  callerHeaders: Record<string, string> | null | undefined,
+  request: { hasBody: boolean },
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(callerHeaders ?? {})) headers[name.toLowerCase()] = value;
+  headers['user-agent'] = 'boardroom-connector/1';
+  headers.accept ??= 'application/json';
+  if (request.hasBody) headers['content-type'] = 'application/json';
+  return headers;
+}
+
+function safeHeaders(headers: EgressResponse['headers']): Record<string, string> {
+  const passed: Record<string, string> = {};
+  for (const name of PASSED_RESPONSE_HEADERS) {
+    const value = headers[name];
+    if (value !== undefined) passed[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return passed;
+}
+
+function parseBody(bytes: Buffer): { value: unknown; json: boolean } {
+  if (bytes.length === 0) return { value: null, json: false };
+  const text = bytes.toString('utf8');
+  try {
+    return { value: JSON.parse(text), json: true };
+  } catch {
+    return { value: text, json: false };
+  }
+}
+
+function validateResponse(
+  schema: Record<string, unknown> | undefined,
+  body: { value: unknown; json: boolean },
+): ResponseValidation | null {
+  if (!schema) return null;
+  const validate = compileSchema(schema);
+  if (typeof validate === 'string') {
+    return {
+      valid: false,
+      errors: [{ path: '', message: `response_schema is not a valid JSON Schema: ${validate}` }],
+    };
+  }
+  if (!body.json) return { valid: false, errors: [{ path: '', message: 'the response body is not JSON' }] };
+  const checked = checkAgainst(validate, body.value);
+  if (checked.valid) return { valid: true, errors: [] };
+  return {
+    valid: false,
+    errors: checked.problems.map((problem) => ({
+      path: `/${[...problem.path, ...(problem.property !== undefined && problem.keyword === 'required' ? [problem.property] : [])].join('/')}`,
+      message: problem.message,
+    })),
+  };
+}
+
+async function record(context: AuthedContext, call: CallRecord): Promise<void> {
+  const { metrics } = context.services;
+  metrics.connectorCalls.inc({ kind: call.kind, outcome: call.outcome });
+  metrics.connectorCallDuration.observe({ kind: call.kind, outcome: call.outcome }, call.durationMs / 1000);
+  const details = {
+    method: call.method,
+    path: call.path,
+    status: call.status,
+    duration_ms: call.durationMs,
+    request_bytes: call.requestBytes,
+    response_bytes: call.responseBytes,
+    connector_version: call.connector.version,
+  };
+  await context.prisma.$transaction(async (tx) => {
+    await recordAudit(tx, context, {
+      action: call.kind === 'invoke' ? 'connector.invoke' : 'connector.test',
+      targetType: 'connector',
+      targetId: call.connector.id,
+      outcome: call.outcome,
+      details,
+    });
+    await enqueueEvent(tx, {
+      type: 'CONNECTOR_INVOKED',
+      tenantId: call.connector.tenantId,
+      payload: {
+        connector_id: call.connector.id,
+        kind: call.kind,
+        method: call.method,
+        path: call.path,
+        outcome: call.outcome,
+        status: call.status,
+        duration_ms: call.durationMs,
+        response_bytes: call.responseBytes,
+        actor: context.viewer.sub,
+        invoked_at: new Date().toISOString(),
+      },
+    });
+  });
+  void context.services.relay.kick();
+}
+
+/** Sends through the egress client and records the call, whatever its outcome. */
+async function sendAndRecord(
+  context: AuthedContext,
+  call: Pick<CallRecord, 'kind' | 'connector' | 'method' | 'path'>,
+  request: { url: string; method: string; headers: Record<string, string>; body?: string },
+): Promise<{ response: EgressResponse; durationMs: number }> {
+  const started = performance.now();
+  const requestBytes = request.body === undefined ? 0 : Buffer.byteLength(request.body);
+  try {
+    const response = await context.services.egress.send(request);
+    const durationMs = Math.round(performance.now() - started);
+    await record(context, {
+      ...call,
+      outcome: response.status < 400 ? 'success' : 'upstream_error',
+      status: response.status,
+      durationMs,
+      requestBytes,
+      responseBytes: response.body.length,
+    });
+    return { response, durationMs };
+  } catch (error) {
+    if (!(error instanceof EgressError)) throw error;
+    await record(context, {
+      ...call,
+      outcome: error.reason,
+      status: null,
+      durationMs: Math.round(performance.now() - started),
+      requestBytes,
+      responseBytes: 0,
+    });
+    throw egressFailure(error);
+  }
+}
+
+export interface InvokeCommand {
+  id: string;
+  endpoint: EndpointRef;
+  input?: InvocationInput | null | undefined;
+}
+
+/**
+ * Calls one endpoint of a connector of the caller's tenant: the request is built from the stored template
+ * and the caller's validated input, checked, sent through the egress client, recorded, and its response
+ * returned (a status of 400 or more from the server is a result, not an error).
+ */
+export async function invokeConnector(
+  context: AuthedContext,
+  command: InvokeCommand,
+): Promise<ConnectorInvocation> {
+  const connector = await findConnector(context, command.id);
+  const template = connector.template as unknown as StoredConnectorTemplate;
+  const endpoint = findEndpoint(template, command.endpoint);
+  const input = command.input ?? {};
+  const built: BuiltRequest = buildRequest(template, endpoint, input);
+  assertReadyToSend(connector);
+  const headers = outboundHeaders(input.headers, { hasBody: built.body !== undefined });
+  const { response, durationMs } = await sendAndRecord(
+    context,
+    { kind: 'invoke', connector, method: endpoint.method, path: endpoint.path },
+    {
+      url: built.url,
+      method: built.method,
+      headers,
+      ...(built.body !== undefined ? { body: built.body } : {}),
+    },
+  );
+  const body = parseBody(response.body);
+  return {
+    connectorId: connector.id,
+    method: endpoint.method,
+    path: endpoint.path,
+    status: response.status,
+    headers: safeHeaders(response.headers),
+    body: body.value,
+    bytes: response.body.length,
+    durationMs,
+    redirects: response.redirects,
+    responseValidation: validateResponse(endpoint.response_schema, body),
+  };
+}
+
+/**
+ * The cheap probe: a HEAD request to the connector's base_url, with the headers an invocation would carry.
+ * Any HTTP answer means the server is reachable through the egress guard and its status is reported.
+ */
+export async function testConnector(context: AuthedContext, id: string): Promise<ConnectorTestResult> {
+  const connector = await findConnector(context, id);
+  const template = connector.template as unknown as StoredConnectorTemplate;
+  assertReadyToSend(connector);
+  const url = new URL(template.base_url).href;
+  const headers = outboundHeaders({}, { hasBody: false });
+  const { response, durationMs } = await sendAndRecord(
+    context,
+    { kind: 'test', connector, method: 'HEAD', path: new URL(url).pathname },
+    { url, method: 'HEAD', headers },
+  );
+  return { connectorId: connector.id, method: 'HEAD', url, status: response.status, durationMs };
+}
