@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
@@ -69,6 +70,8 @@ const ConnectorInvoked = graphql(`
 
 let server: TestHttpsServer;
 let t: TestApp;
+/** The service with CONNECTOR_SECRETS_KEY as well, for connectors that need a credential. */
+let sealed: TestApp;
 /** The same service without CONNECTOR_EGRESS_ALLOW. */
 let closed: TestApp;
 
@@ -83,9 +86,16 @@ beforeAll(async () => {
       ...Object.fromEntries(REBINDING_NAMES),
     }),
   };
-  [t, closed] = await Promise.all([
+  [t, closed, sealed] = await Promise.all([
     createTestApp({ env: { CONNECTOR_EGRESS_ALLOW: '127.0.0.1/32' }, egress }),
     createTestApp({ egress }),
+    createTestApp({
+      env: {
+        CONNECTOR_EGRESS_ALLOW: '127.0.0.1/32',
+        CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
+      },
+      egress,
+    }),
   ]);
 
   server.route('/v1', (_request, _body, response) => void response.writeHead(204).end());
@@ -122,7 +132,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await Promise.all([t?.close(), closed?.close()]);
+  await Promise.all([t?.close(), closed?.close(), sealed?.close()]);
   await server?.close();
 });
 
@@ -707,5 +717,84 @@ describe('what every call leaves behind', () => {
         await subscription.close();
       }
     });
+  });
+});
+
+describe('a call of a connector with a credential and rate limits', () => {
+  async function sealedTenant(overrides: Record<string, unknown>) {
+    const chairman = await sealed.caller(['chairman']);
+    const operator = await sealed.caller(['operator'], { tenantId: chairman.tenantId });
+    const created = await sealed.rest('POST', '/api/v1/forge/connectors', {
+      caller: chairman,
+      body: { template: { ...template(`Sealed ${randomBytes(4).toString('hex')}`), ...overrides } },
+    });
+    expect(created.status).toBe(201);
+    return { chairman, operator, connectorId: created.body.id as string };
+  }
+  const setCredential = (caller: Caller, id: string, body: unknown) =>
+    sealed.rest('PUT', `/api/v1/forge/connectors/${id}/credential`, { caller, body });
+
+  it('sends the stored bearer token, and answers nothing of it', async () => {
+    const { chairman, operator, connectorId } = await sealedTenant({ auth_type: 'bearer' });
+    expect((await setCredential(chairman, connectorId, { bearer: { token: 'tok_live_123' } })).status).toBe(
+      200,
+    );
+    const before = server.received.length;
+
+    const response = await invoke(sealed, operator, connectorId, getCustomers);
+    const probe = await sealed.rest('POST', `/api/v1/forge/connectors/${connectorId}/test`, {
+      caller: operator,
+    });
+
+    expect(response.status).toBe(200);
+    expect(probe.status).toBe(200);
+    const sent = server.received.slice(before);
+    expect(sent.map((request) => request.headers.authorization)).toEqual([
+      'Bearer tok_live_123',
+      'Bearer tok_live_123',
+    ]);
+    expect(JSON.stringify([response.body, probe.body])).not.toContain('tok_live_123');
+  });
+
+  it('sends an api key as the query parameter it names, and answers the path without it', async () => {
+    const { chairman, operator, connectorId } = await sealedTenant({ auth_type: 'api_key' });
+    const stored = await setCredential(chairman, connectorId, {
+      api_key: { key: 'key_abc', query_param: 'api_key' },
+    });
+    expect(stored.status).toBe(200);
+    const before = server.received.length;
+
+    const response = await invoke(sealed, operator, connectorId, getCustomers);
+
+    expect(response.status).toBe(200);
+    expect(response.body.path).toBe('/customers');
+    expect(server.received.slice(before).map((request) => request.url)).toEqual([
+      '/v1/customers?limit=2&status=open&api_key=key_abc',
+    ]);
+  });
+
+  it('answers 409 without a stored credential, and sends nothing and records no call', async () => {
+    const { operator, connectorId } = await sealedTenant({ auth_type: 'bearer' });
+    const before = server.received.length;
+
+    const response = await invoke(sealed, operator, connectorId, getCustomers);
+
+    expect(response.status).toBe(409);
+    expect(response.body.detail).toEqual(expect.stringContaining('credential'));
+    expect(server.received.length).toBe(before);
+    expect(await auditRows(sealed, operator.tenantId)).toEqual([]);
+  });
+
+  it('holds the template’s per-minute limit: 429 with Retry-After, and the server sees only the allowed calls', async () => {
+    const { operator, connectorId } = await sealedTenant({ rate_limits: { per_minute: 2 } });
+    const before = server.received.length;
+
+    const statuses = [];
+    for (let call = 0; call < 3; call++)
+      statuses.push(await invoke(sealed, operator, connectorId, getCustomers));
+
+    expect(statuses.map((response) => response.status)).toEqual([200, 200, 429]);
+    expect(Number(statuses[2]?.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(server.received.length - before).toBe(2);
   });
 });

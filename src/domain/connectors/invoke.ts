@@ -11,7 +11,10 @@ import {
   findEndpoint,
   type InvocationInput,
 } from './invoke-request.js';
+import { credentialRequestParts } from './credential-store.js';
+import type { CredentialRequestParts, OAuth2TokenRequest } from './credentials.js';
 import { checkAgainst, compileSchema } from './json-schema.js';
+import { consumeConnectorCall } from './rate-limits.js';
 import { findConnector } from './store.js';
 import type { StoredConnectorTemplate } from './template.js';
 
@@ -112,6 +115,37 @@ export function assertReadyToSend(connector: Connector): void {
   }
 }
 
+/** The OAuth 2.0 token request of a credential, sent through the same egress guard as the call itself. */
+async function fetchAccessToken(context: AuthedContext, request: OAuth2TokenRequest) {
+  const response = await context.services.egress.send(request).catch((error: unknown) => {
+    throw error instanceof EgressError ? egressFailure(error) : error;
+  });
+  return { status: response.status, body: parseBody(response.body).value };
+}
+
+/**
+ * Everything that must hold before a call goes out, in this order: the connector is active; its stored
+ * credential, when the auth type needs one, opens (409 / 503 otherwise, and no call of the template's
+ * rate_limits is spent on a misconfigured connector); a call is left in every window of those limits (429
+ * with Retry-After otherwise). Answers what the credential adds to the request.
+ */
+async function prepareToSend(context: AuthedContext, connector: Connector): Promise<CredentialRequestParts> {
+  assertReadyToSend(connector);
+  const parts = await credentialRequestParts(context.services, connector, {
+    fetchToken: (request) => fetchAccessToken(context, request),
+  });
+  await consumeConnectorCall(context.services, connector);
+  return parts;
+}
+
+/** The URL with the credential's query parameters (an api key sent as `?api_key=`). */
+function withQuery(url: string, query: Record<string, string>): string {
+  if (Object.keys(query).length === 0) return url;
+  const target = new URL(url);
+  for (const [name, value] of Object.entries(query)) target.searchParams.set(name, value);
+  return target.href;
+}
+
 // Set by the client for every request, or by the egress client itself; a caller cannot choose them.
 const RESERVED_REQUEST_HEADERS: ReadonlySet<string> = new Set([
   'host',
@@ -140,15 +174,17 @@ export function checkCallerHeader(name: string): string | null {
 }
 
 /**
- * The headers sent to the connector's server, assembled in one place: the caller's allowed headers, then
- * what the service sets (accept, content type, user agent), which the caller cannot override.
+ * The headers sent to the connector's server, assembled in one place: the caller's allowed headers, the
+ * credential's, then what the service sets (accept, content type, user agent), which the caller cannot
+ * override.
  */
 export function outboundHeaders(
   callerHeaders: Record<string, string> | null | undefined,
-  request: { hasBody: boolean },
+  request: { hasBody: boolean; credential?: Record<string, string> },
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(callerHeaders ?? {})) headers[name.toLowerCase()] = value;
+  for (const [name, value] of Object.entries(request.credential ?? {})) headers[name.toLowerCase()] = value;
   headers['user-agent'] = 'boardroom-connector/1';
   headers.accept ??= 'application/json';
   if (request.hasBody) headers['content-type'] = 'application/json';
@@ -236,7 +272,6 @@ async function record(context: AuthedContext, call: CallRecord): Promise<void> {
       },
     });
   });
-  void context.services.relay.kick();
 }
 
 /** Sends through the egress client and records the call, whatever its outcome. */
@@ -293,13 +328,16 @@ export async function invokeConnector(
   const endpoint = findEndpoint(template, command.endpoint);
   const input = command.input ?? {};
   const built: BuiltRequest = buildRequest(template, endpoint, input);
-  assertReadyToSend(connector);
-  const headers = outboundHeaders(input.headers, { hasBody: built.body !== undefined });
+  const credential = await prepareToSend(context, connector);
+  const headers = outboundHeaders(input.headers, {
+    hasBody: built.body !== undefined,
+    credential: credential.headers,
+  });
   const { response, durationMs } = await sendAndRecord(
     context,
     { kind: 'invoke', connector, method: endpoint.method, path: endpoint.path },
     {
-      url: built.url,
+      url: withQuery(built.url, credential.query),
       method: built.method,
       headers,
       ...(built.body !== undefined ? { body: built.body } : {}),
@@ -327,13 +365,13 @@ export async function invokeConnector(
 export async function testConnector(context: AuthedContext, id: string): Promise<ConnectorTestResult> {
   const connector = await findConnector(context, id);
   const template = connector.template as unknown as StoredConnectorTemplate;
-  assertReadyToSend(connector);
+  const credential = await prepareToSend(context, connector);
   const url = new URL(template.base_url).href;
-  const headers = outboundHeaders({}, { hasBody: false });
+  const headers = outboundHeaders({}, { hasBody: false, credential: credential.headers });
   const { response, durationMs } = await sendAndRecord(
     context,
     { kind: 'test', connector, method: 'HEAD', path: new URL(url).pathname },
-    { url, method: 'HEAD', headers },
+    { url: withQuery(url, credential.query), method: 'HEAD', headers },
   );
   return { connectorId: connector.id, method: 'HEAD', url, status: response.status, durationMs };
 }
