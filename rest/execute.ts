@@ -272,7 +272,13 @@ export async function executeRoute(
         toRestDetail(compiled, error.extensions.detail as ValidationDetail[], body.value),
       );
     }
-    throw new RestError(status, status === 500 ? 'Internal Server Error' : error.message);
+    // Retry-After (429, 503) travels in the inner response's headers.
+    const retryAfter = response.headers.get('retry-after');
+    throw new RestError(
+      status,
+      status === 500 ? 'Internal Server Error' : error.message,
+      retryAfter ? { 'Retry-After': retryAfter } : {},
+    );
   }
   const data = result.data as never;
   return Response.json(route.respond(data, { requestId }), {

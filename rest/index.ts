@@ -1,5 +1,6 @@
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { authenticate, type Context, type ServerContext } from '../src/context.js';
+import { isDatabaseUnavailable } from '../src/db/unavailable.js';
 import { requestIdOf } from '../src/plugins/use-request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
@@ -72,7 +73,7 @@ export function useRest(
         }
         const viewer = await authenticate(services, request.headers.get('authorization')).catch(
           (error: Error) => {
-            throw new RestError(401, error.message);
+            throw isDatabaseUnavailable(error) ? error : new RestError(401, error.message);
           },
         );
         if (!viewer) throw new RestError(401, 'Not authenticated');
@@ -86,6 +87,17 @@ export function useRest(
       } catch (error) {
         if (error instanceof RestError) {
           endResponse(errorResponse(error));
+          return;
+        }
+        if (isDatabaseUnavailable(error)) {
+          const retryAfter = services.config.retryAfterSeconds;
+          endResponse(
+            errorResponse(
+              new RestError(503, `Service temporarily unavailable; retry in ${retryAfter} s`, {
+                'Retry-After': String(retryAfter),
+              }),
+            ),
+          );
           return;
         }
         services.logger.error(

@@ -130,6 +130,17 @@ const sharedResponses = {
     },
     content: problemContent,
   },
+  ServiceUnavailable: {
+    description:
+      'The database is unreachable, overloaded or out of disk, or the instance already works on its maximum; nothing was written.',
+    headers: {
+      'Retry-After': {
+        description: 'Seconds to wait before retrying.',
+        schema: { type: 'integer' },
+      },
+    },
+    content: problemContent,
+  },
 };
 
 const requestIdHeader = {
@@ -226,6 +237,7 @@ function operationOf(compiled: CompiledRoute) {
     ...(requestBody ? { 413: ref('PayloadTooLarge') } : {}),
     422: ref('ValidationError'),
     429: ref('TooManyRequests'),
+    503: ref('ServiceUnavailable'),
   };
   const who = roles.length > 0 ? `Roles: ${roles.join(' or ')}.` : 'Any authenticated role.';
   return {

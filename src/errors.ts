@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'PRECONDITION_FAILED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
-  | 'RESUME_POINT_EXPIRED';
+  | 'RESUME_POINT_EXPIRED'
+  | 'SERVICE_UNAVAILABLE';
 
 /** HTTP status of each error code; rest/ answers with these. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -29,6 +30,7 @@ export const statusOf: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   RESUME_POINT_EXPIRED: 410,
+  SERVICE_UNAVAILABLE: 503,
 };
 
 export function serviceError(
@@ -57,4 +59,13 @@ export const preconditionFailed = (message: string) => serviceError('PRECONDITIO
 export const invalidInput = (detail: ValidationDetail[]) =>
   serviceError('BAD_USER_INPUT', detail.map((item) => `${item.loc.join('.')}: ${item.msg}`).join('; '), {
     extensions: { detail },
+  });
+
+/**
+ * 503 with Retry-After: the database is unreachable, overloaded or out of disk. Nothing of the request was
+ * written (each write is one transaction, and this is raised before it commits).
+ */
+export const serviceUnavailable = (retryAfterSeconds: number, message = 'Service temporarily unavailable') =>
+  serviceError('SERVICE_UNAVAILABLE', `${message}; retry in ${retryAfterSeconds} s`, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
   });
