@@ -1,6 +1,5 @@
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { authenticate, type Context, type ServerContext } from '../src/context.js';
-import { isDatabaseUnavailable } from '../src/db/unavailable.js';
 import { requestIdOf } from '../src/plugins/use-request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
@@ -73,7 +72,7 @@ export function useRest(
         }
         const viewer = await authenticate(services, request.headers.get('authorization')).catch(
           (error: Error) => {
-            throw isDatabaseUnavailable(error) ? error : new RestError(401, error.message);
+            throw services.unavailableCause(error) ? error : new RestError(401, error.message);
           },
         );
         if (!viewer) throw new RestError(401, 'Not authenticated');
@@ -89,7 +88,7 @@ export function useRest(
           endResponse(errorResponse(error));
           return;
         }
-        if (isDatabaseUnavailable(error)) {
+        if (services.unavailableCause(error)) {
           const retryAfter = services.config.retryAfterSeconds;
           endResponse(
             errorResponse(

@@ -11,7 +11,9 @@ import type { Config } from './config.js';
 import { type Context, createContextFactory, type ServerContext } from './context.js';
 import { corsPolicy } from './cors.js';
 import { type Database, openDatabase } from './db/client.js';
-import { isDatabaseUnavailable } from './db/unavailable.js';
+import { checkDataDir } from './db/data-dir.js';
+import { createStorageGuard } from './db/storage-guard.js';
+import { databaseUnavailableCause } from './db/unavailable.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
 import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
@@ -89,6 +91,8 @@ function allowsLargeBody(method: string, pathname: string): boolean {
 /** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  await checkDataDir(config.dataDir);
+  const storage = createStorageGuard(config.dataDir);
   const db =
     options.db ??
     (await openDatabase({
@@ -120,6 +124,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     responseCache,
     rateLimiter,
     metrics,
+    storage,
+    unavailableCause(error) {
+      const cause = databaseUnavailableCause(error);
+      if (cause === 'disk full') storage.noteDiskFull();
+      return cause;
+    },
     tracing: options.tracing,
   };
   const routeTemplates = routes.map((route) => route.path);
@@ -138,7 +148,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     // stays masked.
     maskedErrors: {
       maskError(error, message, isDev) {
-        if (!isDatabaseUnavailable(error)) return maskError(error, message, isDev);
+        if (!services.unavailableCause(error)) return maskError(error, message, isDev);
         const unavailable = serviceUnavailable(config.retryAfterSeconds);
         return createGraphQLError(unavailable.message, {
           extensions: unavailable.extensions,
@@ -167,7 +177,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         largeBodyFields: ['sendChatMessage'],
       }),
       useInputDepthLimit(),
-      useHealth({ ready: () => db.ready(config.readyzTimeoutMs), bus: () => bus.status() }),
+      useHealth({
+        ready: async () => (await db.ready(config.readyzTimeoutMs)) && (await storage.ready()),
+        bus: () => bus.status(),
+      }),
       usePages({ graphiql: !config.production }),
       useDashboard({ buildOnDemand: !config.production }),
       useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PrismaPg as PrismaPgAdapter } from '@prisma/adapter-pg';
@@ -7,6 +7,7 @@ import type pg from 'pg';
 import type { PrismaPGlite as PrismaPGliteAdapter } from 'pglite-prisma-adapter';
 import type { DatabaseLimits } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { dataDirErrorOf } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { applyMigrations, type MigrateOptions, type MigrationSession, pendingMigrations } from './migrate.js';
 import { DatabaseOverloadedError } from './unavailable.js';
@@ -97,10 +98,18 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       async () => pgliteMigrationSession(pglite, PrismaPGlite),
     );
   }
-  await mkdir(path.join(options.dataDir, 'pglite'), { recursive: true });
-  const unlock = await lockDataDir(options.dataDir);
+  const pgliteDir = path.join(options.dataDir, 'pglite');
+  await mkdir(pgliteDir, { recursive: true }).catch((error: unknown) => {
+    throw dataDirErrorOf(options.dataDir, error) ?? error;
+  });
+  const unlock = await lockDataDir(options.dataDir).catch((error: unknown) => {
+    throw dataDirErrorOf(options.dataDir, error) ?? error;
+  });
+  // A first start that fails half-way (a full disk) must not leave a half-initialised cluster behind that
+  // every later start would trip over: an empty directory is removed again when PGlite cannot start in it.
+  const fresh = (await readdir(pgliteDir)).length === 0;
   try {
-    const pglite = await PGlite.create(path.join(options.dataDir, 'pglite'), pgliteOptions);
+    const pglite = await PGlite.create(pgliteDir, pgliteOptions);
     return wrap(
       'pglite',
       new PrismaPGlite(pglite),
@@ -111,8 +120,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       async () => pgliteMigrationSession(pglite, PrismaPGlite),
     );
   } catch (error) {
+    if (fresh) await rm(pgliteDir, { recursive: true, force: true }).catch(() => {});
     await unlock();
-    throw error;
+    throw dataDirErrorOf(options.dataDir, error) ?? error;
   }
 }
 

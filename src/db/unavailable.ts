@@ -32,6 +32,8 @@ const socketCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE',
 const messages =
   /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection is not open|No space left on device|could not (extend|write to) file/i;
 
+const stateCause = (state: string) => (state === '53100' ? 'disk full' : state);
+
 /** What makes a failure one of the database being unavailable, or undefined when it is not one. */
 export function databaseUnavailableCause(error: unknown, depth = 0): string | undefined {
   if (!error || typeof error !== 'object' || depth > 8) return undefined;
@@ -47,17 +49,21 @@ export function databaseUnavailableCause(error: unknown, depth = 0): string | un
   // Prisma rethrows a driver error it does not know as its own error, keeping the driver error's code.
   if (error instanceof DatabaseOverloadedError || code === 'DATABASE_OVERLOADED') return 'overloaded';
   if (code && prismaCodes.has(code)) return code;
-  if (code && sqlStates.test(code)) return code === '53100' ? 'disk full' : code;
+  if (code && sqlStates.test(code)) return stateCause(code);
   if (code && socketCodes.has(code)) return code === 'ENOSPC' ? 'disk full' : code;
+  // PGlite's file system layer (Emscripten) throws ErrnoError; 51 is ENOSPC there.
+  if ((error as { name?: unknown }).name === 'ErrnoError' && (error as { errno?: unknown }).errno === 51) {
+    return 'disk full';
+  }
   if (typeof candidate.kind === 'string') {
     if (adapterKinds.has(candidate.kind)) return candidate.kind;
     if (candidate.kind === 'postgres') {
       const state = (candidate as { code?: unknown }).code;
-      if (typeof state === 'string' && sqlStates.test(state)) return state;
+      if (typeof state === 'string' && sqlStates.test(state)) return stateCause(state);
     }
   }
   const meta = candidate.meta;
-  if (meta && typeof meta.code === 'string' && sqlStates.test(meta.code)) return meta.code;
+  if (meta && typeof meta.code === 'string' && sqlStates.test(meta.code)) return stateCause(meta.code);
   if (typeof candidate.message === 'string' && messages.test(candidate.message)) {
     return /space|extend|write to/i.test(candidate.message) ? 'disk full' : 'connection lost';
   }
