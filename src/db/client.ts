@@ -5,7 +5,7 @@ import type { PrismaPg as PrismaPgAdapter } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type pg from 'pg';
 import type { PrismaPGlite as PrismaPGliteAdapter } from 'pglite-prisma-adapter';
-import type { DatabaseLimits } from '../config.js';
+import { type DatabaseLimits, loadConfig } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { dataDirErrorOf } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -44,13 +44,8 @@ export interface DatabaseOptions {
   limits?: DatabaseLimits | undefined;
 }
 
-/** The defaults of the DATABASE_* variables (see src/config.ts). */
-export const DEFAULT_DATABASE_LIMITS: DatabaseLimits = {
-  poolSize: 10,
-  queueSize: 100,
-  connectTimeoutMs: 2000,
-  statementTimeoutMs: 5000,
-};
+/** The defaults of the DATABASE_* variables, from src/config.ts. */
+const DEFAULT_DATABASE_LIMITS: DatabaseLimits = loadConfig({}).database;
 
 // Each driver is imported only when chosen: a gateway on PostgreSQL never evaluates PGlite, and one on
 // PGlite never evaluates pg and its adapter (start-up time and idle memory, see docs/decisions.md).
