@@ -15,7 +15,8 @@ export function useErrorLog(): Plugin<Context> {
       const unavailable = databaseUnavailableCause(cause);
       if (unavailable) {
         context.log.warn(
-          { cause: unavailable, path: error.path, err: cause },
+          // The last line of a Prisma message is the driver's own; its stack would only repeat per request.
+          { cause: unavailable, path: error.path, error: cause.message.trim().split('\n').at(-1) },
           'database unavailable: answered 503',
         );
         continue;
