@@ -282,11 +282,13 @@ export async function executeRoute(
         toRestDetail(compiled, error.extensions.detail as ValidationDetail[], body.value),
       );
     }
-    const retryAfter = error.extensions?.retryAfter;
+    // Retry-After (429, 503) travels in the inner response's headers, and a resolver's RATE_LIMITED in
+    // its extensions as well.
+    const retryAfter = response.headers.get('retry-after') ?? error.extensions?.retryAfter;
     throw new RestError(
       status,
       status === 500 ? 'Internal Server Error' : error.message,
-      code === 'RATE_LIMITED' && typeof retryAfter === 'number' ? { 'Retry-After': String(retryAfter) } : {},
+      retryAfter !== undefined && retryAfter !== null ? { 'Retry-After': String(retryAfter) } : {},
     );
   }
   const data = result.data as never;

@@ -89,6 +89,17 @@ export function useRest(
           endResponse(errorResponse(error));
           return;
         }
+        if (services.unavailableCause(error)) {
+          const retryAfter = services.config.retryAfterSeconds;
+          endResponse(
+            errorResponse(
+              new RestError(503, `Service temporarily unavailable; retry in ${retryAfter} s`, {
+                'Retry-After': String(retryAfter),
+              }),
+            ),
+          );
+          return;
+        }
         services.logger.error(
           { err: error, requestId: requestIdOf(request) },
           'unexpected error in REST route',

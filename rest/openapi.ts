@@ -130,6 +130,17 @@ const sharedResponses = {
     },
     content: problemContent,
   },
+  ServiceUnavailable: {
+    description:
+      'The database is unreachable, overloaded or out of disk, or the instance already works on its maximum; nothing was written.',
+    headers: {
+      'Retry-After': {
+        description: 'Seconds to wait before retrying.',
+        schema: { type: 'integer' },
+      },
+    },
+    content: problemContent,
+  },
 };
 
 const requestIdHeader = {
@@ -242,7 +253,13 @@ function operationOf(compiled: CompiledRoute) {
     422: ref('ValidationError'),
     429: ref('TooManyRequests'),
     ...(errors[502] ? { 502: stateError(errors[502]) } : {}),
-    ...(errors[503] ? { 503: stateError(errors[503]) } : {}),
+    // Every route answers 503 when the database is unavailable or overloaded; some also for a reason of
+    // their own, which the route names.
+    503: errors[503]
+      ? stateError(
+          `${errors[503]} Also when the database is unreachable, overloaded or out of disk (with Retry-After); nothing was written.`,
+        )
+      : ref('ServiceUnavailable'),
     ...(errors[504] ? { 504: stateError(errors[504]) } : {}),
   };
   const who = roles.length > 0 ? `Roles: ${roles.join(' or ')}.` : 'Any authenticated role.';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createGraphQLError, createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
 import { compileRoute } from '../rest/execute.js';
 import { useRest } from '../rest/index.js';
 import { routes } from '../rest/routes.js';
@@ -11,11 +11,15 @@ import type { Config } from './config.js';
 import { type Context, createContextFactory, type ServerContext } from './context.js';
 import { corsPolicy } from './cors.js';
 import { type Database, openDatabase } from './db/client.js';
+import { checkDataDir } from './db/data-dir.js';
+import { createStorageGuard } from './db/storage-guard.js';
+import { databaseUnavailableCause } from './db/unavailable.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
 import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
+import { serviceUnavailable } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
@@ -30,6 +34,7 @@ import { useDashboard } from './plugins/use-dashboard.js';
 import { useErrorLog } from './plugins/use-error-log.js';
 import { useHealth } from './plugins/use-health.js';
 import { useInputDepthLimit } from './plugins/use-input-depth-limit.js';
+import { useLoadShedding } from './plugins/use-load-shedding.js';
 import { useMetrics } from './plugins/use-metrics.js';
 import { useNoIntrospection } from './plugins/use-no-introspection.js';
 import { usePages } from './plugins/use-pages.js';
@@ -93,7 +98,15 @@ function allowsLargeBody(method: string, pathname: string): boolean {
 /** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  await checkDataDir(config.dataDir);
+  const storage = createStorageGuard(config.dataDir);
+  const db =
+    options.db ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      limits: config.database,
+    }));
   const jwtSecret =
     config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
   const bus = await createEventBus({ redisUrl: config.redisUrl, logger });
@@ -126,6 +139,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     rateLimiter,
     metrics,
     egress: createEgressClient({ ...options.egress, allowlist: config.connectorEgressAllow }),
+    storage,
+    unavailableCause(error) {
+      const cause = databaseUnavailableCause(error);
+      if (cause === 'disk full') storage.noteDiskFull();
+      return cause;
+    },
     tracing: options.tracing,
   };
   const routeTemplates = routes.map((route) => route.path);
@@ -139,7 +158,19 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     renderGraphiQL,
     logging: false,
     cors: corsPolicy(config.corsOrigins),
-    maskedErrors: true,
+    // The one place every unexpected error (resolver, context, subscription) passes: a database that is
+    // unreachable, overloaded or out of disk answers 503 SERVICE_UNAVAILABLE with Retry-After; anything else
+    // stays masked.
+    maskedErrors: {
+      maskError(error, message, isDev) {
+        if (!services.unavailableCause(error)) return maskError(error, message, isDev);
+        const unavailable = serviceUnavailable(config.retryAfterSeconds);
+        return createGraphQLError(unavailable.message, {
+          extensions: unavailable.extensions,
+          path: (error as { path?: readonly (string | number)[] }).path,
+        });
+      },
+    },
     // yoga's own limit (25 MB by default) must admit what useBodyLimit admits to an authenticated chat.
     maxRequestBodySize: MAX_REQUEST_BYTES,
     plugins: [
@@ -147,6 +178,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       useMetrics({ metrics, access: metricsAccess(config), routeTemplates }),
       useRequestId(),
       useRequestLog({ logger }),
+      useLoadShedding({
+        maxInFlight: config.database.poolSize + config.database.queueSize,
+        retryAfterSeconds: config.retryAfterSeconds,
+        refusals: metrics.overloadRefusals,
+      }),
       useAuthentication({ tokens: services.tokens }),
       useRateLimit({ limiter: rateLimiter, refusals: metrics.rateLimitRefusals }),
       useBodyLimit({
@@ -156,7 +192,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         largeBodyFields: ['sendChatMessage'],
       }),
       useInputDepthLimit(),
-      useHealth({ ready: () => db.ready(), bus: () => bus.status() }),
+      useHealth({
+        ready: async () => (await db.ready(config.readyzTimeoutMs)) && (await storage.ready()),
+        bus: () => bus.status(),
+      }),
       usePages({ graphiql: !config.production }),
       useDashboard({ buildOnDemand: !config.production }),
       useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),

@@ -79,6 +79,12 @@ const environment = z.object({
     .default(64 * 1024),
   WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  DATABASE_QUEUE_SIZE: z.coerce.number().int().min(0).default(100),
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2000),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+  READYZ_TIMEOUT_MS: z.coerce.number().int().min(100).default(2000),
+  RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).default(2),
   METRICS_PORT: optionalString.pipe(
     z.coerce.number<string | undefined>().int().min(0).max(65_535).optional(),
   ),
@@ -135,6 +141,12 @@ export interface Config {
   };
   /** Time `close()` may take in all: in-flight requests, sockets, then background work. */
   shutdownTimeoutMs: number;
+  /** Limits that turn an overloaded or unreachable database into 503s (see docs/operations.md). */
+  database: DatabaseLimits;
+  /** Time `/readyz` waits for the database before it answers unready. */
+  readyzTimeoutMs: number;
+  /** `Retry-After` of a 503 (database unavailable, overloaded or out of disk). */
+  retryAfterSeconds: number;
   metrics: {
     /** A separate listener for `/metrics` on HOST; unset: no separate listener. */
     port: number | undefined;
@@ -154,6 +166,17 @@ export interface Config {
   connectorSecretsKeys: Keyring;
   logLevel: z.infer<typeof environment>['LOG_LEVEL'];
   production: boolean;
+}
+
+export interface DatabaseLimits {
+  /** PostgreSQL connections the instance opens at most. */
+  poolSize: number;
+  /** Requests that may wait for a connection when all are busy; one more is refused at once. */
+  queueSize: number;
+  /** Longest wait for a connection: in the queue, or while a new one is opened. */
+  connectTimeoutMs: number;
+  /** Longest a statement may run or wait for the server's answer. */
+  statementTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -198,6 +221,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       connectionInitTimeoutMs: values.WS_CONNECTION_INIT_TIMEOUT_MS,
     },
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
+    database: {
+      poolSize: values.DATABASE_POOL_SIZE,
+      queueSize: values.DATABASE_QUEUE_SIZE,
+      connectTimeoutMs: values.DATABASE_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: values.DATABASE_STATEMENT_TIMEOUT_MS,
+    },
+    readyzTimeoutMs: values.READYZ_TIMEOUT_MS,
+    retryAfterSeconds: values.RETRY_AFTER_SECONDS,
     metrics: { port: values.METRICS_PORT, token: values.METRICS_TOKEN },
     tracing: { endpoint: values.OTEL_EXPORTER_OTLP_ENDPOINT },
     eventRetentionHours: values.EVENT_RETENTION_HOURS,

@@ -19,7 +19,8 @@ export type ErrorCode =
   | 'NOT_CONFIGURED'
   | 'EGRESS_REFUSED'
   | 'UPSTREAM_FAILED'
-  | 'UPSTREAM_TIMEOUT';
+  | 'UPSTREAM_TIMEOUT'
+  | 'SERVICE_UNAVAILABLE';
 
 /** HTTP status of each error code; rest/ answers with these. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -40,6 +41,7 @@ export const statusOf: Record<ErrorCode, number> = {
   UPSTREAM_FAILED: 502,
   /** A connector's server did not connect, answer or finish its body in time. */
   UPSTREAM_TIMEOUT: 504,
+  SERVICE_UNAVAILABLE: 503,
 };
 
 export function serviceError(
@@ -79,4 +81,13 @@ export const rateLimited = (message: string, retryAfter: number) =>
 export const invalidInput = (detail: ValidationDetail[]) =>
   serviceError('BAD_USER_INPUT', detail.map((item) => `${item.loc.join('.')}: ${item.msg}`).join('; '), {
     extensions: { detail },
+  });
+
+/**
+ * 503 with Retry-After: the database is unreachable, overloaded or out of disk. Nothing of the request was
+ * written (each write is one transaction, and this is raised before it commits).
+ */
+export const serviceUnavailable = (retryAfterSeconds: number, message = 'Service temporarily unavailable') =>
+  serviceError('SERVICE_UNAVAILABLE', `${message}; retry in ${retryAfterSeconds} s`, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
   });

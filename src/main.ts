@@ -1,12 +1,16 @@
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { DataDirError, dataDirErrorOf } from './db/data-dir.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import { printDevelopmentWelcome } from './dev-welcome.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
+let dataDir: string | undefined;
 try {
   const config = loadConfig();
+  // Only PGlite keeps the database there; with DATABASE_URL a disk-full error is PostgreSQL's own disk.
+  if (!config.databaseUrl) dataDir = config.dataDir;
   const logger = createLogger(config.logLevel);
   const started = performance.now();
 
@@ -73,8 +77,14 @@ try {
     console.error(error.message);
     process.exit(2);
   }
-  if (error instanceof DataDirLockedError) {
+  if (error instanceof DataDirLockedError || error instanceof DataDirError) {
     console.error(error.message);
+    process.exit(1);
+  }
+  // PGlite failing on its files after they were opened (a migration on a disk that just filled up).
+  const dataDirError = dataDir ? dataDirErrorOf(dataDir, error) : undefined;
+  if (dataDirError) {
+    console.error(dataDirError.message);
     process.exit(1);
   }
   throw error;

@@ -2,6 +2,7 @@ import type { Cache } from '@graphql-yoga/plugin-response-cache';
 import type { TokenVerifier } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database, PrismaClient } from './db/client.js';
+import type { StorageGuard } from './db/storage-guard.js';
 import type { BlobStore } from './domain/agents/blob-store.js';
 import type { EgressClient } from './domain/connectors/egress/index.js';
 import type { EventBus } from './events/bus.js';
@@ -29,6 +30,13 @@ export interface Services {
   metrics: Metrics;
   /** The only way connector calls leave the instance (address checks at connect time, caps, timeouts). */
   egress: EgressClient;
+  /** Readiness of DATA_DIR's disk after a write failed for lack of space. */
+  storage: StorageGuard;
+  /**
+   * Why a failure means the database is unavailable (answered 503), or undefined; notes a full disk in
+   * `storage`. See src/db/unavailable.ts.
+   */
+  unavailableCause(error: unknown): string | undefined;
   /** Present only when tracing is configured. */
   tracing?: Tracing | undefined;
 }

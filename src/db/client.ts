@@ -1,13 +1,16 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PrismaPg as PrismaPgAdapter } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type pg from 'pg';
 import type { PrismaPGlite as PrismaPGliteAdapter } from 'pglite-prisma-adapter';
+import { type DatabaseLimits, loadConfig } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { dataDirErrorOf } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { applyMigrations, type MigrateOptions, type MigrationSession, pendingMigrations } from './migrate.js';
+import { DatabaseOverloadedError } from './unavailable.js';
 
 export type { PrismaClient };
 export type DatabaseKind = 'pglite' | 'postgresql';
@@ -27,8 +30,8 @@ export interface Database {
   pool?: () => PoolFigures;
   /** Applies pending migrations, each in its own transaction; returns the names applied. */
   migrate(options?: MigrateOptions): Promise<string[]>;
-  /** True when the database answers and no migration is pending. */
-  ready(): Promise<boolean>;
+  /** True when the database answers within `timeoutMs` and no migration is pending. */
+  ready(timeoutMs?: number): Promise<boolean>;
   /**
    * Calls `onWake` for every notification on `channel` (LISTEN), once when listening starts, and once more
    * whenever it starts again after the connection was lost, since notifications sent meanwhile are gone.
@@ -43,15 +46,21 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   /** Where PGlite keeps its files; `memory://` keeps nothing. */
   dataDir: string;
+  /** PostgreSQL: pool size, queue and timeouts. Default: DEFAULT_DATABASE_LIMITS. */
+  limits?: DatabaseLimits | undefined;
 }
+
+/** The defaults of the DATABASE_* variables, from src/config.ts. */
+const DEFAULT_DATABASE_LIMITS: DatabaseLimits = loadConfig({}).database;
 
 // Each driver is imported only when chosen: a gateway on PostgreSQL never evaluates PGlite, and one on
 // PGlite never evaluates pg and its adapter (start-up time and idle memory, see docs/decisions.md).
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
+    const limits = options.limits ?? DEFAULT_DATABASE_LIMITS;
     // The pool is ours (not the adapter's) so its figures can be read; Prisma and migrations share it.
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    const pool = createBoundedPool(pg.Pool, options.databaseUrl, limits);
     // pg-pool drops an idle connection the server terminates (restart, failover, a dropped database)
     // and re-emits its error on the pool, where an unheard 'error' event would end the process. Prisma's
     // adapter listens only while connected; this listener stays, including while the pool closes.
@@ -62,12 +71,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       () => pool.end(),
       () => pgMigrationSession(pool, { Pool: pg.Pool, PrismaPg }),
       listenOnOwnConnection(pg.Client, options.databaseUrl),
+      // Prisma's own wait to start a transaction outlasts the pool's, so the pool's refusal (or its
+      // connection) decides; a transaction may take a few statements' time.
+      { maxWait: limits.connectTimeoutMs + 1000, timeout: Math.max(5000, limits.statementTimeoutMs * 2) },
     );
     database.pool = () => ({
       total: pool.totalCount,
       idle: pool.idleCount,
       waiting: pool.waitingCount,
-      max: pool.options.max ?? 10,
+      max: limits.poolSize,
     });
     return database;
   }
@@ -89,10 +101,18 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       listenInProcess(pglite),
     );
   }
-  await mkdir(path.join(options.dataDir, 'pglite'), { recursive: true });
-  const unlock = await lockDataDir(options.dataDir);
+  const pgliteDir = path.join(options.dataDir, 'pglite');
+  await mkdir(pgliteDir, { recursive: true }).catch((error: unknown) => {
+    throw dataDirErrorOf(options.dataDir, error) ?? error;
+  });
+  const unlock = await lockDataDir(options.dataDir).catch((error: unknown) => {
+    throw dataDirErrorOf(options.dataDir, error) ?? error;
+  });
+  // A first start that fails half-way (a full disk) must not leave a half-initialised cluster behind that
+  // every later start would trip over: an empty directory is removed again when PGlite cannot start in it.
+  const fresh = (await readdir(pgliteDir)).length === 0;
   try {
-    const pglite = await PGlite.create(path.join(options.dataDir, 'pglite'), pgliteOptions);
+    const pglite = await PGlite.create(pgliteDir, pgliteOptions);
     return wrap(
       'pglite',
       new PrismaPGlite(pglite),
@@ -104,9 +124,41 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       listenInProcess(pglite),
     );
   } catch (error) {
+    if (fresh) await rm(pgliteDir, { recursive: true, force: true }).catch(() => {});
     await unlock();
-    throw error;
+    throw dataDirErrorOf(options.dataDir, error) ?? error;
   }
+}
+
+/**
+ * A pg pool of `poolSize` connections with a bounded queue in front: when every connection is busy and
+ * `queueSize` requests already wait, the next is refused at once (DatabaseOverloadedError); a waiting one
+ * gives up after `connectTimeoutMs`, which also bounds opening a connection. Statements end after
+ * `statementTimeoutMs`: the server cancels them (statement_timeout) and the client stops waiting for an
+ * answer that does not come (query_timeout, a hung server), which also drops that connection.
+ */
+function createBoundedPool(Pool: typeof pg.Pool, connectionString: string, limits: DatabaseLimits): pg.Pool {
+  const pool = new Pool({
+    connectionString,
+    max: limits.poolSize,
+    connectionTimeoutMillis: limits.connectTimeoutMs,
+    statement_timeout: limits.statementTimeoutMs,
+    query_timeout: limits.statementTimeoutMs + 500,
+    keepAlive: true,
+  });
+  // pool.query checks a connection out through this.connect, so both paths pass the bound.
+  const connect = pool.connect.bind(pool) as (callback?: unknown) => unknown;
+  pool.connect = ((callback?: (error: Error) => void) => {
+    const busy = pool.totalCount >= limits.poolSize && pool.idleCount === 0;
+    if (busy && pool.waitingCount >= limits.queueSize) {
+      const error = new DatabaseOverloadedError(limits.queueSize);
+      if (!callback) return Promise.reject(error);
+      process.nextTick(() => callback(error));
+      return undefined;
+    }
+    return connect(callback);
+  }) as pg.Pool['connect'];
+  return pool;
 }
 
 /**
@@ -120,6 +172,12 @@ async function pgMigrationSession(
   { Pool, PrismaPg }: { Pool: typeof pg.Pool; PrismaPg: typeof PrismaPgAdapter },
 ): Promise<MigrationSession> {
   const connection = await pool.connect();
+  // Migrations wait for the advisory lock and may rewrite large tables: no statement timeout, on the server
+  // or in the client (this connection is closed afterwards, so the change ends with it).
+  await connection.query('SET statement_timeout = 0');
+  (
+    connection as unknown as { connectionParameters: { query_timeout?: number } }
+  ).connectionParameters.query_timeout = undefined;
   const sessionPool = new Pool({ max: 1 });
   sessionPool.query = connection.query.bind(connection) as pg.Pool['query'];
   sessionPool.connect = (() =>
@@ -234,8 +292,9 @@ function wrap(
   closeDriver: () => Promise<void>,
   openMigrationSession: () => Promise<MigrationSession>,
   listen: Listen,
+  transactionOptions?: { maxWait: number; timeout: number },
 ): Database {
-  const prisma = new PrismaClient({ adapter });
+  const prisma = new PrismaClient({ adapter, ...(transactionOptions ? { transactionOptions } : {}) });
   return {
     kind,
     prisma,
@@ -245,12 +304,19 @@ function wrap(
       const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql), options.migrationsDir);
       return pending.length === 0 ? [] : applyMigrations(await openMigrationSession(), options);
     },
-    async ready() {
+    async ready(timeoutMs = 2000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      const answered = pendingMigrations((sql) => prisma.$queryRawUnsafe(sql)).then(
+        (pending) => pending.length === 0,
+        () => false,
+      );
       try {
-        const pending = await pendingMigrations((sql) => prisma.$queryRawUnsafe(sql));
-        return pending.length === 0;
-      } catch {
-        return false;
+        return await Promise.race([answered, timedOut]);
+      } finally {
+        clearTimeout(timer);
       }
     },
     async close() {

@@ -17,6 +17,8 @@ export interface Metrics {
   graphqlSubscriptions: Gauge;
   wsConnections: Gauge;
   rateLimitRefusals: Counter<'surface'>;
+  /** Requests refused with 503 at the door (DATABASE_POOL_SIZE + DATABASE_QUEUE_SIZE already in flight). */
+  overloadRefusals: Counter<'surface'>;
   responseCache: Counter<'result'>;
   /** Outbox relay passes: `published` (events went out), `empty` (woken, nothing pending), `failed`. */
   relayPasses: Counter<'outcome'>;
@@ -72,6 +74,12 @@ export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): 
   const rateLimitRefusals = new Counter({
     name: 'boardroom_rate_limit_refusals_total',
     help: 'Requests refused with 429 by the per-caller rate limit',
+    labelNames: ['surface'] as const,
+    registers,
+  });
+  const overloadRefusals = new Counter({
+    name: 'boardroom_overload_refusals_total',
+    help: 'Requests refused with 503 before any work: the instance already works on its maximum',
     labelNames: ['surface'] as const,
     registers,
   });
@@ -167,6 +175,7 @@ export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): 
     graphqlSubscriptions,
     wsConnections,
     rateLimitRefusals,
+    overloadRefusals,
     responseCache,
     relayPasses,
     connectorCalls,

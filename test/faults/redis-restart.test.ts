@@ -5,7 +5,7 @@ import { productionId, promote, register } from '../schema/finetuning-support.js
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createRedisServer, type RedisServer } from '../support/redis-server.js';
-import { createTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { listen, type Subscription, subscribe } from '../support/ws.js';
 
 // Redis killed (SIGKILL) and started again while two instances sharing it and one database take a
@@ -93,7 +93,7 @@ describe('Redis faults with two instances', () => {
   beforeAll(async () => {
     redis = await createRedisServer();
     await redis.start();
-    proxy = await createTcpProxy(Number(new URL(redis.url).port));
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(redis.url).port) });
     database = await createTestDatabase();
     a = await createTestApp({ database, env: { REDIS_URL: redis.url } });
     b = await createTestApp({ database, env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}` } });
@@ -237,7 +237,7 @@ describe('Redis faults with two instances', () => {
     const before = await pause('ceo');
     expect(await readUntil(live, before)).toEqual([before]);
 
-    await proxy.cut();
+    await proxy.stop();
     await until('B sees the bus down', async () => (await bus(serverB)).bus === 'disconnected');
     expect((await bus(serverA)).bus).toBe('connected');
     // A publishes these while B cannot hear them.
@@ -250,7 +250,7 @@ describe('Redis faults with two instances', () => {
     });
     expect(published).toBe(missed.length);
 
-    await proxy.restore();
+    await proxy.resume();
     await until('B sees the bus again', () => busOf('connected'));
     // The invalidation B missed: its cache is dropped when its subscription is confirmed again.
     await expect

@@ -1,60 +1,111 @@
-import { createServer, type Server, Socket } from 'node:net';
+import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 
 /**
- * A loopback TCP proxy to `target` that a test can cut and restore: cutting closes every connection
- * through it and refuses new ones, as a network partition between one instance and a service would.
+ * A loopback TCP proxy in front of a real server, to take that server away from an app without touching
+ * it: `stop()` closes the proxy (new connections are refused, open ones are reset: a stopped server),
+ * `hang()` keeps every connection open but forwards nothing either way and accepts new connections
+ * without answering them (a server frozen with SIGSTOP), `resume()` forwards again on the same port.
  */
 export interface TcpProxy {
-  /** The proxy's port on 127.0.0.1. */
   port: number;
-  cut(): Promise<void>;
-  restore(): Promise<void>;
+  /** `url` with its host and port replaced by the proxy's. */
+  rewrite(url: string): string;
+  stop(): Promise<void>;
+  hang(): void;
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function createTcpProxy(targetPort: number): Promise<TcpProxy> {
-  const open = new Set<Socket>();
-  const serve = () =>
-    createServer((client) => {
-      const upstream = new Socket();
-      upstream.connect(targetPort, '127.0.0.1');
-      for (const [from, to] of [
-        [client, upstream],
-        [upstream, client],
-      ] as const) {
-        open.add(from);
-        from.on('error', () => to.destroy());
-        from.on('close', () => {
-          open.delete(from);
-          to.destroy();
-        });
-        from.pipe(to);
-      }
+interface Pair {
+  client: Socket;
+  upstream: Socket | undefined;
+  /** Bytes held while hung, per direction. */
+  toUpstream: Buffer[];
+  toClient: Buffer[];
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const pairs = new Set<Pair>();
+  let hung = false;
+  let server: Server | undefined;
+  let port = 0;
+
+  const openUpstream = (pair: Pair) => {
+    const upstream = tcpConnect(target.port, target.host);
+    pair.upstream = upstream;
+    upstream.on('data', (chunk: Buffer) => {
+      if (hung) pair.toClient.push(chunk);
+      else pair.client.write(chunk);
     });
-  const listen = (server: Server, port: number) =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
-        const address = server.address();
-        resolve(typeof address === 'object' && address ? address.port : port);
+    upstream.on('error', () => pair.client.destroy());
+    upstream.on('close', () => {
+      pairs.delete(pair);
+      pair.client.destroy();
+    });
+    for (const chunk of pair.toUpstream.splice(0)) upstream.write(chunk);
+  };
+
+  const accept = (client: Socket) => {
+    const pair: Pair = { client, upstream: undefined, toUpstream: [], toClient: [] };
+    pairs.add(pair);
+    client.on('data', (chunk: Buffer) => {
+      if (hung || !pair.upstream) pair.toUpstream.push(chunk);
+      else pair.upstream.write(chunk);
+    });
+    client.on('error', () => pair.upstream?.destroy());
+    client.on('close', () => {
+      pairs.delete(pair);
+      pair.upstream?.destroy();
+    });
+    if (!hung) openUpstream(pair);
+  };
+
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const next = createServer(accept);
+      next.once('error', reject);
+      next.listen(port, '127.0.0.1', () => {
+        server = next;
+        port = (next.address() as { port: number }).port;
+        resolve();
       });
     });
-  let server: Server | undefined = serve();
-  const port = await listen(server, 0);
-  const stop = async () => {
-    const running = server;
-    server = undefined;
-    for (const socket of open) socket.destroy();
-    if (running) await new Promise((resolve) => running.close(resolve));
-  };
+  const closeListener = () =>
+    new Promise<void>((resolve) => {
+      const current = server;
+      server = undefined;
+      if (!current) return resolve();
+      current.close(() => resolve());
+      for (const pair of pairs) {
+        pair.client.destroy();
+        pair.upstream?.destroy();
+      }
+    });
+
+  await listen();
   return {
-    port,
-    cut: stop,
-    async restore() {
-      if (server) return;
-      server = serve();
-      await listen(server, port);
+    get port() {
+      return port;
     },
-    close: stop,
+    rewrite(url) {
+      const rewritten = new URL(url);
+      rewritten.hostname = '127.0.0.1';
+      rewritten.port = String(port);
+      return rewritten.toString();
+    },
+    stop: closeListener,
+    hang() {
+      hung = true;
+    },
+    async resume() {
+      hung = false;
+      if (!server) await listen();
+      for (const pair of pairs) {
+        if (!pair.upstream) openUpstream(pair);
+        else for (const chunk of pair.toUpstream.splice(0)) pair.upstream.write(chunk);
+        for (const chunk of pair.toClient.splice(0)) pair.client.write(chunk);
+      }
+    },
+    close: closeListener,
   };
 }

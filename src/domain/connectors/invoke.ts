@@ -3,6 +3,8 @@ import type { Context } from '../../context.js';
 import { conflict, type ErrorCode, serviceError } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Connector } from '../../generated/prisma/client.js';
+import { credentialRequestParts } from './credential-store.js';
+import type { CredentialRequestParts, OAuth2TokenRequest } from './credentials.js';
 import { EgressError, type EgressFailureReason, type EgressResponse } from './egress/index.js';
 import {
   type BuiltRequest,
@@ -11,8 +13,6 @@ import {
   findEndpoint,
   type InvocationInput,
 } from './invoke-request.js';
-import { credentialRequestParts } from './credential-store.js';
-import type { CredentialRequestParts, OAuth2TokenRequest } from './credentials.js';
 import { checkAgainst, compileSchema } from './json-schema.js';
 import { consumeConnectorCall } from './rate-limits.js';
 import { findConnector } from './store.js';
