@@ -13,13 +13,20 @@ import { schema } from '../../src/schema/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { type SeededTenant, seedTenant } from '../support/seed.js';
 import { bodies, toJsonText } from './arbitraries.js';
-import { assertProperty, expectSafeAnswer, fuzzTimeout, hasErrors, sendGraphql } from './harness.js';
+import {
+  assertProperty,
+  expectSafeAnswer,
+  FUZZ_SECRETS_KEY,
+  fuzzTimeout,
+  hasErrors,
+  sendGraphql,
+} from './harness.js';
 
 let t: TestApp;
 let seeded: SeededTenant;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ env: { CONNECTOR_SECRETS_KEY: FUZZ_SECRETS_KEY } });
   seeded = await seedTenant(t);
 });
 afterAll(() => t.close());

@@ -23,6 +23,9 @@ export const fuzzParameters: fc.Parameters<unknown> = {
   ...(process.env.FUZZ_RUNS ? {} : { interruptAfterTimeLimit: 40_000, markInterruptAsFailure: false }),
 };
 
+/** Connector credentials can be stored: a route refusing for want of a key would answer every input alike. */
+export const FUZZ_SECRETS_KEY = `fuzz:${Buffer.alloc(32, 7).toString('base64')}`;
+
 /** A long run may take minutes per property; the short run stays within the suite's timeout. */
 export const fuzzTimeout = process.env.FUZZ_RUNS ? 0 : 60_000;
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   type GraphQLField,
   type GraphQLInputType,
@@ -63,6 +63,7 @@ const everyone: Role[] = ['chairman', 'operator', 'member', 'agent'];
 const managers: Role[] = ['chairman', 'operator'];
 const experimenters: Role[] = ['chairman', 'operator', 'agent'];
 const deciders: Role[] = ['chairman', 'operator', 'member'];
+const callers: Role[] = ['operator', 'agent'];
 
 const connectorInput = { template: { name: 'Probe', baseUrl: 'https://api.example.com', authType: 'none' } };
 
@@ -171,6 +172,30 @@ const cases: Record<string, Case> = {
       'mutation($id: ID!, $input: ConnectorInput!) { updateConnector(id: $id, input: $input) { id version } }',
     variables: (target) => ({ id: target.connectorId, input: connectorInput }),
   },
+  'Mutation.setConnectorCredential': {
+    roles: managers,
+    query: `mutation($id: ID!) {
+      setConnectorCredential(id: $id, input: { bearer: { token: "probe-token" } }) { id }
+    }`,
+    variables: (target) => ({ id: target.connectorId }),
+  },
+  'Mutation.clearConnectorCredential': {
+    roles: managers,
+    query: 'mutation($id: ID!) { clearConnectorCredential(id: $id) { id } }',
+    variables: (target) => ({ id: target.connectorId }),
+  },
+  'Mutation.invokeConnector': {
+    roles: callers,
+    query: `mutation($id: ID!) {
+      invokeConnector(id: $id, endpoint: { method: "GET", path: "/customers" }) { status }
+    }`,
+    variables: (target) => ({ id: target.connectorId }),
+  },
+  'Mutation.testConnector': {
+    roles: callers,
+    query: 'mutation($id: ID!) { testConnector(id: $id) { status } }',
+    variables: (target) => ({ id: target.connectorId }),
+  },
   'Mutation.promoteModelVersion': {
     roles: managers,
     query: 'mutation($id: ID!) { promoteModelVersion(id: $id) { id tenantId } }',
@@ -274,7 +299,8 @@ function outcomeOf(
 }
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // With a key, so that setting a credential reaches the connector lookup instead of NOT_CONFIGURED.
+  t = await createTestApp({ env: { CONNECTOR_SECRETS_KEY: `probe:${randomBytes(32).toString('base64')}` } });
   a = await seedTenant(t);
   const tenantB = randomUUID();
   await t.app.services.tenants.ensure(tenantB);
