@@ -6,7 +6,7 @@ import './agents.js';
 import './dogfood.js';
 import './experiments.js';
 import './connectors.js';
-import './connector-credentials.js';
+import './connectors/credentials.js';
 import './hiring.js';
 import './finetuning.js';
 import './events.js';

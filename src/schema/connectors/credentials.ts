@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
-import { checkBaseUrl } from '../domain/connectors/base-url.js';
-import { clearConnectorCredential, setConnectorCredential } from '../domain/connectors/credential-store.js';
-import { type ConnectorSecret, DEFAULT_API_KEY_HEADER } from '../domain/connectors/credentials.js';
-import { ConnectorRef } from './connectors.js';
+import { builder, validatedArgs } from '../../builder.js';
+import { checkBaseUrl } from '../../domain/connectors/base-url.js';
+import { clearConnectorCredential, setConnectorCredential } from '../../domain/connectors/credential-store.js';
+import { type ConnectorSecret, DEFAULT_API_KEY_HEADER } from '../../domain/connectors/credentials.js';
+import { ConnectorRef } from '../connectors.js';
 
 builder.prismaObject('ConnectorCredential', {
   description:
