@@ -146,8 +146,16 @@ function withQuery(url: string, query: Record<string, string>): string {
   return target.href;
 }
 
-// Set by the client for every request, or by the egress client itself; a caller cannot choose them.
-const RESERVED_REQUEST_HEADERS: ReadonlySet<string> = new Set([
+/**
+ * Headers the HTTP client owns on every connector request (framing, connection, proxy, cookies): neither a
+ * caller nor a stored credential may set them.
+ */
+export function isTransportHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return TRANSPORT_HEADERS.has(lower) || lower.startsWith('proxy-');
+}
+
+const TRANSPORT_HEADERS: ReadonlySet<string> = new Set([
   'host',
   'content-length',
   'content-type',
@@ -159,15 +167,13 @@ const RESERVED_REQUEST_HEADERS: ReadonlySet<string> = new Set([
   'trailer',
   'expect',
   'accept-encoding',
-  'proxy-authorization',
-  'proxy-connection',
-  'authorization',
   'cookie',
 ]);
 
 /** Why a caller-supplied request header is refused, or null. */
 export function checkCallerHeader(name: string): string | null {
-  if (RESERVED_REQUEST_HEADERS.has(name.toLowerCase())) {
+  // Authorization is the stored credential's to set, never the caller's.
+  if (isTransportHeader(name) || name.toLowerCase() === 'authorization') {
     return `the ${name.toLowerCase()} header is set by the service, not by the caller`;
   }
   return null;

@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
 import { checkBaseUrl } from '../../domain/connectors/base-url.js';
-import { clearConnectorCredential, setConnectorCredential } from '../../domain/connectors/credential-store.js';
+import {
+  clearConnectorCredential,
+  setConnectorCredential,
+} from '../../domain/connectors/credential-store.js';
 import { type ConnectorSecret, DEFAULT_API_KEY_HEADER } from '../../domain/connectors/credentials.js';
+import { isTransportHeader } from '../../domain/connectors/invoke.js';
 import { ConnectorRef } from '../connectors.js';
 
 builder.prismaObject('ConnectorCredential', {
@@ -69,27 +73,12 @@ const secretText = (max: number) =>
     .refine((value) => !CONTROL_CHARACTER.test(value), noControlCharacters);
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Headers the HTTP client owns: a credential may not set them. */
-const RESERVED_HEADERS = new Set([
-  'host',
-  'content-length',
-  'content-type',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-  'expect',
-  'cookie',
-]);
-
 const headerName = z
   .string()
   .min(1)
   .max(128)
   .refine((name) => HEADER_NAME.test(name), { error: 'must be an HTTP header name (RFC 9110 token)' })
-  .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()) && !/^proxy-/i.test(name), {
+  .refine((name) => !isTransportHeader(name), {
     error: 'names a header the HTTP client sets itself',
   });
 
