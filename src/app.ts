@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
+import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
 import { compileRoute } from '../rest/execute.js';
 import { useRest } from '../rest/index.js';
@@ -45,6 +46,15 @@ import { createRateLimiter } from './rate-limit.js';
 import { schema } from './schema/index.js';
 import type { Services } from './services.js';
 import { createTenantRegistry } from './tenancy.js';
+
+/**
+ * An error coercing a variable (graphql-js words it `Variable "$x" got invalid value …`; it has no path). When
+ * a scalar's `parseValue` threw a plain error on a hostile value, graphql-js keeps that error as the
+ * original, and yoga would mask the whole answer as unexpected.
+ */
+function isVariableCoercionError(error: unknown): error is GraphQLError {
+  return error instanceof GraphQLError && error.path === undefined && error.message.startsWith('Variable "$');
+}
 
 export interface App {
   yoga: YogaServerInstance<ServerContext, Context>;
@@ -163,6 +173,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     // stays masked.
     maskedErrors: {
       maskError(error, message, isDev) {
+        if (isVariableCoercionError(error)) {
+          // Even when a scalar threw a plain error on a hostile value (`{"toString": 0}` for a SafeInt), the
+          // variable is the client's mistake: answered like every other invalid variable, not as internal.
+          return createGraphQLError(error.message, { nodes: error.nodes });
+        }
         if (!services.unavailableCause(error)) return maskError(error, message, isDev);
         const unavailable = serviceUnavailable(config.retryAfterSeconds);
         return createGraphQLError(unavailable.message, {

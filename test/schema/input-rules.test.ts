@@ -360,3 +360,27 @@ describe('A/B test weights', () => {
     expect(result.errors).toBeUndefined();
   });
 });
+
+describe('variables a scalar cannot even describe', () => {
+  it.each([
+    { name: 'an object whose toString is not a function', value: { toString: 0 } },
+    { name: 'an object without a prototype', value: JSON.parse('{"__proto__": null, "valueOf": 1}') },
+  ])(
+    'answers it like any invalid variable, not as an internal error, for $name as a SafeInt',
+    async ({ value }) => {
+      const before = await rowsOf(boss.tenantId);
+
+      const result = await t.graphql(
+        `mutation($id: ID!, $input: CompleteTaskInput!) { completeTask(id: $id, input: $input) { id } }`,
+        { id: randomUUID(), input: { costUsd: 0, recommendations: [], tokensUsed: value } },
+        boss,
+      );
+
+      expect(result.errors?.[0]).toMatchObject({
+        message: expect.stringContaining('Variable "$input" got invalid value'),
+      });
+      expect(codeOf(result)).not.toBe('INTERNAL_SERVER_ERROR');
+      expect(await rowsOf(boss.tenantId)).toEqual(before);
+    },
+  );
+});
