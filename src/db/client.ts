@@ -281,7 +281,9 @@ function listenOnOwnConnection(Client: typeof pg.Client, connectionString: strin
       clearTimeout(retry);
       const client = current;
       current = undefined;
-      await client?.end().catch(() => {});
+      // A hung server never acknowledges the goodbye: a shutdown waits for it one second at most.
+      const ended = client?.end().catch(() => {});
+      await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     };
   };
 }
