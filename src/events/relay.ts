@@ -46,7 +46,7 @@ interface Row {
 export const RELAY_LOCK_SQL = `hashtext('boardroom.outbox_relay')`;
 
 /** The channel the outbox_events_notify trigger notifies at each commit that inserted events. */
-export const OUTBOX_CHANNEL = 'outbox_events';
+const OUTBOX_CHANNEL = 'outbox_events';
 
 /**
  * Publishes unpublished outbox rows to the bus. It is woken, never polls: by the notification every commit

@@ -109,7 +109,7 @@ function egressFailure(error: EgressError) {
 /**
  * The checks a connector must pass right before anything is sent. A disabled connector is never called.
  */
-export function assertReadyToSend(connector: Connector): void {
+function assertReadyToSend(connector: Connector): void {
   if (connector.status !== 'active') {
     throw conflict(`Connector ${connector.id} is ${connector.status}; only active connectors are called`);
   }
@@ -184,7 +184,7 @@ export function checkCallerHeader(name: string): string | null {
  * credential's, then what the service sets (accept, content type, user agent), which the caller cannot
  * override.
  */
-export function outboundHeaders(
+function outboundHeaders(
   callerHeaders: Record<string, string> | null | undefined,
   request: { hasBody: boolean; credential?: Record<string, string> },
 ): Record<string, string> {
