@@ -50,18 +50,24 @@ export function useRest(
   getYoga: () => YogaServerInstance<ServerContext, Context>,
 ): Plugin<Context> {
   const compiled = routes.map((route) => compileRoute(route, schema));
-  const openApi = buildOpenApiDocument(compiled);
-  const docsPage = renderDocsPage(openApi);
+  // Built on first request, not at start: zod's JSON Schema conversion is a measurable part of a restart.
+  let openApi: ReturnType<typeof buildOpenApiDocument> | undefined;
+  let docsPage: string | undefined;
+  const openApiDocument = () => {
+    openApi ??= buildOpenApiDocument(compiled);
+    return openApi;
+  };
 
   return {
     async onRequest({ request, url, endResponse }) {
       if (url.pathname === '/docs' && request.method === 'GET') {
+        docsPage ??= renderDocsPage(openApiDocument());
         endResponse(new Response(docsPage, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
         return;
       }
       if (url.pathname !== API_PREFIX && !url.pathname.startsWith(`${API_PREFIX}/`)) return;
       if (url.pathname === `${API_PREFIX}/openapi.json` && request.method === 'GET') {
-        endResponse(Response.json(openApi));
+        endResponse(Response.json(openApiDocument()));
         return;
       }
       try {

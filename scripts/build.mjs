@@ -2,7 +2,7 @@
 // the two operator commands (token, migrate) and the dashboard into dist/ with esbuild. See docs/decisions.md ("Build") for
 // why a bundle and not tsc output.
 import { spawnSync } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { buildDashboard } from './build-dashboard.mjs';
@@ -13,6 +13,37 @@ const generate = spawnSync(process.execPath, ['scripts/generate.mjs'], { cwd: ro
 if (generate.status !== 0) process.exit(generate.status ?? 1);
 
 await rm(new URL('../dist', import.meta.url), { recursive: true, force: true });
+await mkdir(new URL('../dist', import.meta.url));
+
+// Prisma ships its query compiler's WASM as a 4.4 MB base64 string in a JS module, which V8 would keep
+// twice (the module's source and the string) for the life of the process. The build writes the bytes to
+// dist/ instead and gives the client a module that reads them: the generated client passes `wasm` to
+// Buffer.from(…, 'base64'), which copies a Buffer as it is.
+const queryCompilerWasm = '@prisma/client/runtime/query_compiler_fast_bg.postgresql.wasm-base64.mjs';
+const { wasm: queryCompilerBase64 } = await import(queryCompilerWasm);
+await writeFile(
+  new URL('../dist/query-compiler.wasm', import.meta.url),
+  Buffer.from(queryCompilerBase64, 'base64'),
+);
+const queryCompilerFromFile = {
+  name: 'query-compiler-from-file',
+  setup(build) {
+    build.onResolve(
+      { filter: /^@prisma\/client\/runtime\/query_compiler_fast_bg\.postgresql\.wasm-base64\.mjs$/ },
+      () => ({
+        path: 'query-compiler-wasm',
+        namespace: 'query-compiler-from-file',
+      }),
+    );
+    build.onLoad({ filter: /.*/, namespace: 'query-compiler-from-file' }, () => ({
+      contents:
+        "import { readFileSync } from 'node:fs';\n" +
+        "export const wasm = readFileSync(new URL('./query-compiler.wasm', import.meta.url));\n",
+      loader: 'js',
+    }));
+  },
+};
+
 await build({
   absWorkingDir: root,
   entryPoints: {
@@ -30,6 +61,7 @@ await build({
   sourcemap: 'linked',
   legalComments: 'linked',
   logLevel: 'warning',
+  plugins: [queryCompilerFromFile],
   // Left as imports from node_modules: packages that read files next to their own code at run time (the
   // PGlite and schema-engine WASM, Prisma's query compiler), load native or worker code (pg, pino), or are
   // loaded only when configured (ioredis).

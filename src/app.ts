@@ -186,8 +186,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         });
       },
     },
-    // yoga's own limit (25 MB by default) must admit what useBodyLimit admits to an authenticated chat.
-    maxRequestBodySize: MAX_REQUEST_BYTES,
+    // useBodyLimit bounds every body, by caller and operation; yoga's own limit would only stream each
+    // body through a second counter.
+    maxRequestBodySize: false,
     plugins: [
       ...(options.tracing ? [options.tracing.plugin({ routeTemplates })] : []),
       useMetrics({ metrics, access: metricsAccess(config), routeTemplates }),

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { DataDirError, dataDirErrorOf } from './db/data-dir.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import { printDevelopmentWelcome } from './dev-welcome.js';
+import { ListenError } from './listen.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
@@ -50,7 +51,10 @@ try {
     await exitAfter(() => app.close());
   } else {
     if (applied.length > 0) logger.info({ applied }, 'applied migrations');
-    const running = await startServer(app, config.port, config.host);
+    const running = await startServer(app, config.port, config.host).catch(async (error: unknown) => {
+      await app.close();
+      throw error;
+    });
     shutdown = (signal) => {
       logger.info({ signal }, 'shutting down');
       void exitAfter(() => running.close());
@@ -77,7 +81,7 @@ try {
     console.error(error.message);
     process.exit(2);
   }
-  if (error instanceof DataDirLockedError || error instanceof DataDirError) {
+  if (error instanceof DataDirLockedError || error instanceof DataDirError || error instanceof ListenError) {
     console.error(error.message);
     process.exit(1);
   }

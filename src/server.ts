@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import type { App } from './app.js';
 import { serveGraphQLOverWebSocket } from './graphql-ws.js';
+import { listenOn } from './listen.js';
 import { startMetricsListener } from './observability/metrics-listener.js';
 
 export interface RunningServer {
@@ -19,6 +20,8 @@ export interface RunningServer {
 export async function startServer(app: App, port: number, host: string): Promise<RunningServer> {
   const { yoga, services } = app;
   const server = createServer(yoga);
+  // Listening first: a port that is taken rejects here, before ws would relay the error as its own.
+  const url = await listenOn(server, port, host);
   const wsServer = new WebSocketServer({
     server,
     path: yoga.graphqlEndpoint,
@@ -34,10 +37,11 @@ export async function startServer(app: App, port: number, host: string): Promise
     socket.on('close', () => sockets.delete(socket));
   });
 
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
-  const metricsListener = await startMetricsListener(services);
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  const metricsListener = await startMetricsListener(services).catch(async (error: unknown) => {
+    await websockets.close(0);
+    await new Promise((resolve) => server.close(resolve));
+    throw error;
+  });
 
   let closing: Promise<void> | undefined;
   return {

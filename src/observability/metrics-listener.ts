@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '../listen.js';
 import type { Services } from '../services.js';
 import { type Metrics, metricsResponse } from './metrics.js';
 
@@ -24,10 +24,9 @@ export async function listenForMetrics(
     response.writeHead(answer.status, Object.fromEntries(answer.headers));
     response.end(await answer.text());
   });
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
-  const address = server.address() as AddressInfo;
+  const url = await listenOn(server, port, host);
   return {
-    url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
+    url,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

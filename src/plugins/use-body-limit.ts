@@ -34,6 +34,7 @@ export function isPayloadTooLarge(error: unknown): error is GraphQLError {
 }
 
 const limits = new WeakMap<Request, number>();
+const DECIMAL = /^\d+$/;
 const bodyBytes = new WeakMap<Request, number>();
 
 /** The body limit decided for a request when it arrived. */
@@ -84,7 +85,7 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
  * Decides each request's body limit from its verified caller and its path, before any body is read:
  * small unless an authenticated caller sends to a path that needs more. A declared Content-Length over
  * the limit is refused at once; a body without one is counted while GraphQL reads it (REST routes read
- * theirs with readBodyText). 413 as `{"detail"}` on REST, as a PAYLOAD_TOO_LARGE error on /graphql.
+ * theirs with readBodyText). This is the only body limit of /graphql: yoga's own is turned off. 413 as `{"detail"}` on REST, as a PAYLOAD_TOO_LARGE error on /graphql.
  */
 export function useBodyLimit({
   maxBytes = MAX_BODY_BYTES,
@@ -118,6 +119,13 @@ export function useBodyLimit({
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (!requestParser || !request.body) return;
       const limit = bodyLimitOf(request);
+      // node:http delivers exactly Content-Length bytes of body (a longer one is not this request's), and
+      // onRequest refused a length over the limit: such a body needs no counting.
+      const declared = request.headers.get('content-length');
+      if (declared !== null && DECIMAL.test(declared)) {
+        bodyBytes.set(request, Number(declared));
+        return;
+      }
       setRequestParser((original) => {
         if (!original.body) return requestParser(original);
         // A native stream needs the native TransformStream (as in yoga's own body limit).

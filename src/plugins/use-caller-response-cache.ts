@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Cache, hashSHA256, useResponseCache } from '@graphql-yoga/plugin-response-cache';
-import type { GraphQLSchema } from 'graphql';
+import { type DocumentNode, type GraphQLSchema, Kind, parse, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
 import type { Viewer } from '../auth/viewer.js';
@@ -13,6 +13,89 @@ export interface UseCallerResponseCacheOptions {
    * listed here (a cached coordinate beside any other field is not cached). Default: nothing is cached.
    */
   ttlPerCoordinate?: Record<string, number>;
+}
+
+/**
+ * What the cache does with a document: `cached` when it may be served from or stored in the cache (a query
+ * whose root fields all have a lifetime), `mutation` when it runs through the plugin only so that the
+ * entities it returns invalidate cached entries, `bypass` for everything else (most traffic), which
+ * skips the plugin: no key is hashed and the cache is never consulted.
+ */
+type CacheUse = 'cached' | 'mutation' | 'bypass';
+
+/** Documents remembered with their use; longer documents are classified on every request. */
+const MAX_REMEMBERED_DOCUMENTS = 1000;
+const MAX_REMEMBERED_DOCUMENT_LENGTH = 8192;
+
+function rootFieldNames(document: DocumentNode, selectionSet: SelectionSetNode, into: Set<string>): void {
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) into.add(selection.name.value);
+    else if (selection.kind === Kind.INLINE_FRAGMENT) rootFieldNames(document, selection.selectionSet, into);
+    else {
+      const fragment = document.definitions.find(
+        (definition) =>
+          definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === selection.name.value,
+      );
+      if (fragment?.kind === Kind.FRAGMENT_DEFINITION) rootFieldNames(document, fragment.selectionSet, into);
+    }
+  }
+}
+
+/**
+ * Decides a document's use from its text alone, before yoga parses it. A document that does not parse, or
+ * whose operation cannot be picked, bypasses the cache: yoga answers it with an error, never with data.
+ */
+function cacheUseOf(
+  documentString: string,
+  operationName: string | undefined,
+  cachedFields: Set<string>,
+): CacheUse {
+  let document: DocumentNode;
+  try {
+    document = parse(documentString, { noLocation: true });
+  } catch {
+    return 'bypass';
+  }
+  const operations = document.definitions.filter(
+    (definition) => definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation = operationName
+    ? operations.find((candidate) => candidate.name?.value === operationName)
+    : operations.length === 1
+      ? operations[0]
+      : undefined;
+  if (!operation) return 'bypass';
+  if (operation.operation === 'mutation') return 'mutation';
+  if (operation.operation !== 'query') return 'bypass';
+  const fields = new Set<string>();
+  rootFieldNames(document, operation.selectionSet, fields);
+  fields.delete('__typename');
+  if (fields.size === 0) return 'bypass';
+  for (const field of fields) if (!cachedFields.has(field)) return 'bypass';
+  return 'cached';
+}
+
+/** cacheUseOf, remembered for the most recently seen documents. */
+function rememberedCacheUse(
+  cachedFields: Set<string>,
+): (documentString: string, operationName?: string) => CacheUse {
+  const remembered = new Map<string, CacheUse>();
+  return (documentString, operationName) => {
+    if (documentString.length > MAX_REMEMBERED_DOCUMENT_LENGTH) {
+      return cacheUseOf(documentString, operationName, cachedFields);
+    }
+    const key = `${operationName ?? ''}\n${documentString}`;
+    let use = remembered.get(key);
+    if (use === undefined) {
+      use = cacheUseOf(documentString, operationName, cachedFields);
+      if (remembered.size >= MAX_REMEMBERED_DOCUMENTS)
+        remembered.delete(remembered.keys().next().value as string);
+    } else {
+      remembered.delete(key);
+    }
+    remembered.set(key, use);
+    return use;
+  };
 }
 
 /** The verified credential's identity: the cache session. */
@@ -42,6 +125,14 @@ export function useCallerResponseCache({
     ...Object.fromEntries(rootFields.map((field) => [`Query.${field}`, 0])),
     ...ttlPerCoordinate,
   };
+  const cachedFields = new Set(
+    Object.entries(ttlPerCoordinate)
+      .filter(([coordinate, ttl]) => coordinate.startsWith('Query.') && ttl > 0)
+      .map(([coordinate]) => coordinate.slice('Query.'.length)),
+  );
+  const cacheUse = rememberedCacheUse(cachedFields);
+  /** Requests whose document skips the cache (decided while their key is built, before `enabled`). */
+  const bypassed = new WeakSet<Request>();
   return useResponseCache({
     cache,
     session: (request) => {
@@ -50,14 +141,21 @@ export function useCallerResponseCache({
     },
     enabled: (request) => {
       const viewer = verifiedViewerOf(request);
-      if (!viewer) return false;
+      if (!viewer || bypassed.has(request)) return false;
       const etag = request.headers.get('if-none-match');
       return !etag || etag.startsWith(`${sessionTag(sessionOf(viewer))}.`);
     },
-    // Variables are hashed in the order sent: another order only misses the cache. Keys are built for
-    // every request, but one without a session is never looked up or stored (see `enabled`).
-    buildResponseCacheKey: async ({ documentString, operationName, variableValues, sessionId }) => {
+    // Variables are hashed in the order sent: another order only misses the cache. A request without a
+    // session, or whose document bypasses the cache, is never looked up or stored (see `enabled`); a
+    // mutation's key is never looked up either, as no stored key lacks the session digest.
+    buildResponseCacheKey: async ({ documentString, operationName, variableValues, sessionId, request }) => {
       if (!sessionId) return 'uncached';
+      const use = cacheUse(documentString, operationName ?? undefined);
+      if (use === 'bypass') {
+        bypassed.add(request);
+        return 'uncached';
+      }
+      if (use === 'mutation') return 'mutation';
       const digest = await hashSHA256(
         JSON.stringify([documentString, operationName ?? null, variableValues ?? {}, sessionId]),
       );

@@ -50,11 +50,6 @@ interface Instance {
 
 type Asker = 'tenant B’s chairman' | 'a member of tenant A' | 'no token' | 'a forged token with A’s claims';
 
-/**
- * These leak today and run as `it.fails` only as a temporary marker: the response-cache change fixes them,
- * and this list must be emptied when it lands (an `it.fails` that passes fails the run).
- */
-
 async function askerFor(t: TestApp, a: SeededTenant, asker: Asker): Promise<Caller | null> {
   switch (asker) {
     case 'tenant B’s chairman':

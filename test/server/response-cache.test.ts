@@ -1,5 +1,5 @@
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 
 // Documents as strings: the response cache keys on the document text, and each test needs its own.
@@ -81,6 +81,34 @@ describe.each([
     expect(registered.errors).toBeUndefined();
   });
   afterAll(() => t.close());
+
+  it('consults the cache only for documents it may answer from it', async () => {
+    const lookups = vi.spyOn(t.app.services.responseCache, 'get');
+    try {
+      const role = { role: 'research' };
+      // Documents without a cached root field, or with one beside another field, never reach the cache.
+      for (const document of [
+        '{ __typename }',
+        'query OnlyMe { me { sub } }',
+        meBesideVitals,
+        vitalsBesideAudit,
+      ]) {
+        expect((await send(document, role, chairA)).status).toBe(200);
+      }
+      expect(await send('query Broken {', {}, chairA)).toMatchObject({ codes: ['GRAPHQL_PARSE_FAILED'] });
+      expect(lookups).not.toHaveBeenCalled();
+      // Selected through a fragment, a cached coordinate is looked up under this caller's session.
+      const viaFragment = `query VitalsViaFragment($role: String!) { ...Vitals }
+        fragment Vitals on Query { agentVitals(role: $role) { agentRole } }`;
+      expect((await send(viaFragment, role, chairA)).status).toBe(200);
+      const second = await send(viaFragment, role, chairA);
+      expect(second.etag).toMatch(/^[\w-]{22}\./);
+      expect(lookups).toHaveBeenCalled();
+      expect(new Set(lookups.mock.calls.map(([key]) => key))).toEqual(new Set([second.etag]));
+    } finally {
+      lookups.mockRestore();
+    }
+  });
 
   it('answers me beside a cached coordinate with each caller’s own identity', async () => {
     const variables = { role: 'ceo' };

@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
+import { runMain } from '../support/main-process.js';
 
 interface Started {
   url: string;
@@ -178,4 +181,33 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('AUTH_JWT_SECRET or AUTH_JWKS_URL');
   }, 60_000);
+});
+
+describe.runIf(databaseKind === 'pglite')('npm start on a port that is taken', () => {
+  it.each(['PORT', 'METRICS_PORT'])(
+    'exits 1 with one line naming %s’s address, after closing the database',
+    async (variable) => {
+      const taken = createServer();
+      const port = await new Promise<number>((resolve) =>
+        taken.listen(0, '127.0.0.1', () => resolve((taken.address() as AddressInfo).port)),
+      );
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-port-'));
+      dirs.push(dataDir);
+      try {
+        const main = runMain({ DATA_DIR: dataDir, [variable]: String(port), LOG_LEVEL: 'error' });
+        const { code } = await main.exited;
+        expect(code).toBe(1);
+        expect(main.output().trim()).toBe(
+          `cannot listen on 127.0.0.1:${port}: the address is already in use`,
+        );
+        // The database was closed: its lock is gone, so the next start on the directory is not refused.
+        await expect(readFile(path.join(dataDir, 'pglite.lock'), 'utf8')).rejects.toMatchObject({
+          code: 'ENOENT',
+        });
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+      }
+    },
+    120_000,
+  );
 });
