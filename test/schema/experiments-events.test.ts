@@ -182,6 +182,37 @@ describe('recordAbTestEvents', () => {
     ]);
   });
 
+  it('stores no subject row for a batch it refuses, whatever the reason', async () => {
+    const test = await runningTest(t, operator);
+    const other = await runningTest(t, operator);
+    const oversized = Array.from({ length: 1001 }, (_, i) => ({ subjectId: `big${i}` }));
+    const foreign = [{ subjectId: 'fine' }, { subjectId: 'bad', variantId: other.variantIds[0] }];
+
+    await t.graphql(RecordAbTestEvents, { testId: test.id, events: oversized }, operator);
+    await t.graphql(RecordAbTestEvents, { testId: test.id, events: foreign }, operator);
+    await t.graphql(CompleteAbTest, { id: test.id }, operator);
+    const late = await t.graphql(
+      RecordAbTestEvents,
+      { testId: test.id, events: [{ subjectId: 'late' }] },
+      operator,
+    );
+
+    expect(codeOf(late)).toBe('CONFLICT');
+    expect(await t.db.prisma.abTestSubject.count({ where: { testId: test.id } })).toBe(0);
+    expect(await totals(test)).toEqual([0, 0]);
+  });
+
+  it('keeps a subject from referencing a variant of another test, in the schema itself', async () => {
+    const test = await runningTest(t, operator);
+    const other = await runningTest(t, operator);
+
+    const insert = t.db.prisma.$executeRaw`
+      INSERT INTO ab_test_subjects (test_id, subject_id, variant_id)
+      VALUES (${test.id}::uuid, 'stray', ${other.variantIds[0]}::uuid)`;
+
+    await expect(insert).rejects.toThrow(/foreign key/i);
+  });
+
   it('refuses a variantId that is not a uuid with uuid_parsing', async () => {
     const test = await runningTest(t, operator);
     const result = await t.graphql(

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import type { Context } from '../../context.js';
 import { conflict, notFound } from '../../errors.js';
-import { enqueueEvent } from '../../events/outbox.js';
+import { enqueueEventFrom } from '../../events/outbox.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { InspectedAttachment } from './attachments.js';
 import type { BlobStore } from './blob-store.js';
-import { type AuthedContext, requireAgentRole } from './registry.js';
+import { type AuthedContext, findAgentRole, unknownAgentRole } from './registry.js';
+import { normalizeRole } from './roles.js';
 import { taskEventPayload } from './task-events.js';
 
 export interface ChatCommand {
@@ -27,72 +29,172 @@ export interface ChatReceipt {
 }
 
 /**
- * Queues a chat message as a pending task for an agent role. Every check that can refuse the request runs
- * before anything is written; attachment bytes are written just before the transaction, and removed again
- * when it fails and nothing else references them.
+ * Queues a chat message as a pending task for an agent role. Without attachments that is one statement
+ * (queueChatTask) and one round trip to the database. With attachments their bytes are written first,
+ * then the same statement runs in a transaction that also holds the blobs (holdBlobs); the bytes are
+ * removed again when it fails and nothing else references them.
  */
 export async function sendChatMessage(context: AuthedContext, command: ChatCommand): Promise<ChatReceipt> {
-  const { tenantId, sub } = context.viewer;
-  const agentRole = await requireAgentRole(context, command.role);
-  const role = agentRole.role;
-  const thread = command.threadId
-    ? await context.prisma.thread.findFirst({ where: { id: command.threadId, tenantId } })
-    : null;
-  if (command.threadId && !thread) throw notFound(`Thread ${command.threadId} not found`);
-  if (thread && thread.role !== role) {
-    throw conflict(`Thread ${thread.id} belongs to the agent role '${thread.role}', not '${role}'`);
-  }
-
+  const role = normalizeRole(command.role);
+  const chat = chatRows(context, role, command);
   const blobs = context.services.blobs;
   const digests = [...new Set(command.attachments.map((attachment) => attachment.sha256))];
   try {
     for (const attachment of command.attachments) await blobs.put(attachment.bytes);
-    const receipt = await context.prisma.$transaction(async (tx) => {
-      await holdBlobs(tx, blobs, command.attachments);
-      let threadId = thread?.id ?? null;
-      let messageId: string | null = null;
-      if (command.persistThread) {
-        if (thread) await tx.thread.update({ where: { id: thread.id }, data: { updatedAt: new Date() } });
-        else threadId = (await tx.thread.create({ data: { tenantId, role, createdBy: sub } })).id;
-        messageId = (
-          await tx.threadMessage.create({
-            data: { tenantId, threadId: threadId as string, author: sub, body: command.message },
-          })
-        ).id;
+    // A refusal is explained by a read afterwards; should that read find nothing wrong (the role was
+    // registered in between), the statement runs again.
+    for (let attempt = 1; ; attempt++) {
+      const queued =
+        command.attachments.length === 0
+          ? await queueChatTask(context.prisma, chat)
+          : await context.prisma.$transaction(async (tx) => {
+              if (!(await queueChatTask(tx, chat))) return false;
+              await holdBlobs(tx, blobs, command.attachments);
+              return true;
+            });
+      if (queued) {
+        return {
+          taskId: chat.taskId,
+          agentRole: role,
+          status: 'pending',
+          acknowledgment: acknowledgment(role, command.attachments.length),
+          threadId: chat.taskThreadId,
+        };
       }
-      const task = await tx.task.create({
-        data: { tenantId, role, threadId, message: command.message, createdBy: sub },
-      });
-      if (command.attachments.length > 0) {
-        await tx.attachment.createMany({
-          data: command.attachments.map((attachment, position) => ({
-            tenantId,
-            taskId: task.id,
-            messageId,
-            position,
-            sha256: attachment.sha256,
-            mimeType: attachment.mimeType,
-            filename: attachment.filename,
-            size: attachment.size,
-          })),
-        });
-      }
-      await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
-      return {
-        taskId: task.id,
-        agentRole: role,
-        status: 'pending' as const,
-        acknowledgment: acknowledgment(role, command.attachments.length),
-        threadId,
-      };
-    });
-    return receipt;
+      const refusal = await refusalOf(context, command.role, command.threadId);
+      if (refusal) throw refusal;
+      if (attempt === 3) throw new Error(`chat message for '${role}' refused three times without a reason`);
+    }
   } catch (error) {
-    await releaseUnreferencedBlobs(context, digests).catch((cleanupError: unknown) => {
-      context.log.error({ err: cleanupError }, 'could not remove attachment blobs of a failed chat message');
-    });
+    if (digests.length > 0) {
+      await releaseUnreferencedBlobs(context, digests).catch((cleanupError: unknown) => {
+        context.log.error(
+          { err: cleanupError },
+          'could not remove attachment blobs of a failed chat message',
+        );
+      });
+    }
     throw error;
   }
+}
+
+/** Everything a chat message writes, decided before the statement runs (ids included). */
+interface ChatRows {
+  tenantId: string;
+  sub: string;
+  role: string;
+  message: string;
+  /** The thread named by the caller, if any. */
+  threadId: string | null;
+  /** The id of the thread created when the turn is stored and no thread was named. */
+  newThreadId: string;
+  messageId: string;
+  persistThread: boolean;
+  taskId: string;
+  /** The thread the task belongs to: null when the turn is not stored and no thread was named. */
+  taskThreadId: string | null;
+  updatedAt: Date;
+  attachments: readonly InspectedAttachment[];
+}
+
+function chatRows(context: AuthedContext, role: string, command: ChatCommand): ChatRows {
+  const threadId = command.threadId ?? null;
+  const newThreadId = randomUUID();
+  return {
+    tenantId: context.viewer.tenantId,
+    sub: context.viewer.sub,
+    role,
+    message: command.message,
+    threadId,
+    newThreadId,
+    messageId: randomUUID(),
+    persistThread: command.persistThread,
+    taskId: randomUUID(),
+    taskThreadId: threadId ?? (command.persistThread ? newThreadId : null),
+    updatedAt: new Date(),
+    attachments: command.attachments,
+  };
+}
+
+/**
+ * Writes a chat message in one statement: the task, the turn in its thread (created, or touched when
+ * named), the attachment rows and the TASK_UPDATED event, each only if the tenant has the role and a
+ * named thread is the tenant's and of that role. True when it wrote them; false when it wrote nothing.
+ */
+async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows): Promise<boolean> {
+  const { tenantId, sub, updatedAt } = chat;
+  const event = enqueueEventFrom('task', {
+    type: 'TASK_UPDATED',
+    tenantId,
+    payload: taskEventPayload({
+      id: chat.taskId,
+      role: chat.role,
+      status: 'pending',
+      attempts: 0,
+      updatedAt,
+    }),
+  });
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    WITH accepted AS (
+      SELECT a.role FROM agent_roles AS a
+      WHERE a.tenant_id = ${tenantId}::uuid AND a.role = ${chat.role}
+        AND (${chat.threadId}::uuid IS NULL OR EXISTS (
+          SELECT 1 FROM threads AS t
+          WHERE t.id = ${chat.threadId}::uuid AND t.tenant_id = a.tenant_id AND t.role = a.role))
+    ), touched AS (
+      UPDATE threads SET updated_at = ${updatedAt}::timestamptz
+      WHERE ${chat.persistThread} AND id = ${chat.threadId}::uuid AND EXISTS (SELECT 1 FROM accepted)
+      RETURNING id
+    ), created AS (
+      INSERT INTO threads (id, tenant_id, role, created_by, updated_at)
+      SELECT ${chat.newThreadId}::uuid, ${tenantId}::uuid, role, ${sub}, ${updatedAt}::timestamptz
+      FROM accepted WHERE ${chat.persistThread} AND ${chat.threadId}::uuid IS NULL
+      RETURNING id
+    ), turn AS (
+      INSERT INTO thread_messages (id, tenant_id, thread_id, author, body)
+      SELECT ${chat.messageId}::uuid, ${tenantId}::uuid, id, ${sub}, ${chat.message}
+      FROM (SELECT id FROM touched UNION ALL SELECT id FROM created) AS thread
+      RETURNING id
+    ), task AS (
+      INSERT INTO tasks (id, tenant_id, role, thread_id, message, created_by, updated_at)
+      SELECT ${chat.taskId}::uuid, ${tenantId}::uuid, role, ${chat.taskThreadId}::uuid, ${chat.message},
+             ${sub}, ${updatedAt}::timestamptz
+      FROM accepted
+      RETURNING id
+    ), attached AS (
+      INSERT INTO attachments (id, tenant_id, task_id, message_id, position, sha256, mime_type, filename, size)
+      SELECT gen_random_uuid(), ${tenantId}::uuid, task.id, (SELECT id FROM turn), f.position - 1,
+             f.sha256, f.mime_type, f.filename, f.size
+      FROM task, unnest(
+        ${chat.attachments.map((attachment) => attachment.sha256)}::text[],
+        ${chat.attachments.map((attachment) => attachment.mimeType)}::text[],
+        ${chat.attachments.map((attachment) => attachment.filename)}::text[],
+        ${chat.attachments.map((attachment) => attachment.size)}::int[]
+      ) WITH ORDINALITY AS f(sha256, mime_type, filename, size, position)
+    )
+    ${event.sql}`;
+  return rows.length > 0;
+}
+
+/** Why the tenant's chat statement wrote nothing: the role or the named thread; null when neither. */
+async function refusalOf(
+  context: AuthedContext,
+  rawRole: string,
+  threadId: string | null | undefined,
+): Promise<Error | null> {
+  const agentRole = await findAgentRole(context, rawRole);
+  if (!agentRole) return unknownAgentRole(rawRole);
+  if (!threadId) return null;
+  const thread = await context.prisma.thread.findFirst({
+    where: { id: threadId, tenantId: context.viewer.tenantId },
+  });
+  if (!thread) return notFound(`Thread ${threadId} not found`);
+  if (thread.role !== agentRole.role) {
+    return conflict(
+      `Thread ${thread.id} belongs to the agent role '${thread.role}', not '${agentRole.role}'`,
+    );
+  }
+  return null;
 }
 
 function acknowledgment(role: string, attachments: number): string {

@@ -15,10 +15,14 @@ export function findAgentRole(context: AuthedContext, rawRole: string): Promise<
   });
 }
 
+/** The 404 of a role the caller's tenant does not have. */
+export const unknownAgentRole = (rawRole: string) =>
+  notFound(`Unknown agent role '${normalizeRole(rawRole)}'`);
+
 /** The caller's agent role named `rawRole`; 404 when the tenant has no such role. */
 export async function requireAgentRole(context: AuthedContext, rawRole: string): Promise<AgentRole> {
   const role = await findAgentRole(context, rawRole);
-  if (!role) throw notFound(`Unknown agent role '${normalizeRole(rawRole)}'`);
+  if (!role) throw unknownAgentRole(rawRole);
   return role;
 }
 

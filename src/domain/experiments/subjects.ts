@@ -1,8 +1,14 @@
 import type { Context } from '../../context.js';
 import { conflict, invalidInput } from '../../errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { type EventOutcome, planEvents, type StoredSubject, type SubjectEvent } from './event-plan.js';
-import { lockAbTest } from './lifecycle.js';
+import {
+  type EventOutcome,
+  type EventPlan,
+  planEvents,
+  type StoredSubject,
+  type SubjectEvent,
+} from './event-plan.js';
+import { type AbTestStatus, abTestNotFound } from './lifecycle.js';
 
 type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 
@@ -38,34 +44,26 @@ interface VariantRow {
   weight: number;
 }
 
-interface WrittenSubject {
-  subject_id: string;
-  variant_id: string;
-  converted: boolean;
-}
-
 /**
- * Records exposures and conversions of subjects of a running test in one transaction: new subjects are
- * inserted (ON CONFLICT DO NOTHING), known ones converted (WHERE NOT converted), and the per-variant
- * counters grow by exactly the rows those statements report as written. A fixed number of statements
- * per call, whatever its size.
+ * Records exposures and conversions of subjects of a running test in one transaction of three statements,
+ * whatever its size: the test lock (with the variants), a read of the batch's known subjects, then one
+ * statement that inserts the new subjects (ON CONFLICT DO NOTHING), converts the known ones (WHERE NOT
+ * converted) and grows the per-variant counters by exactly the rows those two report as written. The
+ * read is its own statement after the lock so that it sees what the writer before this one committed.
  */
 export async function recordEvents(
   context: AuthedContext,
   testId: string,
   events: readonly SubjectEvent[],
 ): Promise<EventsReceipt> {
+  const subjectIds = [...new Set(events.map((event) => event.subjectId))];
   return context.prisma.$transaction(async (tx) => {
     const variants = await lockRunningTest(tx, context.viewer.tenantId, testId);
     assertKnownVariants(variants, events);
-    const stored = await storedSubjects(tx, testId, [...new Set(events.map((event) => event.subjectId))]);
+    const stored = await storedSubjects(tx, testId, subjectIds);
     const plan = planEvents(testId, variants, stored, events);
-
-    const inserted = await insertSubjects(tx, testId, plan.inserts);
-    const converted = await convertSubjects(tx, testId, plan.conversions);
-    await addToCounters(tx, testId, inserted, converted);
-
-    return receipt(plan.outcomes, inserted, converted);
+    const written = await applyPlan(tx, testId, plan);
+    return receipt(plan.outcomes, written);
   }, EVENT_TRANSACTION);
 }
 
@@ -96,8 +94,8 @@ export async function convertSubject(
 
 async function findAssignment(context: AuthedContext, testId: string, subjectId: string) {
   const subject = await context.prisma.abTestSubject.findFirst({
-    where: { testId, subjectId, test: { tenantId: context.viewer.tenantId } },
-    include: { variant: { select: { name: true } }, test: { select: { status: true } } },
+    where: { testId, subjectId, variant: { test: { tenantId: context.viewer.tenantId } } },
+    include: { variant: { select: { name: true, test: { select: { status: true } } } } },
   });
   if (!subject) return null;
   const assignment: SubjectAssignment = {
@@ -109,7 +107,7 @@ async function findAssignment(context: AuthedContext, testId: string, subjectId:
     assignedAt: subject.assignedAt,
     convertedAt: subject.convertedAt,
   };
-  return { status: subject.test.status, assignment };
+  return { status: subject.variant.test.status, assignment };
 }
 
 async function readAssignment(
@@ -122,20 +120,29 @@ async function readAssignment(
   return found.assignment;
 }
 
+/** Locks the running test of the caller's tenant (see lockAbTest) and reads its variants, in one statement. */
 async function lockRunningTest(
   tx: Prisma.TransactionClient,
   tenantId: string,
   testId: string,
 ): Promise<VariantRow[]> {
-  const test = await lockAbTest(tx, tenantId, testId);
-  if (test.status !== 'running') {
-    throw conflict(`A/B test ${testId} is ${test.status}; events are accepted only while it is running`);
+  const rows = await tx.$queryRaw<{ status: AbTestStatus; id: string | null; weight: number | null }[]>`
+    WITH test AS (
+      SELECT id, status::text AS status FROM ab_tests
+      WHERE id = ${testId}::uuid AND tenant_id = ${tenantId}::uuid
+      FOR NO KEY UPDATE
+    )
+    SELECT test.status, v.id::text AS id, v.weight
+    FROM test LEFT JOIN ab_test_variants AS v ON v.test_id = test.id
+    ORDER BY v.position`;
+  const status = rows[0]?.status;
+  if (!status) throw abTestNotFound(testId);
+  if (status !== 'running') {
+    throw conflict(`A/B test ${testId} is ${status}; events are accepted only while it is running`);
   }
-  return tx.abTestVariant.findMany({
-    where: { testId },
-    orderBy: { position: 'asc' },
-    select: { id: true, weight: true },
-  });
+  return rows.flatMap((row) =>
+    row.id === null || row.weight === null ? [] : [{ id: row.id, weight: row.weight }],
+  );
 }
 
 function assertKnownVariants(variants: readonly VariantRow[], events: readonly SubjectEvent[]): void {
@@ -162,85 +169,80 @@ async function storedSubjects(
   subjectIds: string[],
 ): Promise<Map<string, StoredSubject>> {
   if (subjectIds.length === 0) return new Map();
-  const rows = await tx.$queryRaw<WrittenSubject[]>`
+  const rows = await tx.$queryRaw<{ subject_id: string; variant_id: string; converted: boolean }[]>`
     SELECT subject_id, variant_id::text AS variant_id, converted FROM ab_test_subjects
-    WHERE test_id = ${testId}::uuid
-      AND subject_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(subjectIds)}::jsonb))`;
+    WHERE test_id = ${testId}::uuid AND subject_id = ANY(${subjectIds}::text[])`;
   return new Map(
     rows.map((row) => [row.subject_id, { variantId: row.variant_id, converted: row.converted }]),
   );
 }
 
-async function insertSubjects(
-  tx: Prisma.TransactionClient,
-  testId: string,
-  subjects: { subjectId: string; variantId: string; converted: boolean }[],
-): Promise<WrittenSubject[]> {
-  if (subjects.length === 0) return [];
-  const rows = subjects.map((s) => ({
-    subject_id: s.subjectId,
-    variant_id: s.variantId,
-    converted: s.converted,
-  }));
-  return tx.$queryRaw<WrittenSubject[]>`
-    INSERT INTO ab_test_subjects (test_id, subject_id, variant_id, converted, converted_at)
-    SELECT ${testId}::uuid, e.subject_id, e.variant_id, e.converted, CASE WHEN e.converted THEN now() END
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS e(subject_id text, variant_id uuid, converted boolean)
-    ORDER BY e.subject_id
-    ON CONFLICT (test_id, subject_id) DO NOTHING
-    RETURNING subject_id, variant_id::text AS variant_id, converted`;
+/** What applyPlan wrote. */
+interface Written {
+  inserted: number;
+  /** Of the inserted subjects, those inserted as converted. */
+  insertedConverted: number;
+  converted: number;
 }
 
-async function convertSubjects(
-  tx: Prisma.TransactionClient,
-  testId: string,
-  subjectIds: string[],
-): Promise<WrittenSubject[]> {
-  if (subjectIds.length === 0) return [];
-  return tx.$queryRaw<WrittenSubject[]>`
-    UPDATE ab_test_subjects SET converted = true, converted_at = now()
-    WHERE test_id = ${testId}::uuid AND NOT converted
-      AND subject_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(subjectIds)}::jsonb))
-    RETURNING subject_id, variant_id::text AS variant_id, converted`;
-}
-
-async function addToCounters(
-  tx: Prisma.TransactionClient,
-  testId: string,
-  inserted: readonly WrittenSubject[],
-  converted: readonly WrittenSubject[],
-): Promise<void> {
-  const deltas = new Map<string, { id: string; observations: number; successes: number }>();
-  const deltaOf = (id: string) => {
-    const delta = deltas.get(id) ?? { id, observations: 0, successes: 0 };
-    deltas.set(id, delta);
-    return delta;
-  };
-  for (const row of inserted) {
-    const delta = deltaOf(row.variant_id);
-    delta.observations += 1;
-    if (row.converted) delta.successes += 1;
+/**
+ * Writes a plan in one statement. Its parts share one snapshot, which is safe here: the inserted and the
+ * converted subjects are disjoint sets (planEvents), and the counters grow by what the two report written.
+ */
+async function applyPlan(tx: Prisma.TransactionClient, testId: string, plan: EventPlan): Promise<Written> {
+  if (plan.inserts.length === 0 && plan.conversions.length === 0) {
+    return { inserted: 0, insertedConverted: 0, converted: 0 };
   }
-  for (const row of converted) deltaOf(row.variant_id).successes += 1;
-  if (deltas.size === 0) return;
-  await tx.$executeRaw`
-    UPDATE ab_test_variants AS v
-    SET observations = v.observations + d.observations, successes = v.successes + d.successes
-    FROM jsonb_to_recordset(${JSON.stringify([...deltas.values()])}::jsonb) AS d(id uuid, observations int, successes int)
-    WHERE v.id = d.id AND v.test_id = ${testId}::uuid`;
+  const [row] = await tx.$queryRaw<Written[]>`
+    WITH inserted AS (
+      INSERT INTO ab_test_subjects (test_id, subject_id, variant_id, converted, converted_at)
+      SELECT ${testId}::uuid, e.subject_id, e.variant_id, e.converted, CASE WHEN e.converted THEN now() END
+      FROM unnest(
+        ${plan.inserts.map((subject) => subject.subjectId)}::text[],
+        ${plan.inserts.map((subject) => subject.variantId)}::uuid[],
+        ${plan.inserts.map((subject) => subject.converted)}::boolean[]
+      ) AS e(subject_id, variant_id, converted)
+      ON CONFLICT (test_id, subject_id) DO NOTHING
+      RETURNING variant_id, converted
+    ), converted AS (
+      UPDATE ab_test_subjects SET converted = true, converted_at = now()
+      WHERE test_id = ${testId}::uuid AND NOT converted AND subject_id = ANY(${plan.conversions}::text[])
+      RETURNING variant_id
+    ), deltas AS (
+      SELECT variant_id, count(*) FILTER (WHERE observed)::int AS observations,
+             count(*) FILTER (WHERE success)::int AS successes
+      FROM (SELECT variant_id, true AS observed, converted AS success FROM inserted
+            UNION ALL SELECT variant_id, false, true FROM converted) AS w
+      GROUP BY variant_id
+    ), counted AS (
+      UPDATE ab_test_variants AS v
+      SET observations = v.observations + d.observations, successes = v.successes + d.successes
+      FROM deltas AS d WHERE v.id = d.variant_id AND v.test_id = ${testId}::uuid
+      RETURNING v.id
+    )
+    SELECT (SELECT count(*) FROM inserted)::int AS "inserted",
+           (SELECT count(*) FROM inserted WHERE converted)::int AS "insertedConverted",
+           (SELECT count(*) FROM converted)::int AS "converted",
+           (SELECT count(*) FROM counted)::int AS "counted"`;
+  if (!row) throw new Error(`writing the events of A/B test ${testId} returned no row`);
+  return { inserted: row.inserted, insertedConverted: row.insertedConverted, converted: row.converted };
 }
 
-function receipt(
-  outcomes: readonly EventOutcome[],
-  inserted: readonly WrittenSubject[],
-  converted: readonly WrittenSubject[],
-): EventsReceipt {
-  const count = (...kinds: EventOutcome[]) => outcomes.filter((outcome) => kinds.includes(outcome)).length;
+function receipt(outcomes: readonly EventOutcome[], written: Written): EventsReceipt {
+  let repeats = 0;
+  let variantMismatches = 0;
+  for (const outcome of outcomes) {
+    if (outcome === 'repeat') repeats += 1;
+    else if (outcome === 'variant_mismatch') {
+      repeats += 1;
+      variantMismatches += 1;
+    }
+  }
   return {
     received: outcomes.length,
-    newObservations: inserted.length,
-    newSuccesses: inserted.filter((row) => row.converted).length + converted.length,
-    repeats: count('repeat', 'variant_mismatch'),
-    variantMismatches: count('variant_mismatch'),
+    newObservations: written.inserted,
+    newSuccesses: written.insertedConverted + written.converted,
+    repeats,
+    variantMismatches,
   };
 }
