@@ -100,6 +100,8 @@ export interface Target {
   /** The server process whose CPU is charged to the requests. */
   pid: number;
   job: LoadJob;
+  /** The load generator of this target; default: the plan's. */
+  loader?: Loader;
   /** Other processes serving it (PostgreSQL backends), resolved before each sample. */
   helpers?: () => Promise<number[]>;
 }
@@ -126,7 +128,8 @@ async function sample(target: Target, seconds: number, client: LoadClient, plan:
   const helpers = target.helpers ? await target.helpers() : [];
   const helpersBefore = await sumCpu(helpers);
   const before = await cpuSeconds(target.pid);
-  const result = plan.loader === 'wrk' ? await runWrk(job, scratch) : await client.run(job);
+  const result =
+    (target.loader ?? plan.loader) === 'wrk' ? await runWrk(job, scratch) : await client.run(job);
   const after = await cpuSeconds(target.pid);
   const helpersAfter = await sumCpu(helpers);
   let helperCpu = 0;

@@ -9,10 +9,10 @@ export interface ThroughputReport {
   title: string;
   connections: number;
   targets: Record<string, Summary>;
-  /** Median over rounds of gateway / bare yoga, per database. */
-  ratioToBareYoga: Partial<Record<DatabaseKind, number>>;
+  /** Median over rounds of gateway / bare yoga, per database (`pglite@wrk`: both loaded by wrk). */
+  ratioToBareYoga: Record<string, number>;
   /** Median over rounds of bare yoga's CPU per request / the gateway's, per database. */
-  cpuRatioToBareYoga: Partial<Record<DatabaseKind, number>>;
+  cpuRatioToBareYoga: Record<string, number>;
   /** Median over rounds of PGlite / PostgreSQL. */
   pgliteToPostgres?: number;
 }
@@ -43,13 +43,18 @@ function table(header: string[], rows: string[][]): void {
   for (const row of rows) console.log(line(row));
 }
 
-const databaseName = (name: string) => DATABASE_NAMES[name as DatabaseKind] ?? 'bare yoga';
+/** `pglite` → PGlite, `bare-yoga@wrk` → bare yoga (wrk). */
+function databaseName(name: string): string {
+  const [server = '', loader] = name.split('@');
+  return `${DATABASE_NAMES[server as DatabaseKind] ?? 'bare yoga'}${loader ? ` (${loader})` : ''}`;
+}
 
 export function printReport(report: BenchReport, plan: Plan): void {
   const machine = report.machine;
+  const loaders = report.plan.loader === 'both' ? 'autocannon and wrk' : plan.loader;
   console.log(
     `\nBoardroom benchmark: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, load average ` +
-      `${(machine.loadAverageAtStart as number[])[0]?.toFixed(1)} at start; load from ${plan.loader} in its own process, ` +
+      `${(machine.loadAverageAtStart as number[])[0]?.toFixed(1)} at start; load from ${loaders} in its own process, ` +
       `${plan.rounds} interleaved rounds of ${plan.seconds} s after ${plan.warmupSeconds} s warm-up; medians.`,
   );
   const throughput = Object.values(report.throughput);
@@ -58,10 +63,10 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const rows: string[][] = [];
     for (const entry of throughput) {
       for (const [name, summary] of Object.entries(entry.targets)) {
-        const ratio = entry.ratioToBareYoga[name as DatabaseKind];
-        const cpuRatio = entry.cpuRatioToBareYoga[name as DatabaseKind];
+        const ratio = entry.ratioToBareYoga[name];
+        const cpuRatio = entry.cpuRatioToBareYoga[name];
         rows.push([
-          name === 'bare-yoga' ? `${entry.title}: baseline` : entry.title,
+          name.startsWith('bare-yoga') ? `${entry.title}: baseline` : entry.title,
           databaseName(name),
           fixed(summary.perSecond),
           ratio === undefined ? '1' : `${fixed(ratio, 2)}×`,

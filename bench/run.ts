@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { baselineJob, throughputCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
+import type { LoadJob } from './load.js';
 import {
   interleave,
   LoadClient,
@@ -35,7 +36,8 @@ const usage = `usage: npm run bench -- [options]
   --events N          events ingested by the scale case (default 1000000; quick 100000)
   --fanout N,M        subscribers per fan-out run on one instance (default 1000,10000; quick 1000)
   --fanout-pair N     subscribers across two instances on PostgreSQL + Redis (default 20000; 0: skip)
-  --loader L          autocannon (default) or wrk (fixed requests only; to cross-check the figures)
+  --loader L          autocannon (default), wrk, or both in the same rounds (wrk: fixed requests only;
+                      to cross-check the load generator)
   --postgres URL      PostgreSQL server whose databases the run creates and drops
                       (default BENCH_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/postgres)
   --redis URL         Redis for the two-instance fan-out (default BENCH_REDIS_URL or redis://127.0.0.1:6379)
@@ -90,12 +92,13 @@ const cases = values.cases ? list(values.cases) : CASES;
 const databases = list(values.databases) as DatabaseKind[];
 for (const id of cases) if (!CASES.includes(id)) refuse(`unknown case ${id}`);
 for (const database of databases) if (!(database in DATABASE_NAMES)) refuse(`unknown database ${database}`);
-if (values.loader !== 'autocannon' && values.loader !== 'wrk') refuse('--loader is autocannon or wrk');
+if (!['autocannon', 'wrk', 'both'].includes(values.loader)) refuse('--loader is autocannon, wrk or both');
+const loaders: Loader[] = values.loader === 'both' ? ['autocannon', 'wrk'] : [values.loader as Loader];
 const plan = {
   rounds: count('rounds', values.rounds, 3, 3),
   seconds: count('seconds', values.seconds, quick ? 1 : 4, 0.5),
   warmupSeconds: count('warmup', values.warmup, quick ? 1 : 2, 0.5),
-  loader: values.loader as Loader,
+  loader: loaders[0] ?? 'autocannon',
 };
 const ingestEvents = count('events', values.events, quick ? 100_000 : 1_000_000, 10_000);
 const fanoutClients = (values.fanout ? list(values.fanout) : quick ? ['1000'] : ['1000', '10000']).map((n) =>
@@ -136,7 +139,16 @@ const report: BenchReport = {
     loadAverageAtStart: os.loadavg(),
     startedAt: new Date().toISOString(),
   },
-  plan: { cases, databases, ...plan, ingestEvents, fanoutClients, fanoutPair, fanoutEvents },
+  plan: {
+    cases,
+    databases,
+    ...plan,
+    loader: values.loader,
+    ingestEvents,
+    fanoutClients,
+    fanoutPair,
+    fanoutEvents,
+  },
   throughput: {},
   ingestion: {},
   fanout: [],
@@ -174,33 +186,39 @@ try {
     };
     for (const bench of throughput) {
       await attempt(bench.title, async () => {
-        const targets: Target[] = [
-          { name: 'bare-yoga', pid: bare.pid, job: baselineJob(bare.url, bench.connections) },
-        ];
-        for (const gateway of gateways) {
-          const helpers = helpersOf(gateway);
-          targets.push({
-            name: gateway.database,
-            pid: gateway.pid,
-            job: await bench.prepare(gateway, client),
-            ...(helpers ? { helpers } : {}),
-          });
+        const targets: Target[] = [];
+        const jobs = new Map<Gateway, LoadJob>();
+        for (const gateway of gateways) jobs.set(gateway, await bench.prepare(gateway, client));
+        for (const loader of loaders) {
+          // With both loaders, wrk's targets carry a suffix; wrk cannot vary requests (rotating callers).
+          const suffix = loaders.length > 1 && loader === 'wrk' ? '@wrk' : '';
+          if (loader === 'wrk' && [...jobs.values()].some((job) => job.rotateAuthorization)) continue;
+          const base = baselineJob(bare.url, bench.connections);
+          targets.push({ name: `bare-yoga${suffix}`, pid: bare.pid, job: base, loader });
+          for (const [gateway, job] of jobs) {
+            const helpers = helpersOf(gateway);
+            targets.push({
+              name: `${gateway.database}${suffix}`,
+              pid: gateway.pid,
+              job,
+              loader,
+              ...(helpers ? { helpers } : {}),
+            });
+          }
         }
         const seconds = Math.max(plan.seconds, bench.minSeconds ?? 0);
         const samples = await interleave(targets, { ...plan, seconds }, client, runDir);
-        const base = samples['bare-yoga'] ?? [];
+        const gatewayTargets = targets.filter((target) => !target.name.startsWith('bare-yoga'));
+        const baseOf = (name: string) => samples[name.includes('@wrk') ? 'bare-yoga@wrk' : 'bare-yoga'] ?? [];
         const entry: ThroughputReport = {
           title: bench.title,
           connections: bench.connections,
           targets: Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, summarize(list)])),
           ratioToBareYoga: Object.fromEntries(
-            gateways.map((gateway) => [gateway.database, medianRatio(samples[gateway.database] ?? [], base)]),
+            gatewayTargets.map(({ name }) => [name, medianRatio(samples[name] ?? [], baseOf(name))]),
           ),
           cpuRatioToBareYoga: Object.fromEntries(
-            gateways.map((gateway) => [
-              gateway.database,
-              medianCpuRatio(samples[gateway.database] ?? [], base),
-            ]),
+            gatewayTargets.map(({ name }) => [name, medianCpuRatio(samples[name] ?? [], baseOf(name))]),
           ),
         };
         if (bench.compareDatabases && samples.pglite && samples.postgres) {
