@@ -1,5 +1,6 @@
 // The report of a run: its shape (also written as JSON) and the tables printed at the end.
 import type { IngestionFigures } from './experiments.js';
+import type { PropagationFigures } from './finetuning.js';
 import type { Plan, Summary } from './measure.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
@@ -24,6 +25,7 @@ export interface BenchReport {
   ingestion: Partial<Record<DatabaseKind, IngestionFigures>>;
   fanout: (FanoutCase & { report: FanoutReport })[];
   startup: Partial<Record<DatabaseKind, StartupFigures>>;
+  propagation?: PropagationFigures;
   errors: { case: string; error: string }[];
 }
 
@@ -169,6 +171,12 @@ export function printReport(report: BenchReport, plan: Plan): void {
           ),
         ].join(' → '),
       ]),
+    );
+  }
+  if (report.propagation) {
+    const { rollbacks, medianMs, worstMs } = report.propagation;
+    console.log(
+      `\nModel rollback seen by the other instance (PostgreSQL + Redis, ${rollbacks} rollbacks): median ${fixed(medianMs, 1)} ms, worst ${fixed(worstMs, 1)} ms (target < 1000)`,
     );
   }
   const startup = Object.entries(report.startup);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { baselineJob, throughputCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
+import { measurePropagation } from './finetuning.js';
 import type { LoadJob } from './load.js';
 import {
   interleave,
@@ -25,7 +26,7 @@ import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGa
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
 
-const CASES = [...throughputCases.map((c) => c.id), 'ingestion', 'fanout', 'startup'];
+const CASES = [...throughputCases.map((c) => c.id), 'ingestion', 'fanout', 'propagation', 'startup'];
 const usage = `usage: npm run bench -- [options]
   --cases a,b         ${CASES.join(', ')} (default: all)
   --databases a,b     pglite, postgres (default: both)
@@ -262,6 +263,12 @@ try {
         report.fanout.push({ ...run, report: await measureFanout(run, runDir, postgresUrl, redisUrl) });
       });
     }
+  }
+  if (cases.includes('propagation') && databases.includes('postgres')) {
+    await attempt('rollback propagation between two instances (PostgreSQL + Redis)', async () => {
+      if (!(await redisAnswers(redisUrl))) throw new Error(`no Redis answers at ${redisUrl}`);
+      report.propagation = await measurePropagation(runDir, postgresUrl, redisUrl, quick ? 5 : 20);
+    });
   }
   if (cases.includes('startup')) {
     await attempt('start-up and idle memory', async () => {
