@@ -18,9 +18,16 @@ const DATABASE_PREFIX = 'boardroom_bench_';
 const cleanups: (() => Promise<void>)[] = [];
 let cleaning: Promise<void> | undefined;
 
-/** Registers something to give back; run in reverse order by `cleanUp`. */
+/** Registers something to give back; run in reverse order by `cleanUp`, or at once if that has begun. */
 export function onCleanup(cleanup: () => Promise<void>): void {
-  cleanups.push(cleanup);
+  if (cleaning)
+    void cleanup().catch((error: unknown) => console.error(`bench: cleanup failed: ${String(error)}`));
+  else cleanups.push(cleanup);
+}
+
+/** Whether the run was interrupted (or is ending): no new case should start. */
+export function interrupted(): boolean {
+  return cleaning !== undefined;
 }
 
 export function cleanUp(): Promise<void> {

@@ -21,7 +21,15 @@ import {
   type Target,
 } from './measure.js';
 import { type BenchReport, printReport, type ThroughputReport } from './print.js';
-import { backendPids, cleanUp, cleanUpOnSignals, root, runDirectory, sweepDatabases } from './processes.js';
+import {
+  backendPids,
+  cleanUp,
+  cleanUpOnSignals,
+  interrupted,
+  root,
+  runDirectory,
+  sweepDatabases,
+} from './processes.js';
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
@@ -158,12 +166,14 @@ const report: BenchReport = {
 };
 
 async function attempt(name: string, run: () => Promise<void>): Promise<void> {
+  if (interrupted()) return;
   const started = performance.now();
   console.error(`bench: ${name}…`);
   try {
     await run();
     console.error(`bench: ${name}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
   } catch (error) {
+    if (interrupted()) return;
     console.error(`bench: ${name}: failed: ${(error as Error).message}`);
     report.errors.push({ case: name, error: (error as Error).message });
   }
@@ -274,6 +284,10 @@ try {
     await attempt('start-up and idle memory', async () => {
       report.startup = await measureStartup(databases, quick ? 1 : 3, runDir, postgresUrl);
     });
+  }
+  if (interrupted()) {
+    await cleanUp();
+    process.exit(130);
   }
   report.machine.loadAverageAtEnd = os.loadavg();
   await mkdir(path.dirname(out), { recursive: true });
