@@ -1,63 +1,133 @@
-import type { Caller, TestApp } from '../test/support/app.js';
-import { abTestResultsAtScale } from './experiments.js';
-import type { RequestSpec } from './measure.js';
+// The throughput cases: each names the request sent to the gateway (after making its fixtures through the
+// API) and is measured against bare graphql-yoga answering `{ __typename }` in the same rounds.
+import { recordSubjects, runningAbTest } from './experiments.js';
+import type { LoadJob } from './load.js';
+import type { LoadClient } from './measure.js';
+import { type Gateway, mintCaller, restRequest, signCallers } from './servers.js';
 
-/** A domain benchmark: prepares data, then names the request to repeat. Null skips it. */
-export interface DomainBenchmark {
-  name: string;
-  /** Also measure one client alone against this per-request latency target. */
-  perRequestTargetMs?: number;
-  prepare(
-    t: TestApp,
-    caller: Caller,
-    baseUrl: string,
-  ): Promise<{
-    url: string;
-    init: RequestSpec | ((index: number) => RequestSpec);
-  } | null>;
+const json = { 'content-type': 'application/json' };
+const TYPENAME = JSON.stringify({ query: '{ __typename }' });
+
+export interface ThroughputCase {
+  id: string;
+  title: string;
+  connections: number;
+  /** Shortest measured run: long enough for many of its slowest responses to complete. */
+  minSeconds?: number;
+  /** Also report the ratio of PGlite to PostgreSQL, measured in the same rounds. */
+  compareDatabases?: boolean;
+  prepare(gateway: Gateway, client: LoadClient): Promise<LoadJob>;
 }
 
-const chat: DomainBenchmark = {
-  name: 'POST /api/v1/agents/cfo/chat (202, task queued)',
-  async prepare(_t, caller, baseUrl) {
-    return {
-      url: `${baseUrl}/api/v1/agents/cfo/chat`,
-      init: {
+export function baselineJob(url: string, connections: number): LoadJob {
+  return { url: `${url}/graphql`, method: 'POST', headers: json, body: TYPENAME, connections };
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+export const throughputCases: ThroughputCase[] = [
+  {
+    id: 'typename',
+    title: '{ __typename } with a token',
+    connections: 16,
+    async prepare(gateway) {
+      const caller = await mintCaller();
+      return { ...baselineJob(gateway.url, 16), headers: { ...json, ...bearer(caller.token) } };
+    },
+  },
+  {
+    id: 'db-read',
+    title: '{ me { sub } agents { role } } (reads the database)',
+    connections: 16,
+    compareDatabases: true,
+    async prepare(gateway) {
+      const caller = await mintCaller();
+      return {
+        url: `${gateway.url}/graphql`,
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${caller.token}` },
+        headers: { ...json, ...bearer(caller.token) },
+        body: JSON.stringify({ query: '{ me { sub } agents { role } }' }),
+        connections: 16,
+      };
+    },
+  },
+  {
+    id: 'vitals-cached',
+    title: 'GET /api/v1/agents/cfo/vitals, one caller (cached 2 s)',
+    connections: 16,
+    async prepare(gateway) {
+      const caller = await mintCaller();
+      await queueChats(gateway, caller.token, 200);
+      return {
+        url: `${gateway.url}/api/v1/agents/cfo/vitals`,
+        method: 'GET',
+        headers: bearer(caller.token),
+        connections: 16,
+      };
+    },
+  },
+  {
+    id: 'vitals-uncached',
+    title: 'GET /api/v1/agents/cfo/vitals, a new caller each request',
+    connections: 16,
+    async prepare(gateway) {
+      const caller = await mintCaller();
+      await queueChats(gateway, caller.token, 200);
+      // The cache is per caller (2 s): cycling through 20,000 callers of the tenant misses it every time.
+      const tokens = await signCallers(caller.tenantId, 20_000);
+      return {
+        url: `${gateway.url}/api/v1/agents/cfo/vitals`,
+        method: 'GET',
+        headers: {},
+        connections: 16,
+        rotateAuthorization: tokens.map((token) => `Bearer ${token}`),
+      };
+    },
+  },
+  {
+    id: 'chat',
+    title: 'POST /api/v1/agents/cfo/chat (202, task queued), 50 connections',
+    connections: 50,
+    minSeconds: 5,
+    compareDatabases: true,
+    async prepare(gateway) {
+      const caller = await mintCaller();
+      return {
+        url: `${gateway.url}/api/v1/agents/cfo/chat`,
+        method: 'POST',
+        headers: { ...json, ...bearer(caller.token) },
         body: JSON.stringify({ message: 'Summarise the quarter', persist_thread: false }),
-      },
-    };
+        connections: 50,
+      };
+    },
   },
-};
-
-const vitalsCached: DomainBenchmark = {
-  name: 'GET /api/v1/agents/cfo/vitals (cached)',
-  async prepare(_t, caller, baseUrl) {
-    return {
-      url: `${baseUrl}/api/v1/agents/cfo/vitals`,
-      init: { method: 'GET', headers: { authorization: `Bearer ${caller.token}` } },
-    };
+  {
+    id: 'ab-results',
+    title: 'GET /api/v1/ux/ab-tests/{id}/results (10,000 subjects)',
+    connections: 16,
+    async prepare(gateway, client) {
+      const caller = await mintCaller();
+      const testId = await runningAbTest(gateway, caller);
+      const recorded = await recordSubjects(client, gateway, caller, testId, 10);
+      if (recorded.failures > 0) throw new Error(`recording A/B events failed: ${JSON.stringify(recorded)}`);
+      return {
+        url: `${gateway.url}/api/v1/ux/ab-tests/${testId}/results`,
+        method: 'GET',
+        headers: bearer(caller.token),
+        connections: 16,
+      };
+    },
   },
-};
+];
 
-const vitalsUncached: DomainBenchmark = {
-  name: 'GET /api/v1/agents/cfo/vitals (uncached: a new caller each request)',
-  async prepare(t, caller, baseUrl) {
-    // The cache is per caller, so rotating through many callers of the tenant makes nearly every request a miss.
-    const tokens = await Promise.all(
-      Array.from({ length: 20_000 }, (_, i) =>
-        t.caller(['member'], { tenantId: caller.tenantId, sub: `bench-${i}` }),
+/** Queues chat tasks for the CFO, so that vitals read real rows. */
+async function queueChats(gateway: Gateway, token: string, count: number): Promise<void> {
+  const caller = { tenantId: '', sub: '', token };
+  for (let i = 0; i < count; i += 20) {
+    await Promise.all(
+      Array.from({ length: Math.min(20, count - i) }, (_, k) =>
+        restRequest(gateway, caller, 'POST', '/api/v1/agents/cfo/chat', { message: `fixture ${i + k}` }, 202),
       ),
     );
-    return {
-      url: `${baseUrl}/api/v1/agents/cfo/vitals`,
-      init: (index: number) => ({
-        method: 'GET',
-        headers: { authorization: `Bearer ${tokens[index % tokens.length]?.token}` },
-      }),
-    };
-  },
-};
-
-export const domainBenchmarks: DomainBenchmark[] = [chat, vitalsCached, vitalsUncached, abTestResultsAtScale];
+  }
+}

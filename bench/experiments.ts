@@ -1,90 +1,122 @@
-import { graphql } from '../src/generated/graphql/index.js';
-import type { Caller, TestApp } from '../test/support/app.js';
-import type { DomainBenchmark } from './domains.js';
+// A/B test fixtures, made through the GraphQL API, and the scale case: ingestion of many events through
+// `recordAbTestEvents` into one test, then its results read back and checked against what was sent.
+import type { LoadResult } from './load.js';
+import { type LoadClient, median } from './measure.js';
+import { cpuSeconds } from './processes.js';
+import { type Caller, type Gateway, graphqlRequest, mintCaller, restRequest } from './servers.js';
 
-const CreateTest = graphql(`
-  mutation BenchCreateAbTest($input: CreateAbTestInput!) {
-    createAbTest(input: $input) {
-      id
-      variants {
-        id
-      }
-    }
-  }
-`);
+export const RECORD_EVENTS = `mutation BenchRecordEvents($testId: ID!, $events: [AbTestEventInput!]!) {
+  recordAbTestEvents(testId: $testId, events: $events) { newObservations }
+}`;
 
-const StartTest = graphql(`
-  mutation BenchStartAbTest($id: ID!) {
-    startAbTest(id: $id) {
-      id
-    }
-  }
-`);
+/** The most events one call accepts (MAX_EVENTS_PER_CALL). */
+export const EVENTS_PER_CALL = 1000;
 
-const RecordEvents = graphql(`
-  mutation BenchRecordEvents($testId: ID!, $events: [AbTestEventInput!]!) {
-    recordAbTestEvents(testId: $testId, events: $events) {
-      newObservations
-    }
-  }
-`);
-
-async function runningTest(t: TestApp, caller: Caller) {
-  const created = await t.graphql(
-    CreateTest,
-    { input: { name: `bench-${Date.now()}`, variants: [{ name: 'control' }, { name: 'treatment' }] } },
+/** A running two-variant test of the caller's tenant; its id. */
+export async function runningAbTest(gateway: Gateway, caller: Caller): Promise<string> {
+  const { createAbTest } = await graphqlRequest<{ createAbTest: { id: string } }>(
+    gateway,
     caller,
+    'mutation ($input: CreateAbTestInput!) { createAbTest(input: $input) { id } }',
+    { input: { name: `bench ${Date.now()}`, variants: [{ name: 'control' }, { name: 'guided tour' }] } },
   );
-  const test = created.data?.createAbTest;
-  if (!test) throw new Error(`createAbTest failed: ${JSON.stringify(created.errors)}`);
-  await t.graphql(StartTest, { id: test.id }, caller);
-  return test;
+  await graphqlRequest(gateway, caller, 'mutation ($id: ID!) { startAbTest(id: $id) { id } }', {
+    id: createAbTest.id,
+  });
+  return createAbTest.id;
 }
 
-/** Results of a test with 1,000,000 subjects: counters make the read independent of the subject count. */
-export const abTestResultsAtScale: DomainBenchmark = {
-  name: 'GET ab-test results, 1,000,000 subjects',
-  perRequestTargetMs: 20,
-  async prepare(t, caller, baseUrl) {
-    const test = await runningTest(t, caller);
-    const [control, treatment] = test.variants.map((variant) => variant.id);
-    // Subjects are seeded in SQL (the read path under test only reads the counters kept beside them).
-    await t.db.prisma.$executeRawUnsafe(
-      `INSERT INTO ab_test_subjects (test_id, subject_id, variant_id, converted)
-       SELECT $1::uuid, 's' || i, CASE WHEN i % 2 = 0 THEN $2::uuid ELSE $3::uuid END, i % 7 = 0
-       FROM generate_series(1, 1000000) AS i`,
-      test.id,
-      control,
-      treatment,
-    );
-    await t.db.prisma.$executeRawUnsafe(
-      `UPDATE ab_test_variants v SET observations = s.n, successes = s.c
-       FROM (SELECT variant_id, count(*)::int AS n, count(*) FILTER (WHERE converted)::int AS c
-             FROM ab_test_subjects WHERE test_id = $1::uuid GROUP BY variant_id) s
-       WHERE v.id = s.variant_id`,
-      test.id,
-    );
-    return {
-      url: `${baseUrl}/api/v1/ux/ab-tests/${test.id}/results`,
-      init: { method: 'GET', headers: { authorization: `Bearer ${caller.token}` } },
-    };
-  },
-};
+/** Records `calls` batches of new subjects (every fifth converts), a few calls at a time. */
+export async function recordSubjects(
+  client: LoadClient,
+  gateway: Gateway,
+  caller: Caller,
+  testId: string,
+  calls: number,
+  firstCall = 0,
+): Promise<LoadResult> {
+  return client.run({
+    url: `${gateway.url}/graphql`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${caller.token}` },
+    connections: Math.min(4, calls),
+    amount: calls,
+    abEvents: { query: RECORD_EVENTS, testId, perCall: EVENTS_PER_CALL, firstCall },
+  });
+}
 
-/** Event ingestion through recordAbTestEvents, 1000 events per call, reported as events per second. */
-export async function measureIngestion(t: TestApp, caller: Caller, seconds: number) {
-  const test = await runningTest(t, caller);
-  const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
-  let events = 0;
-  for (let chunk = 0; performance.now() < deadline && chunk < 1000; chunk++) {
-    const batch = Array.from({ length: 1000 }, (_, i) => ({
-      subjectId: `c${chunk}-${i}`,
-      converted: i % 5 === 0,
-    }));
-    const result = await t.graphql(RecordEvents, { testId: test.id, events: batch }, caller);
-    if (result.errors) throw new Error(JSON.stringify(result.errors));
-    events += batch.length;
+interface Results {
+  variants: { observations: number; successes: number }[];
+}
+
+export interface IngestionFigures {
+  events: number;
+  eventsPerSecond: number;
+  /** Events per second of the first and the last tenth of the events. */
+  firstTenthPerSecond: number;
+  lastTenthPerSecond: number;
+  p99MsPerCall: number;
+  cpuMsPerThousandEvents: number;
+  /** Results read back: observations and successes summed over the variants. */
+  observed: { observations: number; successes: number };
+  /** Results of the full test read by one client for `seconds`: per-request latency. */
+  resultsOneClient: { p50Ms: number; p99Ms: number; perSecond: number };
+}
+
+/**
+ * Ingests `events` new subjects into one test through the API in tenths, timing each tenth, then reads
+ * the results and checks that every event was counted. Throws when the counts disagree or a call failed.
+ */
+export async function measureIngestion(
+  client: LoadClient,
+  gateway: Gateway,
+  events: number,
+  seconds: number,
+): Promise<IngestionFigures> {
+  const caller = await mintCaller();
+  const testId = await runningAbTest(gateway, caller);
+  const calls = Math.max(10, Math.round(events / EVENTS_PER_CALL));
+  const tenth = Math.round(calls / 10);
+  const tenths: LoadResult[] = [];
+  const cpuBefore = await cpuSeconds(gateway.pid);
+  for (let part = 0; part < 10; part++) {
+    const result = await recordSubjects(client, gateway, caller, testId, tenth, part * tenth);
+    if (result.failures > 0) {
+      throw new Error(`ingestion: ${result.failures} calls failed (${JSON.stringify(result.statusCodes)})`);
+    }
+    tenths.push(result);
   }
-  return events / ((performance.now() - started) / 1000);
+  const cpu = (await cpuSeconds(gateway.pid)) - cpuBefore;
+  const sent = tenth * 10 * EVENTS_PER_CALL;
+  const elapsed = tenths.reduce((sum, result) => sum + result.seconds, 0);
+  const route = `/api/v1/ux/ab-tests/${testId}/results`;
+  const results = (await restRequest(gateway, caller, 'GET', route, undefined, 200)) as Results;
+  const observed = {
+    observations: results.variants.reduce((sum, variant) => sum + variant.observations, 0),
+    successes: results.variants.reduce((sum, variant) => sum + variant.successes, 0),
+  };
+  if (observed.observations !== sent || observed.successes !== sent / 5) {
+    throw new Error(
+      `ingestion: sent ${sent} events (${sent / 5} conversions), results count ${JSON.stringify(observed)}`,
+    );
+  }
+  const oneClient = await client.run({
+    url: `${gateway.url}${route}`,
+    method: 'GET',
+    headers: { authorization: `Bearer ${caller.token}` },
+    connections: 1,
+    seconds,
+  });
+  const rate = (result: LoadResult | undefined) =>
+    result ? (result.requests * EVENTS_PER_CALL) / result.seconds : Number.NaN;
+  return {
+    events: sent,
+    eventsPerSecond: sent / elapsed,
+    firstTenthPerSecond: rate(tenths[0]),
+    lastTenthPerSecond: rate(tenths.at(-1)),
+    p99MsPerCall: median(tenths.map((result) => result.p99Ms)),
+    cpuMsPerThousandEvents: (cpu * 1000) / (sent / 1000),
+    observed,
+    resultsOneClient: { p50Ms: oneClient.p50Ms, p99Ms: oneClient.p99Ms, perSecond: oneClient.perSecond },
+  };
 }

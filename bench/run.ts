@@ -1,143 +1,300 @@
-// npm run bench: throughput of our gateway and REST routes as ratios to a bare graphql-yoga server
-// measured in the same run, plus cold start to ready and idle memory of the built server (`node dist/main.js`) on PGlite.
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+// npm run bench: the built server (`node dist/main.js`, NODE_ENV=production) on PGlite and on PostgreSQL,
+// each in a process of its own, loaded from another process and compared with bare graphql-yoga in
+// interleaved rounds; then ingestion at scale, subscription fan-out, start-up and idle memory.
+// `npm run bench -- --help` lists the options; README.md ("Benchmarks") explains each case.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
-import { createSchema, createYoga } from 'graphql-yoga';
-import { createTestApp } from '../test/support/app.js';
-import { listen } from '../test/support/ws.js';
-import { measure, ratio, type Throughput } from './measure.js';
+import { parseArgs } from 'node:util';
+import { baselineJob, throughputCases } from './domains.js';
+import { measureIngestion } from './experiments.js';
+import { measurePropagation } from './finetuning.js';
+import type { LoadJob } from './load.js';
+import {
+  interleave,
+  LoadClient,
+  type Loader,
+  medianCpuRatio,
+  medianRatio,
+  summarize,
+  type Target,
+} from './measure.js';
+import { type BenchReport, printReport, type ThroughputReport } from './print.js';
+import {
+  backendPids,
+  cleanUp,
+  cleanUpOnSignals,
+  interrupted,
+  root,
+  runDirectory,
+  sweepDatabases,
+} from './processes.js';
+import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
+import { measureStartup } from './startup.js';
+import { type FanoutCase, measureFanout } from './subscriptions.js';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 3);
-const rows: { name: string; result: Throughput; baseline: number }[] = [];
-const extras: string[] = [];
-const graphqlBody = JSON.stringify({ query: '{ __typename }' });
-const json = { 'content-type': 'application/json' };
+const CASES = [...throughputCases.map((c) => c.id), 'ingestion', 'fanout', 'propagation', 'startup'];
+const usage = `usage: npm run bench -- [options]
+  --cases a,b         ${CASES.join(', ')} (default: all)
+  --databases a,b     pglite, postgres (default: both)
+  --quick             short rounds, 100,000 events, 1,000 subscribers, one start-up sample (~3 min)
+  --rounds N          interleaved rounds per case (default 3; at least 3)
+  --seconds S         length of each measured run (default 4; quick 1)
+  --warmup S          warm-up per target before the rounds (default 2; quick 1)
+  --events N          events ingested by the scale case (default 1000000; quick 100000)
+  --fanout N,M        subscribers per fan-out run on one instance (default 1000,10000; quick 1000)
+  --fanout-pair N     subscribers across two instances on PostgreSQL + Redis (default 20000; 0: skip)
+  --loader L          autocannon (default), wrk, or both in the same rounds (wrk: fixed requests only;
+                      to cross-check the load generator)
+  --postgres URL      PostgreSQL server whose databases the run creates and drops
+                      (default BENCH_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/postgres)
+  --redis URL         Redis for the two-instance fan-out (default BENCH_REDIS_URL or redis://127.0.0.1:6379)
+  --out FILE          JSON results (default bench-results/bench-<time>.json)`;
 
-async function bareYoga(): Promise<{ url: string; close(): Promise<void> }> {
-  const yoga = createYoga({
-    schema: createSchema({ typeDefs: 'type Query { ok: Boolean }' }),
-    logging: false,
-    landingPage: false,
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        cases: { type: 'string' },
+        databases: { type: 'string', default: 'pglite,postgres' },
+        quick: { type: 'boolean', default: false },
+        rounds: { type: 'string' },
+        seconds: { type: 'string' },
+        warmup: { type: 'string' },
+        events: { type: 'string' },
+        fanout: { type: 'string' },
+        'fanout-pair': { type: 'string' },
+        loader: { type: 'string', default: 'autocannon' },
+        postgres: { type: 'string' },
+        redis: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${usage}`);
+    process.exit(2);
+  }
+})();
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+function refuse(problem: string): never {
+  console.error(`${problem}\n${usage}`);
+  process.exit(2);
+}
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+const count = (name: string, value: string | undefined, fallback: number, min = 0) => {
+  const parsed = value === undefined ? fallback : Number(value);
+  if (!Number.isFinite(parsed) || parsed < min) refuse(`--${name} must be a number ≥ ${min}`);
+  return parsed;
+};
+
+const quick = values.quick;
+const cases = values.cases ? list(values.cases) : CASES;
+const databases = list(values.databases) as DatabaseKind[];
+for (const id of cases) if (!CASES.includes(id)) refuse(`unknown case ${id}`);
+for (const database of databases) if (!(database in DATABASE_NAMES)) refuse(`unknown database ${database}`);
+if (!['autocannon', 'wrk', 'both'].includes(values.loader)) refuse('--loader is autocannon, wrk or both');
+const loaders: Loader[] = values.loader === 'both' ? ['autocannon', 'wrk'] : [values.loader as Loader];
+const plan = {
+  rounds: count('rounds', values.rounds, 3, 3),
+  seconds: count('seconds', values.seconds, quick ? 1 : 4, 0.5),
+  warmupSeconds: count('warmup', values.warmup, quick ? 1 : 2, 0.5),
+  loader: loaders[0] ?? 'autocannon',
+};
+const ingestEvents = count('events', values.events, quick ? 100_000 : 1_000_000, 10_000);
+const fanoutClients = (values.fanout ? list(values.fanout) : quick ? ['1000'] : ['1000', '10000']).map((n) =>
+  count('fanout', n, 0, 1),
+);
+const fanoutPair = count('fanout-pair', values['fanout-pair'], quick ? 0 : 20_000);
+const fanoutEvents = quick ? 3 : 5;
+const postgresUrl =
+  values.postgres ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const redisUrl = values.redis ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const out = path.resolve(
+  values.out ??
+    path.join(root, 'bench-results', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+);
+
+/** Answers whether a Redis server answers PING at `url`. */
+function redisAnswers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port || 6379), hostname, () => socket.write('PING\r\n'));
+    socket.setTimeout(2000, () => socket.destroy());
+    socket.once('data', (data) => {
+      resolve(data.toString().startsWith('+PONG'));
+      socket.destroy();
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('close', () => resolve(false));
   });
-  const server = createServer(yoga);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
 }
 
-async function coldStart(dataDir: string): Promise<{ readyMs: number; rssMb: number }> {
+const report: BenchReport = {
+  machine: {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    loadAverageAtStart: os.loadavg(),
+    startedAt: new Date().toISOString(),
+  },
+  plan: {
+    cases,
+    databases,
+    ...plan,
+    loader: values.loader,
+    ingestEvents,
+    fanoutClients,
+    fanoutPair,
+    fanoutEvents,
+  },
+  throughput: {},
+  ingestion: {},
+  fanout: [],
+  startup: {},
+  errors: [],
+};
+
+async function attempt(name: string, run: () => Promise<void>): Promise<void> {
+  if (interrupted()) return;
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      DATA_DIR: dataDir,
-      AUTH_JWT_SECRET: 'b'.repeat(40),
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'production',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const ready = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (ready?.[1]) resolve(ready[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-  });
-  while ((await fetch(`${url}/readyz`)).status !== 200) {}
-  const readyMs = performance.now() - started;
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
-  const rssMb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-  child.kill('SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
-  return { readyMs, rssMb };
+  console.error(`bench: ${name}…`);
+  try {
+    await run();
+    console.error(`bench: ${name}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  } catch (error) {
+    if (interrupted()) return;
+    console.error(`bench: ${name}: failed: ${(error as Error).message}`);
+    report.errors.push({ case: name, error: (error as Error).message });
+  }
 }
 
-const bare = await bareYoga();
-const t = await createTestApp();
-const server = await listen(t);
+cleanUpOnSignals();
 try {
-  const caller = await t.caller(['chairman', 'operator', 'agent']);
-  const auth = { ...json, authorization: `Bearer ${caller.token}` };
-
-  await measure(`${bare.url}/graphql`, { method: 'POST', headers: json, body: graphqlBody }, { seconds: 1 });
-  await measure(
-    `${server.url}/graphql`,
-    { method: 'POST', headers: auth, body: graphqlBody },
-    { seconds: 1 },
-  );
-  const baseline = await measure(
-    `${bare.url}/graphql`,
-    { method: 'POST', headers: json, body: graphqlBody },
-    { seconds },
-  );
-  rows.push({ name: 'bare graphql-yoga { __typename }', result: baseline, baseline: baseline.perSecond });
-  rows.push({
-    name: 'gateway { __typename } (auth, plugins)',
-    result: await measure(
-      `${server.url}/graphql`,
-      { method: 'POST', headers: auth, body: graphqlBody },
-      { seconds },
-    ),
-    baseline: baseline.perSecond,
-  });
-  const { domainBenchmarks } = await import('./domains.js');
-  for (const bench of domainBenchmarks) {
-    const prepared = await bench.prepare(t, caller, server.url);
-    if (!prepared) continue;
-    rows.push({
-      name: bench.name,
-      result: await measure(prepared.url, prepared.init, { seconds }),
-      baseline: baseline.perSecond,
-    });
-    if (bench.perRequestTargetMs) {
-      const single = await measure(prepared.url, prepared.init, { seconds, concurrency: 1 });
-      extras.push(
-        `${bench.name}, one client: p50 ${single.p50Ms.toFixed(2)} ms, p99 ${single.p99Ms.toFixed(2)} ms per request (target < ${bench.perRequestTargetMs} ms)`,
-      );
+  if (databases.includes('postgres')) await sweepDatabases(postgresUrl);
+  const runDir = await runDirectory();
+  const client = new LoadClient();
+  const throughput = throughputCases.filter((c) => cases.includes(c.id));
+  if (throughput.length > 0 || cases.includes('ingestion')) {
+    const bare = await startBareYoga(runDir);
+    const gateways: Gateway[] = [];
+    for (const database of databases) {
+      gateways.push(await startGateway({ name: `gateway-${database}`, database, runDir, postgresUrl }));
+    }
+    const helpersOf = (gateway: Gateway) => {
+      const name = gateway.databaseName;
+      return name ? () => backendPids(postgresUrl, name) : undefined;
+    };
+    for (const bench of throughput) {
+      await attempt(bench.title, async () => {
+        const targets: Target[] = [];
+        const jobs = new Map<Gateway, LoadJob>();
+        for (const gateway of gateways) jobs.set(gateway, await bench.prepare(gateway, client));
+        for (const loader of loaders) {
+          // With both loaders, wrk's targets carry a suffix; wrk cannot vary requests (rotating callers).
+          const suffix = loaders.length > 1 && loader === 'wrk' ? '@wrk' : '';
+          if (loader === 'wrk' && [...jobs.values()].some((job) => job.rotateAuthorization)) continue;
+          const base = baselineJob(bare.url, bench.connections);
+          targets.push({ name: `bare-yoga${suffix}`, pid: bare.pid, job: base, loader });
+          for (const [gateway, job] of jobs) {
+            const helpers = helpersOf(gateway);
+            targets.push({
+              name: `${gateway.database}${suffix}`,
+              pid: gateway.pid,
+              job,
+              loader,
+              ...(helpers ? { helpers } : {}),
+            });
+          }
+        }
+        const seconds = Math.max(plan.seconds, bench.minSeconds ?? 0);
+        const samples = await interleave(targets, { ...plan, seconds }, client, runDir);
+        const gatewayTargets = targets.filter((target) => !target.name.startsWith('bare-yoga'));
+        const baseOf = (name: string) => samples[name.includes('@wrk') ? 'bare-yoga@wrk' : 'bare-yoga'] ?? [];
+        const entry: ThroughputReport = {
+          title: bench.title,
+          connections: bench.connections,
+          targets: Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, summarize(list)])),
+          ratioToBareYoga: Object.fromEntries(
+            gatewayTargets.map(({ name }) => [name, medianRatio(samples[name] ?? [], baseOf(name))]),
+          ),
+          cpuRatioToBareYoga: Object.fromEntries(
+            gatewayTargets.map(({ name }) => [name, medianCpuRatio(samples[name] ?? [], baseOf(name))]),
+          ),
+        };
+        if (bench.compareDatabases && samples.pglite && samples.postgres) {
+          entry.pgliteToPostgres = medianRatio(samples.pglite, samples.postgres);
+        }
+        report.throughput[bench.id] = entry;
+      });
+    }
+    if (cases.includes('ingestion')) {
+      for (const gateway of gateways) {
+        await attempt(
+          `ingestion of ${ingestEvents.toLocaleString('en')} events on ${DATABASE_NAMES[gateway.database]}`,
+          async () => {
+            report.ingestion[gateway.database] = await measureIngestion(
+              client,
+              gateway,
+              ingestEvents,
+              plan.seconds,
+            );
+          },
+        );
+      }
+    }
+    for (const gateway of gateways) await gateway.stop();
+    await bare.stop();
+  }
+  if (cases.includes('fanout')) {
+    const runs: FanoutCase[] = databases.flatMap((database) =>
+      fanoutClients.map((clients) => ({ clients, instances: 1 as const, database, events: fanoutEvents })),
+    );
+    if (fanoutPair > 0 && databases.includes('postgres')) {
+      if (await redisAnswers(redisUrl)) {
+        runs.push({ clients: fanoutPair, instances: 2, database: 'postgres', events: fanoutEvents });
+      } else {
+        report.errors.push({ case: 'fanout across two instances', error: `no Redis answers at ${redisUrl}` });
+      }
+    }
+    for (const run of runs) {
+      const name = `fan-out to ${run.clients.toLocaleString('en')} subscribers on ${run.instances} instance(s), ${DATABASE_NAMES[run.database]}`;
+      await attempt(name, async () => {
+        report.fanout.push({ ...run, report: await measureFanout(run, runDir, postgresUrl, redisUrl) });
+      });
     }
   }
-  const { measureIngestion } = await import('./experiments.js');
-  extras.push(
-    `A/B event ingestion through recordAbTestEvents: ${(await measureIngestion(t, caller, seconds)).toFixed(0)} events/s`,
-  );
+  if (cases.includes('propagation') && databases.includes('postgres')) {
+    await attempt('rollback propagation between two instances (PostgreSQL + Redis)', async () => {
+      if (!(await redisAnswers(redisUrl))) throw new Error(`no Redis answers at ${redisUrl}`);
+      report.propagation = await measurePropagation(runDir, postgresUrl, redisUrl, quick ? 5 : 20);
+    });
+  }
+  if (cases.includes('startup')) {
+    await attempt('start-up and idle memory', async () => {
+      report.startup = await measureStartup(databases, quick ? 1 : 3, runDir, postgresUrl);
+    });
+  }
+  if (interrupted()) {
+    await cleanUp();
+    process.exit(130);
+  }
+  report.machine.loadAverageAtEnd = os.loadavg();
+  await mkdir(path.dirname(out), { recursive: true });
+  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+  printReport(report, plan);
+  console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
 } finally {
-  await server.close();
-  await t.close();
-  await bare.close();
+  await cleanUp();
 }
-
-const { measurePropagation } = await import('./finetuning.js');
-extras.push(await measurePropagation());
-const startDir = await mkdtemp(path.join(tmpdir(), 'boardroom-bench-'));
-const first = await coldStart(startDir);
-const restart = await coldStart(startDir);
-await rm(startDir, { recursive: true, force: true });
-const database = process.env.TEST_DB === 'postgres' ? 'PostgreSQL' : 'PGlite';
-console.log(`\nBoardroom benchmark (${database}, ${seconds} s per row, 16 concurrent clients, loopback)\n`);
-console.log('| case | req/s | ratio to bare yoga | p50 ms | p99 ms |');
-console.log('| --- | ---: | ---: | ---: | ---: |');
-for (const { name, result, baseline } of rows) {
-  console.log(
-    `| ${name} | ${result.perSecond.toFixed(0)} | ${ratio(result.perSecond, baseline).toFixed(2)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} |`,
-  );
-}
-for (const line of extras) console.log(`\n${line}`);
-console.log(
-  `\nfirst start to ready (dist/main.js, PGlite, empty data dir: initdb and all migrations): ${first.readyMs.toFixed(0)} ms`,
-);
-console.log(
-  `cold start to ready (dist/main.js, PGlite, existing data dir): ${restart.readyMs.toFixed(0)} ms (target < 1500)`,
-);
-console.log(`idle memory after start (RSS): ${restart.rssMb.toFixed(0)} MB (target < 250 on PGlite)`);
+process.exit(report.errors.length > 0 ? 1 : 0);

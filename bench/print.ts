@@ -1,0 +1,212 @@
+// The report of a run: its shape (also written as JSON) and the tables printed at the end.
+import type { IngestionFigures } from './experiments.js';
+import type { PropagationFigures } from './finetuning.js';
+import type { Plan, Summary } from './measure.js';
+import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
+import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
+import type { FanoutCase, FanoutReport } from './subscriptions.js';
+
+export interface ThroughputReport {
+  title: string;
+  connections: number;
+  targets: Record<string, Summary>;
+  /** Median over rounds of gateway / bare yoga, per database (`pglite@wrk`: both loaded by wrk). */
+  ratioToBareYoga: Record<string, number>;
+  /** Median over rounds of bare yoga's CPU per request / the gateway's, per database. */
+  cpuRatioToBareYoga: Record<string, number>;
+  /** Median over rounds of PGlite / PostgreSQL. */
+  pgliteToPostgres?: number;
+}
+
+export interface BenchReport {
+  machine: Record<string, unknown>;
+  plan: Record<string, unknown>;
+  throughput: Record<string, ThroughputReport>;
+  ingestion: Partial<Record<DatabaseKind, IngestionFigures>>;
+  fanout: (FanoutCase & { report: FanoutReport })[];
+  startup: Partial<Record<DatabaseKind, StartupFigures>>;
+  propagation?: PropagationFigures;
+  errors: { case: string; error: string }[];
+}
+
+const fixed = (value: number | undefined, digits = 0) =>
+  value === undefined || Number.isNaN(value)
+    ? '–'
+    : value.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+function table(header: string[], rows: string[][]): void {
+  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(' | ')} |`;
+  console.log(line(header));
+  console.log(
+    `| ${widths.map((width, i) => (i === 0 ? '-'.repeat(width) : `${'-'.repeat(width - 1)}:`)).join(' | ')} |`,
+  );
+  for (const row of rows) console.log(line(row));
+}
+
+/** `pglite` → PGlite, `bare-yoga@wrk` → bare yoga (wrk). */
+function databaseName(name: string): string {
+  const [server = '', loader] = name.split('@');
+  return `${DATABASE_NAMES[server as DatabaseKind] ?? 'bare yoga'}${loader ? ` (${loader})` : ''}`;
+}
+
+export function printReport(report: BenchReport, plan: Plan): void {
+  const machine = report.machine;
+  const loaders = report.plan.loader === 'both' ? 'autocannon and wrk' : plan.loader;
+  console.log(
+    `\nBoardroom benchmark: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, load average ` +
+      `${(machine.loadAverageAtStart as number[])[0]?.toFixed(1)} at start; load from ${loaders} in its own process, ` +
+      `${plan.rounds} interleaved rounds of ${plan.seconds} s after ${plan.warmupSeconds} s warm-up; medians.`,
+  );
+  const throughput = Object.values(report.throughput);
+  if (throughput.length > 0) {
+    console.log('\nThroughput against bare graphql-yoga `{ __typename }` measured in the same rounds');
+    const rows: string[][] = [];
+    for (const entry of throughput) {
+      for (const [name, summary] of Object.entries(entry.targets)) {
+        const ratio = entry.ratioToBareYoga[name];
+        const cpuRatio = entry.cpuRatioToBareYoga[name];
+        rows.push([
+          name.startsWith('bare-yoga') ? `${entry.title}: baseline` : entry.title,
+          databaseName(name),
+          fixed(summary.perSecond),
+          ratio === undefined ? '1' : `${fixed(ratio, 2)}×`,
+          cpuRatio === undefined ? '1' : `${fixed(cpuRatio, 2)}×`,
+          fixed(summary.p50Ms, 2),
+          fixed(summary.p99Ms, 1),
+          fixed(summary.cpuMsPerRequest, 3),
+          summary.helperCpuMsPerRequest === undefined ? '' : fixed(summary.helperCpuMsPerRequest, 3),
+          summary.failures > 0 ? `${summary.failures} (${JSON.stringify(summary.statusCodes)})` : '0',
+        ]);
+      }
+    }
+    table(
+      [
+        'case',
+        'server',
+        'req/s',
+        '× bare yoga',
+        'by CPU',
+        'p50 ms',
+        'p99 ms',
+        'CPU ms/req',
+        'PG CPU ms/req',
+        'failed',
+      ],
+      rows,
+    );
+    const compared = throughput.filter((entry) => entry.pgliteToPostgres !== undefined);
+    if (compared.length > 0) {
+      console.log(
+        '\nPGlite against PostgreSQL, same rounds (target ≥ 0.80×; chat p99 within 2× PostgreSQL’s)',
+      );
+      table(
+        ['case', 'PGlite / PostgreSQL req/s', 'p99 PGlite / PostgreSQL'],
+        compared.map((entry) => [
+          entry.title,
+          `${fixed(entry.pgliteToPostgres, 2)}×`,
+          `${fixed((entry.targets.pglite?.p99Ms ?? Number.NaN) / (entry.targets.postgres?.p99Ms ?? Number.NaN), 2)}×`,
+        ]),
+      );
+    }
+  }
+  const ingestion = Object.entries(report.ingestion);
+  if (ingestion.length > 0) {
+    console.log('\nA/B event ingestion through recordAbTestEvents (1,000 events a call, 4 calls at a time)');
+    table(
+      [
+        'database',
+        'events',
+        'events/s',
+        'first tenth',
+        'last tenth',
+        'p99 ms/call',
+        'CPU ms/1k events',
+        'results p50/p99 ms (1 client)',
+      ],
+      ingestion.map(([database, figures]) => [
+        databaseName(database),
+        fixed(figures.events),
+        fixed(figures.eventsPerSecond),
+        fixed(figures.firstTenthPerSecond),
+        fixed(figures.lastTenthPerSecond),
+        fixed(figures.p99MsPerCall),
+        fixed(figures.cpuMsPerThousandEvents, 1),
+        `${fixed(figures.resultsOneClient.p50Ms, 2)} / ${fixed(figures.resultsOneClient.p99Ms, 2)}`,
+      ]),
+    );
+  }
+  if (report.fanout.length > 0) {
+    console.log('\nSubscription fan-out: from the publishing request to the last delivery');
+    table(
+      [
+        'subscribers',
+        'instances',
+        'database',
+        'events',
+        'missed',
+        'p50 ms',
+        'p99 ms',
+        'max ms',
+        'RSS MB before → after each event',
+      ],
+      report.fanout.map(({ report: r, database }) => [
+        fixed(r.clients),
+        String(r.instances),
+        databaseName(database),
+        String(r.events),
+        String(r.missed),
+        fixed(r.deliveryMs.p50),
+        fixed(r.deliveryMs.p99),
+        fixed(r.deliveryMs.max),
+        [
+          Object.values(r.rssMbBefore)
+            .map((mb) => fixed(mb))
+            .join('+'),
+          ...r.perEvent.map((event) =>
+            Object.values(event.rssMb)
+              .map((mb) => fixed(mb))
+              .join('+'),
+          ),
+        ].join(' → '),
+      ]),
+    );
+  }
+  if (report.propagation) {
+    const { rollbacks, medianMs, worstMs } = report.propagation;
+    console.log(
+      `\nModel rollback seen by the other instance (PostgreSQL + Redis, ${rollbacks} rollbacks): median ${fixed(medianMs, 1)} ms, worst ${fixed(worstMs, 1)} ms (target < 1000)`,
+    );
+  }
+  const startup = Object.entries(report.startup);
+  if (startup.length > 0) {
+    console.log(
+      '\nStart-up of node dist/main.js to the first 200 from /readyz, and idle RSS (medians; targets)',
+    );
+    table(
+      [
+        'database',
+        'first start ms',
+        'first start CPU s',
+        'restart ms',
+        'restart CPU s',
+        'idle RSS MB',
+        'samples',
+      ],
+      startup.map(([database, figures]) => {
+        const target = STARTUP_TARGETS[database as DatabaseKind];
+        return [
+          databaseName(database),
+          `${fixed(figures.median.firstStartMs)} (< ${target.firstStartMs})`,
+          fixed(figures.median.firstStartCpuS, 2),
+          `${fixed(figures.median.restartMs)} (< ${target.restartMs})`,
+          fixed(figures.median.restartCpuS, 2),
+          `${fixed(figures.median.idleRssMb)} (< ${target.idleRssMb})`,
+          String(figures.samples.length),
+        ];
+      }),
+    );
+  }
+  for (const { case: name, error } of report.errors) console.log(`\nFAILED ${name}: ${error.split('\n')[0]}`);
+}
