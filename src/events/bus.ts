@@ -1,6 +1,7 @@
 import { createPubSub, filter, pipe } from 'graphql-yoga';
 import type { Logger } from '../logger.js';
 import { createRedisClient } from '../redis.js';
+import { Fanout, type GapListener } from './fanout.js';
 import { type BusEvent, EVENT_TYPES, type EventType } from './topics.js';
 
 /** `in-process`: no Redis configured; `disconnected`: Redis configured but unreachable right now. */
@@ -9,15 +10,23 @@ export type BusStatus = 'in-process' | 'connected' | 'disconnected';
 export interface EventBus {
   /** Resolves once the bus has accepted the event (with Redis: Redis confirmed it), else rejects. */
   publish(event: BusEvent): Promise<void>;
-  /** Events of one type for one tenant, each event id at most once per subscriber. */
+  /** Events of one type for one tenant, each event id at most once per subscriber (tests and tools). */
   subscribe(type: EventType, tenantId: string): AsyncIterable<BusEvent>;
   /** Every event of one type, for in-process consumers such as cache invalidation. */
   subscribeAll(type: EventType): AsyncIterable<BusEvent>;
   /**
    * Calls `listener` with every event of these types for one tenant from the moment this returns (no lazy
-   * start, unlike the iterables above: replay relies on it); returns the function that stops listening.
+   * start, unlike the iterables above: replay relies on it), each event id once, in order; and `onGap`, in
+   * order with the events, each time this instance's subscription to Redis is confirmed again after it was
+   * lost, with a test of whether an event id had already reached the listener (see replay.ts). Listeners
+   * are called a slice at a time (see fanout.ts). Returns the function that stops listening.
    */
-  listen(types: readonly EventType[], tenantId: string, listener: (event: BusEvent) => void): () => void;
+  listen(
+    types: readonly EventType[],
+    tenantId: string,
+    listener: (event: BusEvent) => void,
+    onGap?: GapListener,
+  ): () => void;
   /**
    * Calls `listener` each time this instance's subscription to Redis is confirmed again after it was
    * lost: whatever other instances published meanwhile never reached this instance's listeners (it is
@@ -64,11 +73,13 @@ const MAX_HELD = 10_000;
 export async function createEventBus(options: EventBusOptions = {}): Promise<EventBus> {
   const target: BusEventTarget = new EventTarget() as BusEventTarget;
   const pubsub = createPubSub<Channels>({ eventTarget: target as never });
+  const fanout = new Fanout();
   if (!options.redisUrl) {
     return {
-      ...listeners(pubsub, target),
+      ...listeners(pubsub, fanout),
       async publish(event) {
         pubsub.publish(channel(event.type), event);
+        fanout.dispatch(event);
       },
       onResubscribed: () => () => {},
       status: () => 'in-process',
@@ -94,6 +105,7 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
       return;
     }
     target.dispatchEvent(new CustomEvent(name, { detail: event }));
+    fanout.dispatch(event);
   };
   // Messages that arrive after a reconnect but before the subscription is confirmed are held back and
   // delivered after the `onResubscribed` listeners ran, so a stream sees the gap before anything newer.
@@ -116,6 +128,7 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
         subscribed = subscriber.status === 'ready';
         if (!subscribed || was) return;
         for (const listener of [...resubscribed]) listener();
+        fanout.gap();
         const waiting = held;
         held = [];
         for (const [name, message] of waiting) deliver(name, message);
@@ -133,7 +146,7 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
   const connected = () => publisher.status === 'ready' && subscribed;
 
   return {
-    ...listeners(pubsub, target),
+    ...listeners(pubsub, fanout),
     async publish(event) {
       // Not while this instance's own subscription is down: its subscribers would miss the event for good.
       if (!connected()) throw new Error('the event bus is not connected to Redis');
@@ -152,10 +165,10 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
   };
 }
 
-/** Subscribing and listening, the same over Redis and in process: events arrive on `target`. */
+/** Subscribing and listening, the same over Redis and in process. */
 function listeners(
   pubsub: ReturnType<typeof createPubSub<Channels>>,
-  target: BusEventTarget,
+  fanout: Fanout,
 ): Pick<EventBus, 'subscribe' | 'subscribeAll' | 'listen'> {
   return {
     subscribe(type, tenantId) {
@@ -173,14 +186,6 @@ function listeners(
     subscribeAll(type) {
       return pubsub.subscribe(channel(type));
     },
-    listen(types, tenantId, listener) {
-      const onEvent = (event: CustomEvent<BusEvent>) => {
-        if (event.detail.tenantId === tenantId) listener(event.detail);
-      };
-      for (const type of types) target.addEventListener(channel(type), onEvent);
-      return () => {
-        for (const type of types) target.removeEventListener(channel(type), onEvent);
-      };
-    },
+    listen: (types, tenantId, listener, onGap) => fanout.listen(types, tenantId, listener, onGap),
   };
 }

@@ -18,7 +18,6 @@ export interface EventStreamOptions {
 }
 
 const PAGE_SIZE = 200;
-const SEEN_IDS = 10_000;
 
 interface OutboxRow {
   id: string;
@@ -35,9 +34,14 @@ export const resumePointExpired = (after: string) =>
       '(EVENT_RETENTION_HOURS). Subscribe without `after` and reload the current state.',
   );
 
-/** Queued when the bus re-subscribed after losing Redis: the stream reads what it missed from the outbox. */
-const GAP = Symbol('gap');
-type Item = BusEvent | typeof GAP;
+/**
+ * Queued when the bus re-subscribed after losing Redis: the stream reads what it missed from the outbox,
+ * less what had reached it live already (`delivered`).
+ */
+interface Gap {
+  delivered: (eventId: string) => boolean;
+}
+type Item = BusEvent | Gap;
 
 /** Live events, held in arrival order from the moment the queue exists until they are read. */
 class LiveQueue {
@@ -102,6 +106,40 @@ async function currentSeq(prisma: PrismaClient): Promise<bigint> {
   return BigInt(row?.seq ?? 0);
 }
 
+/**
+ * `currentSeq` for streams opening at the same time: one read at a time per database, and every stream that
+ * asks while one is under way shares the next one, which starts after it asked (a read that began earlier
+ * could miss an event published in between). Ten thousand subscribers arriving together cost a few reads
+ * instead of a database queue full of identical ones.
+ */
+const sequenceReaders = new WeakMap<PrismaClient, () => Promise<bigint>>();
+function sharedCurrentSeq(prisma: PrismaClient): Promise<bigint> {
+  let reader = sequenceReaders.get(prisma);
+  if (!reader) {
+    let inFlight: Promise<bigint> | undefined;
+    let queued: Promise<bigint> | undefined;
+    const start = () => {
+      const read: Promise<bigint> = currentSeq(prisma).finally(() => {
+        if (inFlight === read) inFlight = undefined;
+      });
+      inFlight = read;
+      return read;
+    };
+    reader = () => {
+      if (!inFlight) return start();
+      queued ??= inFlight
+        .catch(() => undefined)
+        .then(() => {
+          queued = undefined;
+          return start();
+        });
+      return queued;
+    };
+    sequenceReaders.set(prisma, reader);
+  }
+  return reader();
+}
+
 async function resumePoint(prisma: PrismaClient, tenantId: string, after: string): Promise<bigint> {
   const [row] = await prisma.$queryRawUnsafe<{ seq: string }[]>(
     `SELECT seq::text AS seq FROM outbox_events
@@ -130,20 +168,25 @@ function readPage(options: EventStreamOptions, afterSeq: bigint): Promise<Outbox
  * A tenant's events: with `after`, first the published outbox rows newer than that event in commit order,
  * then live ones, without gaps or duplicates. The live listener is registered before the backlog is read
  * and buffers meanwhile; a barrier on the relay lock makes everything published before that moment
- * visible to the backlog; live events the backlog already delivered are dropped by `seq` and by id.
- * When the bus re-subscribes after losing Redis, the stream reads the events it missed meanwhile from the
- * outbox the same way (after the last `seq` it delivered) before going on with live ones: a gap in the
- * live feed never reaches the client. Throws RESUME_POINT_EXPIRED when `after` is unknown to the tenant
+ * visible to the backlog; live events the backlog already delivered are dropped by `seq` (a live copy of
+ * a row carries the row's seq or, when that publication rolled back, an earlier one). The bus hands each
+ * event id to a listener once, so the stream keeps no ids of its own. When the bus re-subscribes after
+ * losing Redis, the stream reads the events it missed meanwhile from the outbox the same way (after the
+ * last `seq` it delivered, less what the bus says reached it live) before going on with live ones: a gap
+ * in the live feed never reaches the client. Throws RESUME_POINT_EXPIRED when `after` is unknown to the tenant
  * or was pruned.
  */
 export async function openEventStream(options: EventStreamOptions): Promise<AsyncIterableIterator<BusEvent>> {
   const accept = options.accept ?? (() => true);
   const queue = new LiveQueue(options.maxBuffered ?? 10_000);
-  const stopListening = options.bus.listen(options.types, options.tenantId, (event) => queue.push(event));
-  const stopGaps = options.bus.onResubscribed(() => queue.push(GAP));
+  const stopListening = options.bus.listen(
+    options.types,
+    options.tenantId,
+    (event) => queue.push(event),
+    (delivered) => queue.push({ delivered }),
+  );
   const close = () => {
     stopListening();
-    stopGaps();
     queue.close();
   };
 
@@ -158,28 +201,22 @@ export async function openEventStream(options: EventStreamOptions): Promise<Asyn
       replayedUpTo = await resumePoint(options.prisma, options.tenantId, options.after);
       position = replayedUpTo;
     } else if (options.bus.status() !== 'in-process') {
-      position = await currentSeq(options.prisma);
+      position = await sharedCurrentSeq(options.prisma);
     }
   } catch (error) {
     close();
     throw error;
   }
 
-  const seen = new Set<string>();
-  const remember = (id: string) => {
-    seen.add(id);
-    if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
-  };
-
-  /** Outbox rows after `position`, in seq order, each not delivered before; advances both marks. */
-  async function* readBack(): AsyncGenerator<BusEvent, undefined> {
+  /** Outbox rows after `position`, in seq order, less those `delivered` live; advances both marks. */
+  async function* readBack(delivered?: Gap['delivered']): AsyncGenerator<BusEvent, undefined> {
     while (position !== null) {
       const rows = await readPage(options, position);
       for (const row of rows) {
         position = BigInt(row.seq);
         if (replayedUpTo === null || position > replayedUpTo) replayedUpTo = position;
-        if (seen.has(row.id)) continue;
-        remember(row.id);
+        // A live event whose first publication rolled back is in the outbox under a later seq.
+        if (delivered?.(row.id)) continue;
         const event: BusEvent = {
           eventId: row.id,
           type: row.type as EventType,
@@ -201,18 +238,16 @@ export async function openEventStream(options: EventStreamOptions): Promise<Asyn
         const next = await queue.next();
         if (next.done) return undefined;
         const event = next.value;
-        if (event === GAP) {
+        if ('delivered' in event) {
           // Whatever was published before the bus re-subscribed is committed once the relay lock is free.
           await relayBarrier(options.prisma);
-          yield* readBack();
+          yield* readBack(event.delivered);
           continue;
         }
         if (replayedUpTo !== null && event.seq !== undefined && BigInt(event.seq) <= replayedUpTo) continue;
         if (event.seq !== undefined && (position === null || BigInt(event.seq) > position)) {
           position = BigInt(event.seq);
         }
-        if (seen.has(event.eventId)) continue;
-        remember(event.eventId);
         if (accept(event)) yield event;
       }
     } finally {

@@ -314,4 +314,29 @@ describe('openEventStream', () => {
     await stream.return?.();
     expect(await waiting).toEqual({ value: undefined, done: true });
   });
+
+  it('reads the outbox sequence once for the streams that open while a read is under way', async () => {
+    const chairman = await liveChairman();
+    let reads = 0;
+    // As with Redis: a stream opened without `after` reads where the sequence stands.
+    const bus = { ...t.app.services.bus, status: () => 'connected' as const };
+    const prisma = new Proxy(t.db.prisma, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== '$queryRawUnsafe') return value;
+        return (sql: string, ...values: unknown[]) => {
+          if (sql.includes('pg_sequence_last_value')) reads += 1;
+          return value.call(target, sql, ...values);
+        };
+      },
+    });
+    const streams = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        openEventStream({ prisma, bus, tenantId: chairman.tenantId, types: ['DOGFOOD_AGENT_PAUSED'] }),
+      ),
+    );
+    // The first opener's read, then one shared by the 49 that asked while it ran.
+    expect(reads).toBe(2);
+    await Promise.all(streams.map((stream) => stream.return?.()));
+  });
 });

@@ -36,21 +36,26 @@ function instrument(bus: EventBus): Expected[] {
   const pending: Expected[] = [];
   expectations.set(bus, pending);
   const listenToBus = bus.listen.bind(bus);
-  bus.listen = (types, tenantId, listener) => {
+  bus.listen = (types, tenantId, listener, onGap) => {
     const index = pending.findIndex((expected) => expected.tenantId === tenantId);
     const expected = index >= 0 ? pending.splice(index, 1)[0] : undefined;
     let open = !expected;
-    const stop = listenToBus(types, tenantId, (event: BusEvent) => {
-      const probe = event.payload[PROBE];
-      if (probe === undefined) {
-        if (open) listener(event);
-        return;
-      }
-      if (expected && probe === expected.probe && !open) {
-        open = true;
-        expected.ready();
-      }
-    });
+    const stop = listenToBus(
+      types,
+      tenantId,
+      (event: BusEvent) => {
+        const probe = event.payload[PROBE];
+        if (probe === undefined) {
+          if (open) listener(event);
+          return;
+        }
+        if (expected && probe === expected.probe && !open) {
+          open = true;
+          expected.ready();
+        }
+      },
+      onGap,
+    );
     if (types[0]) expected?.claimed(types[0]);
     return stop;
   };

@@ -8,8 +8,8 @@ import type { EventType } from '../../../src/events/topics.js';
 export function nextListener(bus: EventBus, type: EventType): Promise<void> {
   const original = bus.listen;
   return new Promise((resolve) => {
-    bus.listen = (types, tenantId, listener) => {
-      const stop = original.call(bus, types, tenantId, listener);
+    bus.listen = (types, tenantId, listener, onGap) => {
+      const stop = original.call(bus, types, tenantId, listener, onGap);
       if (types.includes(type)) {
         bus.listen = original;
         resolve();
