@@ -48,6 +48,8 @@ await build({
   absWorkingDir: root,
   entryPoints: {
     main: 'src/main.ts',
+    // PGlite's thread, started by src/db/pglite-remote.ts from the file next to it.
+    'pglite-worker': 'src/db/pglite-worker.ts',
     token: 'scripts/token.ts',
     migrate: 'scripts/migrate.ts',
     'reseal-credentials': 'scripts/reseal-credentials.ts',
@@ -81,5 +83,5 @@ await build({
 });
 await buildDashboard();
 console.log(
-  'built dist/main.js, dist/token.js, dist/migrate.js, dist/reseal-credentials.js, dist/dashboard/',
+  'built dist/main.js, dist/pglite-worker.js, dist/token.js, dist/migrate.js, dist/reseal-credentials.js, dist/dashboard/',
 );

@@ -43,6 +43,12 @@ try {
     ? (await import('./observability/tracing.js')).createTracing()
     : undefined;
   const app = await createApp(config, { logger, tracing });
+  // PGlite runs in a thread of its own; when that thread dies every database call fails, so the
+  // instance exits non-zero for its supervisor to restart it (DATA_DIR's lock names a dead process then).
+  void app.services.db.lost?.then((error) => {
+    logger.fatal({ err: error }, 'the embedded database stopped; exiting');
+    process.exit(1);
+  });
   const applied = await app.start({ signal: startup.signal }).catch((error: unknown) => {
     if (startup.signal.aborted) return null;
     throw error;

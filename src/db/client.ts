@@ -1,15 +1,14 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
 import type { PrismaPg as PrismaPgAdapter } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type pg from 'pg';
-import type { PrismaPGlite as PrismaPGliteAdapter } from 'pglite-prisma-adapter';
 import { type DatabaseLimits, loadConfig } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { dataDirErrorOf } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { applyMigrations, type MigrateOptions, type MigrationSession, pendingMigrations } from './migrate.js';
+import type { PGliteWorker } from './pglite-remote.js';
 import { DatabaseOverloadedError } from './unavailable.js';
 
 export type { PrismaClient };
@@ -38,6 +37,11 @@ export interface Database {
    * Resolves with a function that stops listening.
    */
   listen(channel: string, onWake: () => void): Promise<() => Promise<void>>;
+  /**
+   * PGlite only: settles when the thread that runs PGlite ended without being closed. Every database call
+   * fails from then on (answered 503); the process should exit so that its supervisor restarts it.
+   */
+  lost?: Promise<Error>;
   close(): Promise<void>;
 }
 
@@ -83,23 +87,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     });
     return database;
   }
-  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('pglite-prisma-adapter'),
-  ]);
   // PostgreSQL's default 128 MB of shared buffers sit in PGlite's WebAssembly heap for the life of the
   // process; one embedded instance serves one gateway, so 16 MB keeps idle memory ~110 MB lower. A start
   // parameter leaves PGlite's postgresql.conf (time zone, locale) as it is.
-  const pgliteOptions = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] };
+  const startParams = ['-c', 'shared_buffers=16MB'];
+  const { startPGliteWorker } = await import('./pglite-remote.js');
   if (options.dataDir === 'memory://') {
-    const pglite = await PGlite.create('memory://', pgliteOptions);
-    return wrap(
-      'pglite',
-      new PrismaPGlite(pglite),
-      () => pglite.close(),
-      async () => pgliteMigrationSession(pglite, PrismaPGlite),
-      listenInProcess(pglite),
-    );
+    return wrapPGlite(await startPGliteWorker({ dataDir: 'memory://', startParams }), async () => {});
   }
   const pgliteDir = path.join(options.dataDir, 'pglite');
   await mkdir(pgliteDir, { recursive: true }).catch((error: unknown) => {
@@ -112,22 +106,36 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   // every later start would trip over: an empty directory is removed again when PGlite cannot start in it.
   const fresh = (await readdir(pgliteDir)).length === 0;
   try {
-    const pglite = await PGlite.create(pgliteDir, pgliteOptions);
-    return wrap(
-      'pglite',
-      new PrismaPGlite(pglite),
-      async () => {
-        await pglite.close();
-        await unlock();
-      },
-      async () => pgliteMigrationSession(pglite, PrismaPGlite),
-      listenInProcess(pglite),
-    );
+    return wrapPGlite(await startPGliteWorker({ dataDir: pgliteDir, startParams }), unlock);
   } catch (error) {
     if (fresh) await rm(pgliteDir, { recursive: true, force: true }).catch(() => {});
     await unlock();
     throw dataDirErrorOf(options.dataDir, error) ?? error;
   }
+}
+
+/**
+ * PGlite in its worker thread: Prisma, migrations and LISTEN all go through it. PGlite is a single
+ * connection, so the migration session is that connection; close ends PGlite, then the thread, then
+ * releases DATA_DIR.
+ */
+function wrapPGlite(worker: PGliteWorker, release: () => Promise<void>): Database {
+  const database = wrap(
+    'pglite',
+    worker.adapter,
+    async () => {
+      await worker.close();
+      await release();
+    },
+    async () => ({ adapter: worker.adapter, query: worker.rows, end: async () => {} }),
+    async (channel, onWake) => {
+      const unlisten = await worker.listen(channel, onWake);
+      onWake();
+      return unlisten;
+    },
+  );
+  database.lost = worker.lost;
+  return database;
 }
 
 /**
@@ -189,44 +197,9 @@ async function pgMigrationSession(
   };
 }
 
-/**
- * PGlite is a single connection. Its adapter starts a migration script without awaiting it, so a failing
- * script would surface as an unhandled rejection after the engine had recorded success; this one awaits.
- */
-function pgliteMigrationSession(pglite: PGlite, PrismaPGlite: typeof PrismaPGliteAdapter): MigrationSession {
-  const factory = new PrismaPGlite(pglite);
-  return {
-    adapter: {
-      provider: factory.provider,
-      adapterName: factory.adapterName,
-      connectToShadowDb: () => factory.connectToShadowDb(),
-      async connect() {
-        const adapter = await factory.connect();
-        // The adapter's own conversion makes a database error one the engine can report.
-        const { onError } = adapter as unknown as { onError(error: unknown): never };
-        adapter.executeScript = async (script: string) => {
-          await pglite.exec(script).catch((error: unknown) => onError.call(adapter, error));
-        };
-        return adapter;
-      },
-    },
-    query: async <Row>(sql: string) => (await pglite.query<Row>(sql)).rows,
-    end: async () => {},
-  };
-}
-
 type Listen = Database['listen'];
 
 const CHANNEL = /^[a-z_][a-z0-9_]*$/;
-
-/** PGlite delivers a notification to its in-process listeners once the notifying transaction commits. */
-function listenInProcess(pglite: PGlite): Listen {
-  return async (channel, onWake) => {
-    const unlisten = await pglite.listen(channel, () => onWake());
-    onWake();
-    return () => unlisten();
-  };
-}
 
 /**
  * PostgreSQL: LISTEN needs a session of its own, so a client outside the pool holds it for the life of the

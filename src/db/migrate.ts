@@ -106,8 +106,8 @@ export async function applyMigrations(
     const applied: string[] = [];
     try {
       for (const name of pending) {
-        // PGlite and the engine run on this thread and settle without I/O, so a pending signal's handler
-        // only runs once the event loop gets a turn: give it one before each migration.
+        // The engine runs on this thread and may settle without I/O, so a pending signal's handler only
+        // runs once the event loop gets a turn: give it one before each migration.
         await new Promise((resolve) => setImmediate(resolve));
         options.signal?.throwIfAborted();
         options.onApplying?.(name);
