@@ -1,3 +1,5 @@
+// Before anything that compiles WebAssembly (see the module).
+import './wasm-tiering.js';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirError, dataDirErrorOf } from './db/data-dir.js';
