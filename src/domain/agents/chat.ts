@@ -30,8 +30,8 @@ export interface ChatReceipt {
 
 /**
  * Queues a chat message as a pending task for an agent role. Without attachments that is one statement
- * (queueChatTask) and one round trip to the database. With attachments their bytes are written first,
- * then the same statement runs in a transaction that also holds the blobs (holdBlobs); the bytes are
+ * (queueChatTask) in a transaction. With attachments their bytes are written first, and the same
+ * transaction also holds the blobs (holdBlobs); the bytes are
  * removed again when it fails and nothing else references them.
  */
 export async function sendChatMessage(context: AuthedContext, command: ChatCommand): Promise<ChatReceipt> {
@@ -44,14 +44,14 @@ export async function sendChatMessage(context: AuthedContext, command: ChatComma
     // A refusal is explained by a read afterwards; should that read find nothing wrong (the role was
     // registered in between), the statement runs again.
     for (let attempt = 1; ; attempt++) {
-      const queued =
-        command.attachments.length === 0
-          ? await queueChatTask(context.prisma, chat)
-          : await context.prisma.$transaction(async (tx) => {
-              if (!(await queueChatTask(tx, chat))) return false;
-              await holdBlobs(tx, blobs, command.attachments);
-              return true;
-            });
+      // Always in a transaction, whose COMMIT is sent only once the statement has answered: a statement
+      // sent on its own commits by itself, so one held up by a hung connection could still be stored
+      // after the client was answered 503 (test/server/database-outage.test.ts).
+      const queued = await context.prisma.$transaction(async (tx) => {
+        if (!(await queueChatTask(tx, chat))) return false;
+        if (command.attachments.length > 0) await holdBlobs(tx, blobs, command.attachments);
+        return true;
+      });
       if (queued) {
         return {
           taskId: chat.taskId,
