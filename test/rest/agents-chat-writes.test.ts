@@ -9,6 +9,8 @@ import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 // that it writes and publishes nothing when it is refused.
 
 const nothing = { tasks: 0, threads: 0, messages: 0, attachments: 0, outbox: 0 };
+/** What one accepted chat message without attachments stores. */
+const oneChat = { ...nothing, tasks: 1, threads: 1, messages: 1, outbox: 1 };
 
 let t: TestApp;
 
@@ -44,13 +46,7 @@ describe('POST /api/v1/agents/{role}/chat writes', () => {
       tenant_id: caller.tenantId,
     });
     expect(task).toMatchObject({ role: 'cfo', message: 'Close the books', createdBy: caller.sub });
-    expect(await storedRows(t, caller.tenantId)).toEqual({
-      ...nothing,
-      tasks: 1,
-      threads: 1,
-      messages: 1,
-      outbox: 1,
-    });
+    expect(await storedRows(t, caller.tenantId)).toEqual(oneChat);
   });
 
   it('moves a named thread to the top and stores the turn in it', async () => {
@@ -121,13 +117,7 @@ describe('POST /api/v1/agents/{role}/chat refusals write and publish nothing', (
     const response = await chat(t, caller, 'cfo', { message: 'to the CFO', thread_id: threadId });
 
     expect(response.status).toBe(409);
-    expect(await storedRows(t, caller.tenantId)).toEqual({
-      ...nothing,
-      tasks: 1,
-      threads: 1,
-      messages: 1,
-      outbox: 1,
-    });
+    expect(await storedRows(t, caller.tenantId)).toEqual(oneChat);
     expect(await t.db.prisma.thread.findUniqueOrThrow({ where: { id: threadId } })).toEqual(before);
   });
 
@@ -146,13 +136,7 @@ describe('POST /api/v1/agents/{role}/chat refusals write and publish nothing', (
 
     expect(response.status).toBe(404);
     expect(await storedRows(t, caller.tenantId)).toEqual(nothing);
-    expect(await storedRows(t, other.tenantId)).toEqual({
-      ...nothing,
-      tasks: 1,
-      threads: 1,
-      messages: 1,
-      outbox: 1,
-    });
+    expect(await storedRows(t, other.tenantId)).toEqual(oneChat);
   });
 
   it('for a role the tenant does not have, with attachments: not even their bytes', async () => {
