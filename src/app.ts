@@ -42,6 +42,7 @@ import { usePages } from './plugins/use-pages.js';
 import { useRateLimit } from './plugins/use-rate-limit.js';
 import { useRequestId } from './plugins/use-request-id.js';
 import { useRequestLog } from './plugins/use-request-log.js';
+import { useSharedEventExecution } from './plugins/use-shared-event-execution.js';
 import { createRateLimiter } from './rate-limit.js';
 import { schema } from './schema/index.js';
 import type { Services } from './services.js';
@@ -208,6 +209,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         largeBodyFields: ['sendChatMessage'],
       }),
       useInputDepthLimit(),
+      useSharedEventExecution(),
       useHealth({
         ready: async () => (await db.ready(config.readyzTimeoutMs)) && (await storage.ready()),
         bus: () => bus.status(),

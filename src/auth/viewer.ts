@@ -7,3 +7,12 @@ export interface Viewer {
   tenantId: string;
   roles: readonly Role[];
 }
+
+/**
+ * The caller as one string: tenant, subject and roles (sorted). What may answer differently for another
+ * caller is shared only between callers with the same identity (the response cache's session, one
+ * execution of a subscription event).
+ */
+export function viewerIdentity(viewer: Viewer): string {
+  return JSON.stringify([viewer.tenantId, viewer.sub, [...viewer.roles].sort()]);
+}

@@ -3,7 +3,7 @@ import { type Cache, hashSHA256, useResponseCache } from '@graphql-yoga/plugin-r
 import { type DocumentNode, type GraphQLSchema, Kind, parse, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
-import type { Viewer } from '../auth/viewer.js';
+import { viewerIdentity as sessionOf } from '../auth/viewer.js';
 
 export interface UseCallerResponseCacheOptions {
   cache: Cache;
@@ -96,11 +96,6 @@ function rememberedCacheUse(
     remembered.set(key, use);
     return use;
   };
-}
-
-/** The verified credential's identity: the cache session. */
-function sessionOf(viewer: Viewer): string {
-  return JSON.stringify([viewer.tenantId, viewer.sub, [...viewer.roles].sort()]);
 }
 
 /** A digest of the session that prefixes every key (and so every ETag) of that session. */
