@@ -28,5 +28,6 @@ VOLUME ["/data"]
 EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# node directly (not npm start) so SIGTERM reaches the server and it shuts down cleanly.
-CMD ["node", "dist/main.js"]
+# node directly (not npm start) so SIGTERM reaches the server and it shuts down cleanly; the same arguments
+# as package.json's start script (test/scripts/start-command.test.ts holds the two together).
+CMD ["node", "--v8-pool-size=1", "dist/main.js"]

@@ -2,6 +2,7 @@
 // from `dist/token.js`, data through the HTTP API.
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { signToken } from '../src/auth/tokens.js';
@@ -9,6 +10,16 @@ import { createDatabase, root, type ServerProcess, startProcess } from './proces
 
 export type DatabaseKind = 'pglite' | 'postgres';
 export const DATABASE_NAMES: Record<DatabaseKind, string> = { pglite: 'PGlite', postgres: 'PostgreSQL' };
+
+/** The arguments `npm start` gives node (package.json's start script: `node [flags] dist/main.js`). */
+export const startArguments: string[] = (() => {
+  const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const [command, ...args] = String(scripts.start).split(/\s+/);
+  if (command !== 'node' || args.at(-1) !== 'dist/main.js') {
+    throw new Error(`package.json's start script is not "node [flags] dist/main.js": ${scripts.start}`);
+  }
+  return args;
+})();
 
 /** One signing secret per run, given to every gateway and to `dist/token.js`. */
 export const jwtSecret = randomBytes(32).toString('base64url');
@@ -33,7 +44,7 @@ export interface GatewayOptions {
 }
 
 /**
- * `node dist/main.js` with NODE_ENV=production, its own PGlite directory or PostgreSQL database, and the
+ * `npm start`'s command (`node [flags] dist/main.js`) with NODE_ENV=production, its own PGlite directory or PostgreSQL database, and the
  * default log level (one JSON line per request, written to a file as a log collector would read it).
  * RATE_LIMIT_PER_MINUTE is raised: each bench caller sends far more than the default 1,200 a minute.
  */
@@ -44,7 +55,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   else databaseUrl ??= await createDatabase(options.postgresUrl, options.name.replace(/\W/g, '_'));
   const server = await startProcess({
     name: options.name,
-    args: ['dist/main.js'],
+    args: startArguments,
     env: {
       ...process.env,
       NODE_ENV: 'production',

@@ -1,16 +1,20 @@
-// Proves the production path and reports its start-up figures: runs `node dist/main.js` with
+// Proves the production path and reports its start-up figures: runs npm start's `node [flags] dist/main.js` with
 // NODE_ENV=production on a fresh temporary DATA_DIR and a free port, waits for /readyz, checks that a
 // second process on the same DATA_DIR is refused, stops it, starts it again on the now existing directory,
 // and prints first start, restart and idle RSS. Exits non-zero on any failure; gives up after 3 minutes.
 //   node scripts/smoke-start.mjs            (after npm run build; CI runs it)
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const main = path.join(root, 'dist', 'main.js');
+// npm start's arguments to node (package.json: `node [flags] dist/main.js`), run from the repository root.
+const startArguments = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
+  .scripts.start.split(/\s+/)
+  .slice(1);
 const giveUp = setTimeout(() => fail('gave up after 3 minutes'), 180_000);
 giveUp.unref();
 const children = new Set();
@@ -22,7 +26,7 @@ function fail(message) {
 }
 
 function run(dataDir) {
-  const child = spawn(process.execPath, [main], {
+  const child = spawn(process.execPath, startArguments, {
     cwd: root,
     env: {
       ...process.env,
