@@ -112,6 +112,42 @@ describe('recordAbTestEvents', () => {
     expect(await totals(test)).toEqual([distinct.size, converted.size]);
   });
 
+  it('stores, finds again and converts subjects whose ids need quoting in SQL, arrays or JSON', async () => {
+    const test = await runningTest(t, operator);
+    const [a, b] = test.variantIds;
+    const subjectIds = ['a"b', 'back\\slash', '{braces,comma}', 'NULL', '', "it's", 'tab\there', 'ü 😀'];
+    const ids = subjectIds.map((id, index) => `${id}-${index}`);
+    const observed = await t.graphql(
+      RecordAbTestEvents,
+      {
+        testId: test.id,
+        events: ids.map((subjectId, index) => ({ subjectId, variantId: index % 2 ? b : a })),
+      },
+      operator,
+    );
+    expect(observed.data?.recordAbTestEvents).toMatchObject({ newObservations: ids.length, repeats: 0 });
+    const converted = await t.graphql(
+      RecordAbTestEvents,
+      { testId: test.id, events: ids.map((subjectId) => ({ subjectId, converted: true })) },
+      operator,
+    );
+    expect(converted.data?.recordAbTestEvents).toEqual({
+      received: ids.length,
+      newObservations: 0,
+      newSuccesses: ids.length,
+      repeats: 0,
+      variantMismatches: 0,
+    });
+    const stored = await t.db.prisma.abTestSubject.findMany({ where: { testId: test.id } });
+    expect(stored.map((subject) => [subject.subjectId, subject.converted]).sort()).toEqual(
+      ids.map((id) => [id, true]).sort(),
+    );
+    expect(await counts(test)).toEqual([
+      [4, 4],
+      [4, 4],
+    ]);
+  });
+
   it('assigns subjects without a variant by the sticky rule, honouring the weights', async () => {
     const test = await runningTest(t, operator, [
       { name: 'control', weight: 1 },
