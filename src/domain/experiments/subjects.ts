@@ -46,10 +46,17 @@ interface VariantRow {
 
 /**
  * Records exposures and conversions of subjects of a running test in one transaction of three statements,
- * whatever its size: the test lock (with the variants), a read of the batch's known subjects, then one
+ * whatever its size: a read of the batch's known subjects, the test lock (with the variants), then one
  * statement that inserts the new subjects (ON CONFLICT DO NOTHING), converts the known ones (WHERE NOT
- * converted) and grows the per-variant counters by exactly the rows those two report as written. The
- * read is its own statement after the lock so that it sees what the writer before this one committed.
+ * converted) and grows the per-variant counters by exactly the rows those two report as written.
+ *
+ * Writers of a test wait for one another on its lock, so the time from the lock to the commit bounds the
+ * test's ingestion rate; the read is therefore made before the lock, and the plan checked by the write
+ * itself. Only a writer that committed between the read and the lock can have changed what the plan
+ * relied on: it inserted a subject planned as new (the insert then skips it) or converted one planned
+ * for conversion (the update then skips it). Either shows as fewer rows written than planned; the batch is
+ * then rolled back and applied again with the read after the lock (`recordEventsLocked`), which nothing
+ * can overtake.
  */
 export async function recordEvents(
   context: AuthedContext,
@@ -57,6 +64,34 @@ export async function recordEvents(
   events: readonly SubjectEvent[],
 ): Promise<EventsReceipt> {
   const subjectIds = [...new Set(events.map((event) => event.subjectId))];
+  try {
+    return await context.prisma.$transaction(async (tx) => {
+      const stored = await storedSubjects(tx, testId, subjectIds);
+      const variants = await lockRunningTest(tx, context.viewer.tenantId, testId);
+      assertKnownVariants(variants, events);
+      const plan = planEvents(testId, variants, stored, events);
+      const written = await applyPlan(tx, testId, variants, plan);
+      if (written.inserted !== plan.inserts.length || written.converted !== plan.conversions.length) {
+        throw new PlanOvertaken();
+      }
+      return receipt(plan.outcomes, written);
+    }, EVENT_TRANSACTION);
+  } catch (error) {
+    if (!(error instanceof PlanOvertaken)) throw error;
+    return recordEventsLocked(context, testId, subjectIds, events);
+  }
+}
+
+/** A writer of the same test committed between a batch's read and its lock, changing what it read. */
+class PlanOvertaken extends Error {}
+
+/** `recordEvents` with the read after the lock: it sees what the writer before this one committed. */
+function recordEventsLocked(
+  context: AuthedContext,
+  testId: string,
+  subjectIds: string[],
+  events: readonly SubjectEvent[],
+): Promise<EventsReceipt> {
   return context.prisma.$transaction(async (tx) => {
     const variants = await lockRunningTest(tx, context.viewer.tenantId, testId);
     assertKnownVariants(variants, events);
