@@ -62,6 +62,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
         }
       : undefined;
   const latencies: number[] = [];
+  let lastResponse = 0;
   const instance = autocannon({
     url: job.url,
     method: job.method,
@@ -74,14 +75,18 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   });
   instance.on('response', (_client, _status, _bytes, responseTime) => {
     latencies.push(responseTime);
+    lastResponse = performance.now();
   });
   const started = performance.now();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     instance.once('done', resolve);
     instance.once('error', reject);
   });
-  // autocannon's own `duration` is whole seconds in places; the wall time is what the rate needs.
-  const seconds = (performance.now() - started) / 1000;
+  // autocannon's own `duration` is whole seconds in places; the wall time is what the rate needs. A run of a
+  // fixed amount ends at the last response: autocannon notices it is done only at its next one-second tick,
+  // which would add up to a second of idle time to every run.
+  const ended = job.amount && lastResponse > 0 ? lastResponse : performance.now();
+  const seconds = (ended - started) / 1000;
   const sorted = Float64Array.from(latencies).sort();
   const statusCodes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, Number(count)]),

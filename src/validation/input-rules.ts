@@ -1,5 +1,6 @@
 import {
   type GraphQLArgument,
+  type GraphQLInputObjectType,
   type GraphQLInputType,
   getNullableType,
   isInputObjectType,
@@ -122,33 +123,73 @@ function inspectFreeForm(value: unknown, loc: Loc, maxBytes: number | null, out:
   }
 }
 
-const isJsonScalar = (type: GraphQLInputType | undefined) =>
-  !!type && isScalarType(getNullableType(type)) && getNullableType(type).toString() === 'JSON';
+type Shape =
+  | { kind: 'json' }
+  | { kind: 'list'; item: GraphQLInputType }
+  | { kind: 'object'; type: GraphQLInputObjectType }
+  | { kind: 'other' };
 
-/** Follows the declared input types; anything off them is inspected as free-form. */
+const OTHER: Shape = { kind: 'other' };
+const shapes = new WeakMap<GraphQLInputType, Shape>();
+
+/** What the walk needs of a declared type, worked out once per type rather than once per value. */
+function shapeOf(type: GraphQLInputType | undefined): Shape {
+  if (!type) return OTHER;
+  let shape = shapes.get(type);
+  if (!shape) {
+    const nullable = getNullableType(type);
+    if (isScalarType(nullable) && nullable.toString() === 'JSON') shape = { kind: 'json' };
+    else if (isListType(nullable)) shape = { kind: 'list', item: nullable.ofType as GraphQLInputType };
+    else if (isInputObjectType(nullable)) shape = { kind: 'object', type: nullable };
+    else shape = OTHER;
+    shapes.set(type, shape);
+  }
+  return shape;
+}
+
+/** A value met while following the declared input types; its location is built only if it breaks a rule. */
+interface TypedFrame {
+  type: GraphQLInputType | undefined;
+  value: unknown;
+  parent: TypedFrame | undefined;
+  key: string | number | undefined;
+}
+
+function locOf(root: Loc, frame: TypedFrame): Loc {
+  const keys: (string | number)[] = [];
+  for (let at: TypedFrame | undefined = frame; at?.key !== undefined; at = at.parent) keys.push(at.key);
+  return [...root, ...keys.reverse()];
+}
+
+/**
+ * Follows the declared input types; anything off them is inspected as free-form. A list of a thousand
+ * input objects is the common large input (a batch of events): text and scalars on the declared types are
+ * checked in place, without the free-form walk.
+ */
 function inspectValue(type: GraphQLInputType | undefined, value: unknown, loc: Loc, out: ValidationDetail[]) {
-  const stack: { type: GraphQLInputType | undefined; value: unknown; loc: Loc }[] = [{ type, value, loc }];
+  const stack: TypedFrame[] = [{ type, value, parent: undefined, key: undefined }];
   while (stack.length > 0) {
-    const frame = stack.pop() as { type: GraphQLInputType | undefined; value: unknown; loc: Loc };
-    const nullable = frame.type ? getNullableType(frame.type) : undefined;
-    if (isJsonScalar(nullable)) {
-      inspectFreeForm(frame.value, frame.loc, JSON_MAX_BYTES, out);
-    } else if (nullable && isListType(nullable) && Array.isArray(frame.value)) {
-      for (const [index, item] of frame.value.entries()) {
-        stack.push({ type: nullable.ofType as GraphQLInputType, value: item, loc: [...frame.loc, index] });
+    const frame = stack.pop() as TypedFrame;
+    const shape = shapeOf(frame.type);
+    if (shape.kind === 'json') {
+      inspectFreeForm(frame.value, locOf(loc, frame), JSON_MAX_BYTES, out);
+    } else if (typeof frame.value === 'string') {
+      const problem = textProblem(frame.value);
+      if (problem) out.push({ ...problem, loc: locOf(loc, frame), input: frame.value });
+    } else if (!isContainer(frame.value)) {
+      // Numbers, booleans and null break no input rule.
+    } else if (shape.kind === 'list' && Array.isArray(frame.value)) {
+      for (let index = 0; index < frame.value.length; index++) {
+        stack.push({ type: shape.item, value: frame.value[index], parent: frame, key: index });
       }
-    } else if (
-      nullable &&
-      isInputObjectType(nullable) &&
-      isContainer(frame.value) &&
-      !Array.isArray(frame.value)
-    ) {
-      const fields = nullable.getFields();
-      for (const [key, item] of Object.entries(frame.value)) {
-        stack.push({ type: fields[key]?.type, value: item, loc: [...frame.loc, key] });
+    } else if (shape.kind === 'object' && !Array.isArray(frame.value)) {
+      const fields = shape.type.getFields();
+      for (const key of Object.keys(frame.value)) {
+        const item = (frame.value as Record<string, unknown>)[key];
+        stack.push({ type: fields[key]?.type, value: item, parent: frame, key });
       }
     } else {
-      inspectFreeForm(frame.value, frame.loc, null, out);
+      inspectFreeForm(frame.value, locOf(loc, frame), null, out);
     }
   }
 }

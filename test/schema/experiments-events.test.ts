@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignVariant } from '../../src/domain/experiments/index.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { databaseKind } from '../support/database.js';
 import {
   CompleteAbTest,
   type CreatedTest,
@@ -111,6 +112,103 @@ describe('recordAbTestEvents', () => {
     expect([sum('newObservations'), sum('newSuccesses')]).toEqual([distinct.size, converted.size]);
     expect(await totals(test)).toEqual([distinct.size, converted.size]);
   });
+
+  it('stores, finds again and converts subjects whose ids need quoting in SQL, arrays or JSON', async () => {
+    const test = await runningTest(t, operator);
+    const [a, b] = test.variantIds;
+    const subjectIds = ['a"b', 'back\\slash', '{braces,comma}', 'NULL', '', "it's", 'tab\there', 'ü 😀'];
+    const ids = subjectIds.map((id, index) => `${id}-${index}`);
+    const observed = await t.graphql(
+      RecordAbTestEvents,
+      {
+        testId: test.id,
+        events: ids.map((subjectId, index) => ({ subjectId, variantId: index % 2 ? b : a })),
+      },
+      operator,
+    );
+    expect(observed.data?.recordAbTestEvents).toMatchObject({ newObservations: ids.length, repeats: 0 });
+    const converted = await t.graphql(
+      RecordAbTestEvents,
+      { testId: test.id, events: ids.map((subjectId) => ({ subjectId, converted: true })) },
+      operator,
+    );
+    expect(converted.data?.recordAbTestEvents).toEqual({
+      received: ids.length,
+      newObservations: 0,
+      newSuccesses: ids.length,
+      repeats: 0,
+      variantMismatches: 0,
+    });
+    const stored = await t.db.prisma.abTestSubject.findMany({ where: { testId: test.id } });
+    expect(stored.map((subject) => [subject.subjectId, subject.converted]).sort()).toEqual(
+      ids.map((id) => [id, true]).sort(),
+    );
+    expect(await counts(test)).toEqual([
+      [4, 4],
+      [4, 4],
+    ]);
+  });
+
+  // PGlite has one connection: no writer can commit between a batch's read and its lock there.
+  it.skipIf(databaseKind === 'pglite')(
+    'applies a batch again when a writer of the same test commits between its read and its lock',
+    async () => {
+      const test = await runningTest(t, operator);
+      const [a, b] = test.variantIds;
+      let release = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked = () => {};
+      const holding = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      // Another writer: holds the test's lock, stores subject x on variant b, converted, and commits
+      // once the batch below has read (x unknown) and waits for the lock.
+      const writer = t.db.prisma.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT id FROM ab_tests WHERE id = ${test.id}::uuid FOR NO KEY UPDATE`;
+        await tx.$executeRaw`
+          INSERT INTO ab_test_subjects (test_id, subject_id, variant_id, converted, converted_at)
+          VALUES (${test.id}::uuid, 'x', ${b}::uuid, true, now())`;
+        await tx.$executeRaw`
+          UPDATE ab_test_variants SET observations = observations + 1, successes = successes + 1
+          WHERE id = ${b}::uuid`;
+        locked();
+        await released;
+      });
+      await holding;
+      const events = [
+        { subjectId: 'x', variantId: a, converted: true },
+        { subjectId: 'y', variantId: a },
+      ];
+      const call = t.graphql(RecordAbTestEvents, { testId: test.id, events }, operator);
+      await expect
+        .poll(
+          async () => {
+            const [row] = await t.db.prisma.$queryRaw<{ waiting: number }[]>`
+              SELECT count(*)::int AS waiting FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+            return row?.waiting;
+          },
+          { timeout: 5000, interval: 10 },
+        )
+        .toBe(1);
+      release();
+      await writer;
+      const result = await call;
+      expect(result.data?.recordAbTestEvents).toEqual({
+        received: 2,
+        newObservations: 1,
+        newSuccesses: 0,
+        repeats: 1,
+        variantMismatches: 1,
+      });
+      expect(await counts(test)).toEqual([
+        [1, 0],
+        [1, 1],
+      ]);
+    },
+  );
 
   it('assigns subjects without a variant by the sticky rule, honouring the weights', async () => {
     const test = await runningTest(t, operator, [

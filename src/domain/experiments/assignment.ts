@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export interface WeightedVariant {
   id: string;
@@ -32,7 +32,7 @@ export function weightShares(weights: readonly number[]): number[] {
  * digest; 52 bits fit a double exactly, so every runtime and language derives the same number.
  */
 export function assignmentPoint(testId: string, subjectId: string): number {
-  const digest = createHash('sha256').update(`${testId}:${subjectId}`, 'utf8').digest('hex');
+  const digest = hash('sha256', `${testId}:${subjectId}`, 'hex');
   return Number.parseInt(digest.slice(0, 13), 16) / TWO_POW_52;
 }
 
@@ -46,16 +46,31 @@ export function assignVariant(
   subjectId: string,
   variants: readonly WeightedVariant[],
 ): string {
-  if (variants.length === 0) throw new RangeError('cannot assign a subject without variants');
-  const shares = weightShares(variants.map(({ weight }) => weight));
-  const point = assignmentPoint(testId, subjectId);
-  let cumulative = 0;
-  for (const [index, { id }] of variants.entries()) {
-    cumulative += shares[index] ?? 0;
-    if (point < cumulative) return id;
-  }
-  // Rounding can leave the last cumulative bound a hair below 1.
+  return variantAssigner(testId, variants)(subjectId);
+}
+
+/**
+ * `assignVariant` for many subjects of one test: the cumulative bounds are computed once, not per subject.
+ */
+export function variantAssigner(
+  testId: string,
+  variants: readonly WeightedVariant[],
+): (subjectId: string) => string {
   const last = variants[variants.length - 1];
   if (last === undefined) throw new RangeError('cannot assign a subject without variants');
-  return last.id;
+  const shares = weightShares(variants.map(({ weight }) => weight));
+  const bounds: number[] = [];
+  let cumulative = 0;
+  for (const share of shares) {
+    cumulative += share;
+    bounds.push(cumulative);
+  }
+  return (subjectId) => {
+    const point = assignmentPoint(testId, subjectId);
+    for (let index = 0; index < bounds.length; index++) {
+      if (point < (bounds[index] as number)) return (variants[index] as WeightedVariant).id;
+    }
+    // Rounding can leave the last cumulative bound a hair below 1.
+    return last.id;
+  };
 }

@@ -1,4 +1,4 @@
-import { assignVariant, type WeightedVariant } from './assignment.js';
+import { variantAssigner, type WeightedVariant } from './assignment.js';
 
 /** One exposure of a subject, optionally with its conversion, as a client reports it. */
 export interface SubjectEvent {
@@ -44,11 +44,17 @@ export function planEvents(
 ): EventPlan {
   const current = new Map<string, StoredSubject & { isNew: boolean }>();
   const conversions = new Set<string>();
+  // Worked out once per batch, and only for a batch with a subject to assign.
+  let assigner: ((subjectId: string) => string) | undefined;
+  const assign = (subjectId: string) => {
+    assigner ??= variantAssigner(testId, variants);
+    return assigner(subjectId);
+  };
   const outcomes = events.map((event): EventOutcome => {
     const converted = event.converted === true;
     const known = current.get(event.subjectId) ?? fromStore(stored.get(event.subjectId));
     if (!known) {
-      const variantId = event.variantId ?? assignVariant(testId, event.subjectId, variants);
+      const variantId = event.variantId ?? assign(event.subjectId);
       current.set(event.subjectId, { variantId, converted, isNew: true });
       return converted ? 'new_observation_and_success' : 'new_observation';
     }

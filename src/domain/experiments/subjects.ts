@@ -46,10 +46,17 @@ interface VariantRow {
 
 /**
  * Records exposures and conversions of subjects of a running test in one transaction of three statements,
- * whatever its size: the test lock (with the variants), a read of the batch's known subjects, then one
+ * whatever its size: a read of the batch's known subjects, the test lock (with the variants), then one
  * statement that inserts the new subjects (ON CONFLICT DO NOTHING), converts the known ones (WHERE NOT
- * converted) and grows the per-variant counters by exactly the rows those two report as written. The
- * read is its own statement after the lock so that it sees what the writer before this one committed.
+ * converted) and grows the per-variant counters by exactly the rows those two report as written.
+ *
+ * Writers of a test wait for one another on its lock, so the time from the lock to the commit bounds the
+ * test's ingestion rate; the read is therefore made before the lock, and the plan checked by the write
+ * itself. Only a writer that committed between the read and the lock can have changed what the plan
+ * relied on: it inserted a subject planned as new (the insert then skips it) or converted one planned
+ * for conversion (the update then skips it). Either shows as fewer rows written than planned; the batch is
+ * then rolled back and applied again with the read after the lock (`recordEventsLocked`), which nothing
+ * can overtake.
  */
 export async function recordEvents(
   context: AuthedContext,
@@ -57,12 +64,40 @@ export async function recordEvents(
   events: readonly SubjectEvent[],
 ): Promise<EventsReceipt> {
   const subjectIds = [...new Set(events.map((event) => event.subjectId))];
+  try {
+    return await context.prisma.$transaction(async (tx) => {
+      const stored = await storedSubjects(tx, testId, subjectIds);
+      const variants = await lockRunningTest(tx, context.viewer.tenantId, testId);
+      assertKnownVariants(variants, events);
+      const plan = planEvents(testId, variants, stored, events);
+      const written = await applyPlan(tx, testId, variants, plan);
+      if (written.inserted !== plan.inserts.length || written.converted !== plan.conversions.length) {
+        throw new PlanOvertaken();
+      }
+      return receipt(plan.outcomes, written);
+    }, EVENT_TRANSACTION);
+  } catch (error) {
+    if (!(error instanceof PlanOvertaken)) throw error;
+    return recordEventsLocked(context, testId, subjectIds, events);
+  }
+}
+
+/** A writer of the same test committed between a batch's read and its lock, changing what it read. */
+class PlanOvertaken extends Error {}
+
+/** `recordEvents` with the read after the lock: it sees what the writer before this one committed. */
+function recordEventsLocked(
+  context: AuthedContext,
+  testId: string,
+  subjectIds: string[],
+  events: readonly SubjectEvent[],
+): Promise<EventsReceipt> {
   return context.prisma.$transaction(async (tx) => {
     const variants = await lockRunningTest(tx, context.viewer.tenantId, testId);
     assertKnownVariants(variants, events);
     const stored = await storedSubjects(tx, testId, subjectIds);
     const plan = planEvents(testId, variants, stored, events);
-    const written = await applyPlan(tx, testId, plan);
+    const written = await applyPlan(tx, testId, variants, plan);
     return receipt(plan.outcomes, written);
   }, EVENT_TRANSACTION);
 }
@@ -169,12 +204,18 @@ async function storedSubjects(
   subjectIds: string[],
 ): Promise<Map<string, StoredSubject>> {
   if (subjectIds.length === 0) return new Map();
-  // A join on the unnested ids probes the primary key once per id. `subject_id = ANY($ids)` let the
-  // planner scan every subject of the test instead, which made each batch slower as the test grew.
+  // Each id probes the primary key once, whatever the planner believes of the test's size: LATERAL with
+  // LIMIT 1 leaves it no other plan. A plain join on the unnested ids was planned as a hash join over every
+  // subject of the test whenever the table had no statistics yet (autovacuum off, or a young table), so
+  // each batch read the whole test and ingestion slowed as the test grew.
   const rows = await tx.$queryRaw<{ subject_id: string; variant_id: string; converted: boolean }[]>`
     SELECT s.subject_id, s.variant_id::text AS variant_id, s.converted
-    FROM unnest(${subjectIds}::text[]) AS q(subject_id)
-    JOIN ab_test_subjects AS s ON s.test_id = ${testId}::uuid AND s.subject_id = q.subject_id`;
+    FROM json_array_elements_text(${JSON.stringify(subjectIds)}::json) AS q(subject_id)
+    CROSS JOIN LATERAL (
+      SELECT subject_id, variant_id, converted FROM ab_test_subjects
+      WHERE test_id = ${testId}::uuid AND subject_id = q.subject_id
+      LIMIT 1
+    ) AS s`;
   return new Map(
     rows.map((row) => [row.subject_id, { variantId: row.variant_id, converted: row.converted }]),
   );
@@ -192,25 +233,51 @@ interface Written {
  * Writes a plan in one statement. Its parts share one snapshot, which is safe here: the inserted and the
  * converted subjects are disjoint sets (planEvents), and the counters grow by what the two report written.
  */
-async function applyPlan(tx: Prisma.TransactionClient, testId: string, plan: EventPlan): Promise<Written> {
+async function applyPlan(
+  tx: Prisma.TransactionClient,
+  testId: string,
+  variants: readonly VariantRow[],
+  plan: EventPlan,
+): Promise<Written> {
   if (plan.inserts.length === 0 && plan.conversions.length === 0) {
     return { inserted: 0, insertedConverted: 0, converted: 0 };
+  }
+  // Each column is one text parameter: Prisma serializes, copies and checks an array parameter element by
+  // element, several times over, and most of the variant ids would be the same few uuids again and again.
+  const positions = new Map(variants.map((variant, index) => [variant.id, index + 1]));
+  const subjectIds: string[] = [];
+  const variantPositions: number[] = [];
+  const converted: string[] = [];
+  for (const subject of plan.inserts) {
+    const position = positions.get(subject.variantId);
+    if (position === undefined) throw new Error(`variant ${subject.variantId} is not one of test ${testId}`);
+    subjectIds.push(subject.subjectId);
+    variantPositions.push(position);
+    converted.push(subject.converted ? 't' : 'f');
   }
   const [row] = await tx.$queryRaw<Written[]>`
     WITH inserted AS (
       INSERT INTO ab_test_subjects (test_id, subject_id, variant_id, converted, converted_at)
-      SELECT ${testId}::uuid, e.subject_id, e.variant_id, e.converted, CASE WHEN e.converted THEN now() END
-      FROM unnest(
-        ${plan.inserts.map((subject) => subject.subjectId)}::text[],
-        ${plan.inserts.map((subject) => subject.variantId)}::uuid[],
-        ${plan.inserts.map((subject) => subject.converted)}::boolean[]
-      ) AS e(subject_id, variant_id, converted)
+      SELECT ${testId}::uuid, e.subject_id, (${variants.map((variant) => variant.id)}::uuid[])[e.variant],
+             e.converted, CASE WHEN e.converted THEN now() END
+      FROM ROWS FROM (
+        json_array_elements_text(${JSON.stringify(subjectIds)}::json),
+        unnest(${`{${variantPositions.join(',')}}`}::int[]),
+        unnest(${`{${converted.join(',')}}`}::boolean[])
+      ) AS e(subject_id, variant, converted)
       ON CONFLICT (test_id, subject_id) DO NOTHING
       RETURNING variant_id, converted
     ), converted AS (
+      -- Found by one probe of the key each, then updated by row address (see storedSubjects): no other
+      -- transaction writes the test's subjects while this one holds the test's lock.
       UPDATE ab_test_subjects AS s SET converted = true, converted_at = now()
-      FROM unnest(${plan.conversions}::text[]) AS c(subject_id)
-      WHERE s.test_id = ${testId}::uuid AND s.subject_id = c.subject_id AND NOT s.converted
+      FROM json_array_elements_text(${JSON.stringify(plan.conversions)}::json) AS c(subject_id)
+      CROSS JOIN LATERAL (
+        SELECT ctid AS row FROM ab_test_subjects
+        WHERE test_id = ${testId}::uuid AND subject_id = c.subject_id
+        LIMIT 1
+      ) AS k
+      WHERE s.ctid = k.row AND NOT s.converted
       RETURNING s.variant_id
     ), deltas AS (
       SELECT variant_id, count(*) FILTER (WHERE observed)::int AS observations,
