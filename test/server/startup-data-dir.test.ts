@@ -1,10 +1,9 @@
-import { type SpawnOptions, spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
+import { type MainOptions, READY, runMain } from '../support/main-process.js';
 import { canMountTmpfs, mountTmpfs, type Tmpfs } from '../support/tmpfs.js';
 
 interface Outcome {
@@ -17,42 +16,22 @@ interface Outcome {
  * Runs `src/main.ts` on PGlite until it exits, or until it is ready (then it is stopped with SIGTERM and
  * `ready` is true).
  */
-function start(dataDir: string, options: SpawnOptions = {}): Promise<Outcome & { ready: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        NODE_ENV: 'development',
-        DATA_DIR: dataDir,
-        DATABASE_URL: '',
-        AUTH_JWT_SECRET: TEST_SECRET,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...options,
-    });
-    let output = '';
-    let ready = false;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`neither ready nor exited in 90 s:\n${output}`));
-    }, 90_000);
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (!ready && output.includes('boardroom is ready')) {
-        ready = true;
-        child.kill('SIGTERM');
-      }
-    };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, ready, lines: output.split('\n').filter((line) => line.trim() !== '') });
-    });
-  });
+async function start(dataDir: string, options?: MainOptions): Promise<Outcome & { ready: boolean }> {
+  const main = runMain({ DATA_DIR: dataDir, DATABASE_URL: '' }, options);
+  const ready = await main.waitFor(READY).then(
+    () => true,
+    () => false,
+  );
+  if (ready) main.child.kill('SIGTERM');
+  const { code } = await main.exited;
+  return {
+    code,
+    ready,
+    lines: main
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() !== ''),
+  };
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];

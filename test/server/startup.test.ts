@@ -7,51 +7,18 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
-import { runMain } from '../support/main-process.js';
+import { type Main, READY, runMain } from '../support/main-process.js';
 
-interface Started {
-  url: string;
-  pid: number;
-  stop(): Promise<number | null>;
+/** The URL a started server prints in its ready line. */
+async function readyUrl(main: Main): Promise<string> {
+  const [, url] = await main.waitFor(READY);
+  return url as string;
 }
 
-/** Runs `src/main.ts` as `npm start` does, on port 0, and waits for its ready line. */
-function start(env: Record<string, string>): Promise<Started> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        NODE_ENV: 'development',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`not ready in 60 s:\n${output}`)), 60_000);
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const ready = /"url":"(http:\/\/[^"]+)".*boardroom is ready/.exec(output);
-      if (ready?.[1]) {
-        clearTimeout(timer);
-        resolve({
-          url: ready[1],
-          pid: child.pid as number,
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', (code) => done(code));
-              child.kill('SIGTERM');
-            }),
-        });
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
-  });
+/** Stops a server with SIGTERM; resolves with its exit code. */
+async function stop(main: Main): Promise<number | null> {
+  main.child.kill('SIGTERM');
+  return (await main.exited).code;
 }
 
 const dirs: string[] = [];
@@ -64,7 +31,7 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
   it('serves health, GraphiQL and OpenAPI, and keeps what was written across a restart', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-start-'));
     dirs.push(dataDir);
-    const env = { DATA_DIR: dataDir, AUTH_JWT_SECRET: TEST_SECRET };
+    const env = { DATA_DIR: dataDir };
     const { signToken } = await import('../../src/auth/tokens.js');
     const token = await signToken(TEST_SECRET, {
       tenantId: '11111111-1111-4111-8111-111111111111',
@@ -81,23 +48,24 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
           response.json() as Promise<{ data: { setDogfoodLiveMode?: { dogfoodLiveMode: boolean } } }>,
       );
 
-    const first = await start(env);
-    expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
-    expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
-    expect((await fetch(`${first.url}/api/v1/openapi.json`)).status).toBe(200);
-    const graphiql = await fetch(`${first.url}/graphql`, { headers: { accept: 'text/html' } });
+    const first = runMain(env);
+    const firstUrl = await readyUrl(first);
+    expect((await fetch(`${firstUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${firstUrl}/readyz`)).status).toBe(200);
+    expect((await fetch(`${firstUrl}/api/v1/openapi.json`)).status).toBe(200);
+    const graphiql = await fetch(`${firstUrl}/graphql`, { headers: { accept: 'text/html' } });
     expect(await graphiql.text()).toContain('<html');
-    await call(first.url, 'mutation { setDogfoodLiveMode(enabled: true) { dogfoodLiveMode } }');
-    expect(await first.stop()).toBe(0);
+    await call(firstUrl, 'mutation { setDogfoodLiveMode(enabled: true) { dogfoodLiveMode } }');
+    expect(await stop(first)).toBe(0);
 
-    const second = await start(env);
+    const second = runMain(env);
     const result = await call(
-      second.url,
+      await readyUrl(second),
       'mutation { setDogfoodLiveMode(enabled: true) { dogfoodLiveMode } }',
     );
     expect(result.data.setDogfoodLiveMode?.dogfoodLiveMode).toBe(true);
     const { PGlite } = await import('@electric-sql/pglite');
-    expect(await second.stop()).toBe(0);
+    expect(await stop(second)).toBe(0);
     const pglite = await PGlite.create(path.join(dataDir, 'pglite'));
     const rows = await pglite.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM audit_entries WHERE action = 'tenant.dogfood_live_mode'",
@@ -109,29 +77,10 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
   it('prints a chairman token and a sample curl without AUTH_JWT_SECRET in development', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-dev-'));
     dirs.push(dataDir);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        DATA_DIR: dataDir,
-        NODE_ENV: 'development',
-        AUTH_JWT_SECRET: '',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      const timer = setTimeout(() => reject(new Error(text)), 60_000);
-      child.stdout.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (text.includes('More tokens')) {
-          clearTimeout(timer);
-          resolve(text);
-        }
-      });
-    });
-    child.kill('SIGTERM');
+    const main = runMain({ DATA_DIR: dataDir, AUTH_JWT_SECRET: '', LOG_LEVEL: 'warn' });
+    await main.waitFor(/More tokens/);
+    const output = main.output();
+    await stop(main);
     expect(output).toMatch(/export TOKEN=ey/);
     expect(output).toMatch(/curl -s http:\/\/127\.0\.0\.1:\d+\/api\/v1\/agents\/ceo\/vitals/);
   }, 120_000);
@@ -143,43 +92,23 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
     await new Promise((resolve) => killed.once('exit', resolve));
     await writeFile(path.join(dataDir, 'pglite.lock'), `${killed.pid}\n`);
 
-    const first = await start({ DATA_DIR: dataDir, AUTH_JWT_SECRET: TEST_SECRET });
-    expect(await readFile(path.join(dataDir, 'pglite.lock'), 'utf8')).toBe(`${first.pid}\n`);
-    const second = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        DATA_DIR: dataDir,
-        AUTH_JWT_SECRET: TEST_SECRET,
-        NODE_ENV: 'production',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    second.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
-    expect(await first.stop()).toBe(0);
+    const first = runMain({ DATA_DIR: dataDir });
+    await first.waitFor(READY);
+    expect(await readFile(path.join(dataDir, 'pglite.lock'), 'utf8')).toBe(`${first.child.pid}\n`);
+    const second = runMain({ DATA_DIR: dataDir, NODE_ENV: 'production' });
+    const { code } = await second.exited;
+    expect(await stop(first)).toBe(0);
     expect(code).toBe(1);
-    expect(stderr.trim()).toBe(
-      `DATA_DIR ${dataDir} is in use by process ${first.pid} (lock file ${path.join(dataDir, 'pglite.lock')}); ` +
+    expect(second.stderr().trim()).toBe(
+      `DATA_DIR ${dataDir} is in use by process ${first.child.pid} (lock file ${path.join(dataDir, 'pglite.lock')}); ` +
         'stop that process or choose another DATA_DIR.',
     );
   }, 120_000);
 
   it('refuses to start in production without a secret or JWKS URL', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, NODE_ENV: 'production', AUTH_JWT_SECRET: '', AUTH_JWKS_URL: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code).toBe(2);
-    expect(stderr).toContain('AUTH_JWT_SECRET or AUTH_JWKS_URL');
+    const main = runMain({ NODE_ENV: 'production', AUTH_JWT_SECRET: '', AUTH_JWKS_URL: '' });
+    expect((await main.exited).code).toBe(2);
+    expect(main.stderr()).toContain('AUTH_JWT_SECRET or AUTH_JWKS_URL');
   }, 60_000);
 });
 

@@ -1,22 +1,49 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { onTestFinished } from 'vitest';
 import { TEST_SECRET } from './app.js';
 import { createTestDatabase, databaseKind, type TestDatabase } from './database.js';
 
-export interface Main {
-  child: ChildProcess;
-  /** Resolves when the output matches; rejects when the process exits first. */
-  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
+/** How a process started by `runMain` ended. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
-/** Runs `src/main.ts` as `npm start` does, on port 0, logging at info. */
-export function runMain(env: Record<string, string>): Main {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/** A running `src/main.ts`. */
+export interface Main {
+  child: ChildProcess;
+  /** Resolves with the first match in the output; rejects when the process exits first. */
+  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
+  /** Resolves once the process has exited and all of its output has been read. */
+  exited: Promise<Exit>;
+  /** Standard output and standard error so far, interleaved as they arrived. */
+  output(): string;
+  /** Standard error alone so far. */
+  stderr(): string;
+}
+
+/** Spawn options a test may set for the process: whose it is (`uid`, `gid`) and where it runs (`cwd`). */
+export type MainOptions = Pick<SpawnOptions, 'cwd' | 'uid' | 'gid'>;
+
+// Absolute, so that a test may run the process in another directory.
+const mainScript = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/**
+ * Runs `src/main.ts` as `npm start` does (on tsx rather than the build), in development, on 127.0.0.1
+ * port 0, logging at info, with the tests' JWT secret and no Redis; `env` is laid over those and over the
+ * test's own environment. Call it inside a test: a process still running when the test finishes, failed
+ * or not, is killed (SIGKILL) and awaited, so none outlives its test.
+ */
+export function runMain(env: Record<string, string> = {}, options: MainOptions = {}): Main {
+  const child = spawn(process.execPath, ['--import', tsxLoader, mainScript], {
+    ...options,
     env: {
       ...process.env,
       PORT: '0',
@@ -30,20 +57,30 @@ export function runMain(env: Record<string, string>): Main {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let stderr = '';
   const listeners = new Set<() => void>();
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
     for (const listener of listeners) listener();
   };
   child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    collect(chunk);
+  });
+  // 'close' rather than 'exit': it comes once the output pipes are drained too.
+  const exited = new Promise<Exit>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
   );
+  onTestFinished(async () => {
+    child.kill('SIGKILL'); // does nothing once the process has exited
+    await exited;
+  });
   return {
     child,
     exited,
     output: () => output,
+    stderr: () => stderr,
     waitFor(pattern) {
       return new Promise((resolve, reject) => {
         const check = () => {
