@@ -231,38 +231,56 @@ export async function openEventStream(options: EventStreamOptions): Promise<Asyn
     return undefined;
   }
 
-  async function* produce(): AsyncGenerator<BusEvent, undefined> {
+  // A backlog being read (the one after `after`, or one after a gap) is drained before live events.
+  let backlog: AsyncGenerator<BusEvent, undefined> | undefined = options.after ? readBack() : undefined;
+  let ended = false;
+  const end = (): IteratorResult<BusEvent, undefined> => {
+    if (!ended) {
+      ended = true;
+      close();
+      // Its error, if any, reached the `next` that was reading it.
+      backlog?.return(undefined).catch(() => undefined);
+    }
+    return { value: undefined, done: true };
+  };
+
+  /**
+   * The stream's next event. A plain async function rather than an async generator: a live event costs
+   * each of thousands of subscribers one wait on its queue and one promise, not a generator's extra turns.
+   */
+  async function next(): Promise<IteratorResult<BusEvent, undefined>> {
     try {
-      if (options.after) yield* readBack();
       for (;;) {
-        const next = await queue.next();
-        if (next.done) return undefined;
-        const event = next.value;
+        if (ended) return { value: undefined, done: true };
+        if (backlog) {
+          const step = await backlog.next();
+          if (!step.done) return step;
+          backlog = undefined;
+        }
+        const item = await queue.next();
+        if (item.done) return end();
+        const event = item.value;
         if ('delivered' in event) {
           // Whatever was published before the bus re-subscribed is committed once the relay lock is free.
           await relayBarrier(options.prisma);
-          yield* readBack(event.delivered);
+          backlog = readBack(event.delivered);
           continue;
         }
-        if (replayedUpTo !== null && event.seq !== undefined && BigInt(event.seq) <= replayedUpTo) continue;
-        if (event.seq !== undefined && (position === null || BigInt(event.seq) > position)) {
-          position = BigInt(event.seq);
-        }
-        if (accept(event)) yield event;
+        const seq = event.seq === undefined ? undefined : BigInt(event.seq);
+        if (replayedUpTo !== null && seq !== undefined && seq <= replayedUpTo) continue;
+        if (seq !== undefined && (position === null || seq > position)) position = seq;
+        if (accept(event)) return { value: event, done: false };
       }
-    } finally {
-      close();
+    } catch (error) {
+      end();
+      throw error;
     }
   }
 
-  const events = produce();
-  // A generator cannot run `return()` while it awaits the queue; closing the queue first ends that wait.
   const stream: AsyncIterableIterator<BusEvent> = {
-    next: () => events.next(),
-    return: async () => {
-      close();
-      return events.return(undefined);
-    },
+    next,
+    // Closing the queue ends a wait under way: its `next` answers done.
+    return: async () => end(),
     [Symbol.asyncIterator]: () => stream,
   };
   return stream;
