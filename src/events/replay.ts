@@ -251,7 +251,7 @@ export async function openEventStream(options: EventStreamOptions): Promise<Asyn
   async function next(): Promise<IteratorResult<BusEvent, undefined>> {
     try {
       for (;;) {
-        if (ended) return { value: undefined, done: true };
+        if (ended) return end();
         if (backlog) {
           const step = await backlog.next();
           if (!step.done) return step;

@@ -107,7 +107,7 @@ function mapEvents(
             : result(step.value).then(
                 (value) => ({ value, done: false as const }),
                 async (error) => {
-                  await events.return?.();
+                  await close();
                   throw error;
                 },
               ),
@@ -117,7 +117,7 @@ function mapEvents(
       ),
     return: close,
     throw: async (error) => {
-      await events.return?.();
+      await close();
       throw error;
     },
   };
