@@ -47,6 +47,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { schema } from './schema/index.js';
 import type { Services } from './services.js';
 import { createTenantRegistry } from './tenancy.js';
+import { armorLimits } from './validation/document-limits.js';
 
 /**
  * An error coercing a variable (graphql-js words it `Variable "$x" got invalid value …`; it has no path). When
@@ -218,11 +219,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       useDashboard({ buildOnDemand: !config.production }),
       useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),
       EnvelopArmorPlugin({
-        maxDepth: { n: 12 },
-        costLimit: { maxCost: 5000 },
-        maxAliases: { n: 40 },
-        maxDirectives: { n: 20 },
-        maxTokens: { n: 5000 },
+        ...armorLimits,
         blockFieldSuggestion: { enabled: config.production },
       }),
       ...(config.production ? [useNoIntrospection()] : []),
