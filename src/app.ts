@@ -196,12 +196,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       useMetrics({ metrics, access: metricsAccess(config), routeTemplates }),
       useRequestId(),
       useRequestLog({ logger }),
+      useAuthentication({ tokens: services.tokens }),
       useLoadShedding({
         maxInFlight: config.database.poolSize + config.database.queueSize,
+        maxAnonymousPerAddress: config.http.maxAnonymousPerAddress,
         retryAfterSeconds: config.retryAfterSeconds,
         refusals: metrics.overloadRefusals,
       }),
-      useAuthentication({ tokens: services.tokens }),
       useRateLimit({ limiter: rateLimiter, refusals: metrics.rateLimitRefusals }),
       useBodyLimit({
         maxBytes: MAX_BODY_BYTES,
