@@ -77,7 +77,7 @@ const tooManyAnonymous = (limit: number, retryAfterSeconds: number) =>
  *
  * Unauthenticated requests: at most `maxAnonymousPerAddress` requests without a verified caller are in
  * flight at once from one client address (each may hold its socket until HTTP_BODY_TIMEOUT_MS); the next
- * answers 429 with Retry-After and closes its connection, unread. Runs after useAuthentication.
+ * answers 429 with Retry-After at once, its body unread. Runs after useAuthentication.
  */
 export function useLoadShedding({
   maxInFlight,
@@ -139,8 +139,8 @@ export function useLoadShedding({
         return;
       }
       const message = tooManyAnonymous(maxAnonymousPerAddress, retryAfterSeconds);
-      // The body is not read: the connection closes with the answer.
-      const headers = { 'Retry-After': String(retryAfterSeconds), Connection: 'close' };
+      // The body is not read: node:http drops what still arrives, within HTTP_BODY_TIMEOUT_MS.
+      const headers = { 'Retry-After': String(retryAfterSeconds) };
       endResponse(
         url.pathname.startsWith('/api/')
           ? fetchAPI.Response.json({ detail: message }, { status: 429, headers })
