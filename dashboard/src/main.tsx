@@ -116,17 +116,16 @@ function Dashboard({ token, onUnauthorized }: { token: string; onUnauthorized(me
       }
     };
 
-    // Subscribe first, then read: whatever happens in between arrives as an event.
+    // Read once the subscription has started: whatever happens from then on arrives as an event.
     const feed = openLiveFeed(token, {
       onEvent,
       onState: (state) => {
         setConnection(state);
         if (state === 'unauthorized') onUnauthorized('The token was refused: paste a valid one.');
       },
-      onGap: refreshAll,
+      onFreshStart: refreshAll,
     });
     window.boardroomDashboard = { disconnect: () => feed.disconnect(), reconnect: () => feed.reconnect() };
-    refreshAll();
     const timer = setInterval(() => {
       if (document.visibilityState !== 'visible') return;
       loadAbTests(token).then((next) => active && setTests(next), fail);

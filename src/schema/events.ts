@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../builder.js';
+import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { parseArgs } from '../validation/index.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
@@ -13,7 +14,29 @@ const EventTypeEnum = builder.enumType('EventType', {
   values: EVENT_TYPES,
 });
 
-const objectOf: Record<EventType, string> = {
+/** The first message of an `events` subscription. */
+interface StreamStarted {
+  type: 'STREAM_STARTED';
+  position: string;
+}
+
+const EventStreamStarted = builder.objectRef<StreamStarted>('EventStreamStarted').implement({
+  description:
+    'The first message of every `events` subscription: where the stream starts. Keep `position` as the ' +
+    'resume point until an event arrives (then keep its eventId): `events(after: position)` resumes ' +
+    'exactly here, whether or not an event came. A client that reads its state after this message misses ' +
+    'nothing between the read and the stream.',
+  fields: (t) => ({
+    position: t.exposeID('position', {
+      description:
+        'Opaque: the `after` given, or the position of the moment the stream began. Expires like an ' +
+        'event id, with the replay window.',
+    }),
+  }),
+});
+
+const objectOf: Record<EventType | StreamStarted['type'], string> = {
+  STREAM_STARTED: 'EventStreamStarted',
   DOGFOOD_AGENT_PAUSED: 'AgentPausedEvent',
   DOGFOOD_AGENT_RESUMED: 'AgentResumedEvent',
   TASK_UPDATED: 'TaskUpdatedEvent',
@@ -22,8 +45,11 @@ const objectOf: Record<EventType, string> = {
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
-  description: 'Any event of the tenant’s stream; every member has an eventId to resume after.',
+  description:
+    'A message of the tenant’s stream: first an EventStreamStarted, then events, each with an eventId to ' +
+    'resume after.',
   types: [
+    EventStreamStarted,
     AgentPausedEvent,
     AgentResumedEvent,
     TaskUpdatedEvent,
@@ -33,6 +59,24 @@ const TenantEvent = builder.unionType('TenantEvent', {
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });
 
+type Message = { payload: Record<string, unknown> };
+
+/** The stream, led by its EventStreamStarted message. */
+function startingWithPosition(stream: EventStream): AsyncIterableIterator<Message> {
+  let started = false;
+  const position: StreamStarted = { type: 'STREAM_STARTED', position: stream.start ?? '' };
+  const messages: AsyncIterableIterator<Message> = {
+    next() {
+      if (started) return stream.next();
+      started = true;
+      return Promise.resolve({ value: { payload: { ...position } }, done: false });
+    },
+    return: () => stream.return?.() ?? Promise.resolve({ value: undefined, done: true }),
+    [Symbol.asyncIterator]: () => messages,
+  };
+  return messages;
+}
+
 const eventsArgs = z.object({ types: z.array(z.enum(EVENT_TYPES)).nullish(), after: afterArg });
 
 builder.subscriptionField('events', (t) =>
@@ -40,14 +84,18 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates, model version changes and connector calls. Resumable with `after`.',
+      'task updates, model version changes and connector calls, led by an ' +
+      'EventStreamStarted message. Resumable with `after`.',
     args: {
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
       after: t.arg.id({ description: AFTER_DESCRIPTION }),
     },
-    subscribe: (_root, args, context) => {
+    subscribe: async (_root, args, context) => {
       const { types, after } = parseArgs(eventsArgs, args);
-      return eventStream(context, types?.length ? types : EVENT_TYPES, after);
+      const stream = await eventStream(context, types?.length ? types : EVENT_TYPES, after, undefined, {
+        announceStart: true,
+      });
+      return startingWithPosition(stream);
     },
     resolve: (event) => event.payload as never,
   }),

@@ -174,6 +174,30 @@ describe('dashboard', () => {
     await browser.screenshot(page, 'dashboard-models-and-tests');
   });
 
+  it('shows a pause made while disconnected in the feed after reconnecting, though the feed was empty', async () => {
+    const quiet = await t.caller(['chairman'], { sub: 'chair-2' });
+    await t.graphql(SetLiveMode, { enabled: true }, quiet);
+    const fresh = await browser.open(`${server.url}/dashboard#token=${quiet.token}`);
+    await fresh.waitForSelector('[data-connection="live"]', { timeout: WAIT_MS });
+    await fresh.waitForSelector(card('ceo', 'active'), { timeout: WAIT_MS });
+    expect(await fresh.$$('[data-event-id]')).toHaveLength(0);
+
+    await fresh.evaluate(() => window.boardroomDashboard?.disconnect());
+    await fresh.waitForSelector('[data-connection="offline"]', { timeout: WAIT_MS });
+    const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', {
+      caller: quiet,
+      body: { actor_user_id: 'chair-2', reason: 'secret reason' },
+    });
+    expect(response.status).toBe(200);
+    await fresh.evaluate(() => window.boardroomDashboard?.reconnect());
+
+    // Well within the 30 s refresh: the resumed subscription replays the pause.
+    await fresh.waitForSelector(`[data-event-id="${response.body.event_id}"]`, { timeout: WAIT_MS });
+    await fresh.waitForSelector(card('ceo', 'paused'), { timeout: WAIT_MS });
+    await browser.screenshot(fresh, 'dashboard-resumed-from-start');
+    await fresh.close();
+  });
+
   it('asks for a token when there is none, and made no request to another host', async () => {
     const blank = await browser.open(`${server.url}/dashboard`);
     await blank.waitForSelector('textarea[aria-label="Token"]', { timeout: WAIT_MS });
