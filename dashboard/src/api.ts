@@ -37,13 +37,21 @@ export async function query<Data>(
   return body.data;
 }
 
+export interface AbTestResultsSummary {
+  chiSquaredPValue: number | null;
+  significant: boolean;
+  alpha: number;
+  variants: { observations: number }[];
+}
+
 export interface LiveEvent {
   __typename:
     | 'AgentPausedEvent'
     | 'AgentResumedEvent'
     | 'TaskUpdatedEvent'
     | 'ModelVersionChangedEvent'
-    | 'ConnectorInvokedEvent';
+    | 'ConnectorInvokedEvent'
+    | 'AbTestResultsChangedEvent';
   eventId: string;
   role?: string;
   actorUserId?: string;
@@ -61,7 +69,13 @@ export interface LiveEvent {
   path?: string;
   outcome?: string;
   httpStatus?: number | null;
+  testId?: string;
+  name?: string;
+  testStatus?: string;
+  results?: AbTestResultsSummary;
 }
+
+export const AB_RESULTS_FIELDS = 'chiSquaredPValue significant alpha variants { observations }';
 
 const EVENTS = `subscription DashboardEvents($after: ID) {
   events(after: $after) {
@@ -72,6 +86,7 @@ const EVENTS = `subscription DashboardEvents($after: ID) {
     ... on TaskUpdatedEvent { eventId role taskId status updatedAt }
     ... on ModelVersionChangedEvent { eventId baseModel versionNumber deploymentStatus previousStatus }
     ... on ConnectorInvokedEvent { eventId connectorId method path outcome httpStatus: status }
+    ... on AbTestResultsChangedEvent { eventId testId name testStatus: status results { ${AB_RESULTS_FIELDS} } }
   }
 }`;
 

@@ -7,6 +7,7 @@ import { TaskUpdatedEvent } from './agents/subscriptions.js';
 import { ConnectorInvokedEvent } from './connectors/calls.js';
 import { AgentPausedEvent, AgentResumedEvent } from './dogfood.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
+import { AbTestResultsChangedEvent } from './experiments/events.js';
 import { ModelVersionChangedEvent } from './finetuning.js';
 
 const EventTypeEnum = builder.enumType('EventType', {
@@ -42,6 +43,7 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   TASK_UPDATED: 'TaskUpdatedEvent',
   MODEL_VERSION_CHANGED: 'ModelVersionChangedEvent',
   CONNECTOR_INVOKED: 'ConnectorInvokedEvent',
+  AB_TEST_RESULTS_CHANGED: 'AbTestResultsChangedEvent',
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
@@ -55,6 +57,7 @@ const TenantEvent = builder.unionType('TenantEvent', {
     TaskUpdatedEvent,
     ModelVersionChangedEvent,
     ConnectorInvokedEvent,
+    AbTestResultsChangedEvent,
   ],
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });
@@ -84,7 +87,7 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates, model version changes and connector calls, led by an ' +
+      'task updates, model version changes, connector calls and A/B results, led by an ' +
       'EventStreamStarted message. Resumable with `after`.',
     args: {
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
