@@ -122,8 +122,8 @@ export interface Config {
   /** Requests each caller (verified tenant and subject, else client address) may make per minute. */
   rateLimitPerMinute: number;
   /**
-   * Networks and host names connector calls may reach although their addresses are not public; empty:
-   * connector calls reach public addresses only.
+   * Networks and host names connector calls may reach although their addresses are not public, each on
+   * the one port it names (443 when it names none); empty: connector calls reach public addresses only.
    */
   connectorEgressAllow: EgressAllowlist;
   /** Limits of graphql-ws sockets (see README, Limits). */

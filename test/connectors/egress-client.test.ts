@@ -47,7 +47,7 @@ function client(options: EgressClientOptions = {}): EgressClient {
   const created = createEgressClient({
     ca: certificate.cert,
     lookup: fixedLookup({ [HOST]: '127.0.0.1', [OTHER_HOST]: '127.0.0.1' }),
-    allowlist: allow('127.0.0.1/32'),
+    allowlist: allow(`127.0.0.1:${server.port}`),
     ...options,
   });
   clients.push(created);
@@ -80,19 +80,49 @@ describe('the egress client reaching a loopback server named by CONNECTOR_EGRESS
     const error = await refusal(client({ allowlist: { networks: [], hosts: [] } }).send(get('/ok')));
     expect(error.reason).toBe('address_refused');
     expect(error.message).toBe(
-      `${HOST} resolved to 127.0.0.1, which is a loopback address; outbound connections to it are refused`,
+      `${HOST} resolved to 127.0.0.1, which is a loopback address; outbound connections to it on port ${server.port} are refused`,
     );
     expect(server.received).toHaveLength(0);
   });
 
-  it('reaches the server when the allowlist names its host instead of its address', async () => {
-    const response = await client({ allowlist: allow(HOST) }).send(get('/ok'));
+  it('reaches the server when the allowlist names its host and port instead of its address', async () => {
+    const response = await client({ allowlist: allow(`${HOST}:${server.port}`) }).send(get('/ok'));
+    expect(response.status).toBe(200);
+  });
+
+  it('reaches the server through a CIDR entry with its port', async () => {
+    const response = await client({ allowlist: allow(`127.0.0.0/8:${server.port}`) }).send(get('/ok'));
     expect(response.status).toBe(200);
   });
 
   it('refuses a host the allowlist does not name although another allowed name shares its address', async () => {
-    const error = await refusal(client({ allowlist: allow(OTHER_HOST) }).send(get('/ok')));
+    const error = await refusal(
+      client({ allowlist: allow(`${OTHER_HOST}:${server.port}`) }).send(get('/ok')),
+    );
     expect(error.reason).toBe('address_refused');
+  });
+
+  it.each([
+    ['its address', '127.0.0.1'],
+    ['its host name', HOST],
+    ['its network', '127.0.0.0/8'],
+  ])(
+    'refuses the server’s port when the allowlist names %s without a port (443 only)',
+    async (_what, entry) => {
+      const error = await refusal(client({ allowlist: allow(entry) }).send(get('/ok')));
+      expect(error.reason).toBe('address_refused');
+      expect(error.message).toContain(`on port ${server.port} are refused`);
+      expect(server.received).toHaveLength(0);
+    },
+  );
+
+  it('refuses the server’s port when the allowlist names its host with another port', async () => {
+    const other = server.port === 8443 ? 8444 : 8443;
+    const error = await refusal(
+      client({ allowlist: allow(`${HOST}:${other},127.0.0.1:${other}`) }).send(get('/ok')),
+    );
+    expect(error.reason).toBe('address_refused');
+    expect(server.received).toHaveLength(0);
   });
 
   it('refuses a name with one public and one loopback answer', async () => {
@@ -103,7 +133,9 @@ describe('the egress client reaching a loopback server named by CONNECTOR_EGRESS
 
   it('refuses cloud metadata addresses even when an allowed network covers them', async () => {
     const lookup = fixedLookup({ [HOST]: '169.254.169.254' });
-    const error = await refusal(client({ lookup, allowlist: allow('169.254.0.0/16') }).send(get('/ok')));
+    const error = await refusal(
+      client({ lookup, allowlist: allow(`169.254.0.0/16:${server.port}`) }).send(get('/ok')),
+    );
     expect(error.message).toMatch(/cloud metadata endpoint/);
   });
 
@@ -277,7 +309,11 @@ describe('timeouts, size cap and TLS', () => {
   it('gives up when no TLS connection is established in time', async () => {
     const port = (silent.address() as AddressInfo).port;
     const error = await refusal(
-      client({ connectTimeoutMs: 200 }).send({ url: `https://${HOST}:${port}/`, method: 'GET', headers: {} }),
+      client({ connectTimeoutMs: 200, allowlist: allow(`127.0.0.1:${port}`) }).send({
+        url: `https://${HOST}:${port}/`,
+        method: 'GET',
+        headers: {},
+      }),
     );
     expect(error.reason).toBe('connect_timeout');
   });
@@ -311,7 +347,7 @@ describe('timeouts, size cap and TLS', () => {
   it('refuses a server whose certificate it does not trust', async () => {
     const untrusting = createEgressClient({
       lookup: fixedLookup({ [HOST]: '127.0.0.1' }),
-      allowlist: allow('127.0.0.1'),
+      allowlist: allow(`127.0.0.1:${server.port}`),
     });
     clients.push(untrusting);
     const error = await refusal(untrusting.send(get('/ok')));

@@ -117,16 +117,17 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
   const allow = compileAllowlist(options.allowlist ?? { networks: [], hosts: [] });
   const lookup = options.lookup ?? systemResolver;
 
-  function refusalOf(hostname: string, address: string): string | null {
+  /** Why `address` may not be connected to on `port` for `hostname`, or null. */
+  function refusalOf(hostname: string, address: string, port: number): string | null {
     const parsed = ipaddr.process(address);
     if (isCloudMetadataAddress(parsed)) return 'is a cloud metadata endpoint';
     const reason = describeNonPublicAddress(parsed);
-    if (reason === null || allow.allowsHost(hostname) || allow.allowsAddress(parsed)) return null;
+    if (reason === null || allow.allowsHost(hostname, port) || allow.allowsAddress(parsed, port)) return null;
     return reason;
   }
 
   /** The address to connect to, once every address the name has was checked. */
-  async function resolveChecked(name: string): Promise<string> {
+  async function resolveChecked(name: string, port: number): Promise<string> {
     // Resolvers ignore trailing dots; so does the check ("127.0.0.1.." is 127.0.0.1).
     const hostname = name.replace(/\.+$/u, '');
     const family = net.isIP(hostname);
@@ -146,8 +147,8 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
     if (!first) throw new EgressDnsError(`${hostname} has no address`);
     // One non-public answer refuses the name: which answer a connection would use is not ours to pick.
     for (const { address } of addresses) {
-      const reason = refusalOf(hostname, address);
-      if (reason !== null) throw new EgressAddressRefusedError(hostname, address, reason);
+      const reason = refusalOf(hostname, address, port);
+      if (reason !== null) throw new EgressAddressRefusedError(hostname, address, port, reason);
     }
     return first.address;
   }
@@ -163,7 +164,9 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
       callback(new EgressSchemeRefusedError(`${protocol} connections are refused: https only`), null);
       return;
     }
-    resolveChecked(hostname).then(
+    // undici passes an empty port for the scheme's default.
+    const port = Number(connectOptions.port) || 443;
+    resolveChecked(hostname, port).then(
       (address) => {
         // The name stays the TLS server name (SNI and certificate check); only the address is pinned.
         tlsConnect({ ...connectOptions, hostname: address }, (error, socket) => {
@@ -172,10 +175,10 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
             return;
           }
           const peer = socket.remoteAddress;
-          const reason = peer === undefined ? 'is unknown' : refusalOf(hostname, peer);
+          const reason = peer === undefined ? 'is unknown' : refusalOf(hostname, peer, port);
           if (reason !== null) {
             socket.destroy();
-            callback(new EgressAddressRefusedError(hostname, peer ?? '?', reason), null);
+            callback(new EgressAddressRefusedError(hostname, peer ?? '?', port, reason), null);
             return;
           }
           callback(null, socket);

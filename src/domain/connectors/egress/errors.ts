@@ -16,16 +16,22 @@ export abstract class EgressError extends Error {
   abstract readonly reason: EgressFailureReason;
 }
 
-/** The host resolved to (or is) an address that is not public and that CONNECTOR_EGRESS_ALLOW does not name. */
+/**
+ * The host resolved to (or is) an address that is not public and that CONNECTOR_EGRESS_ALLOW does not name
+ * with this port.
+ */
 export class EgressAddressRefusedError extends EgressError {
   override name = 'EgressAddressRefusedError';
   readonly reason = 'address_refused';
   constructor(
     readonly hostname: string,
     readonly address: string,
+    readonly port: number,
     why: string,
   ) {
-    super(`${hostname} resolved to ${address}, which ${why}; outbound connections to it are refused`);
+    super(
+      `${hostname} resolved to ${address}, which ${why}; outbound connections to it on port ${port} are refused`,
+    );
   }
 }
 
