@@ -14,6 +14,7 @@ import {
   CONNECTOR_STATUSES,
   checkRateLimitOrder,
 } from '../domain/connectors/template.js';
+import { mappingConnectorErrors } from './connectors/errors.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 import './connectors/calls.js';
 
@@ -176,7 +177,7 @@ builder.mutationField('updateConnector', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: ConnectorRef,
     description:
-      'Replaces the template as the next version; earlier versions are kept (operator or chairman).',
+      'Replaces the template as the next version; earlier versions are kept (operator or chairman). Moving base_url to another origin (scheme, host, port) is the chairman’s alone (FORBIDDEN, reason origin_change_refused, audited) and leaves the stored credential unusable until it is set again.',
     args: {
       id: t.arg.id({ required: true }),
       input: t.arg({ type: ConnectorInput, required: true }),
@@ -184,8 +185,11 @@ builder.mutationField('updateConnector', (t) =>
         description: 'Refuse the edit (PRECONDITION_FAILED) unless this is the current version.',
       }),
     },
-    ...validatedArgs(updateConnectorArgs, (_root, { id, input, expectedVersion }, context) =>
-      updateConnector(context, { id, template: input.template, expectedVersion }),
+    ...validatedArgs(
+      updateConnectorArgs,
+      mappingConnectorErrors((_root, { id, input, expectedVersion }, context) =>
+        updateConnector(context, { id, template: input.template, expectedVersion }),
+      ),
     ),
   }),
 );

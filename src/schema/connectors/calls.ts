@@ -11,6 +11,7 @@ import {
 } from '../../domain/connectors/invoke.js';
 import { parseArgs } from '../../validation/index.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
+import { mappingConnectorErrors } from './errors.js';
 
 const ConnectorEndpointRefInput = builder.inputType('ConnectorEndpointRefInput', {
   description: 'One endpoint of the connector’s template, named by its method and path exactly as stored.',
@@ -150,7 +151,8 @@ const ConnectorTestResultRef = builder.objectRef<ConnectorTestResult>('Connector
 
 const callErrors =
   'EGRESS_REFUSED (502) when the guard refuses the address, scheme or a redirect; UPSTREAM_FAILED (502) for DNS, ' +
-  'TLS, connection failures or a body over 1 MiB; UPSTREAM_TIMEOUT (504); CONFLICT when the connector is disabled.';
+  'TLS, connection failures or a body over 1 MiB; UPSTREAM_TIMEOUT (504); CONFLICT when the connector is disabled ' +
+  'or its credential is missing or not usable (reason credential_unbound: set for another origin).';
 
 builder.mutationField('invokeConnector', (t) =>
   t.withAuth({ operator: true, agent: true }).field({
@@ -161,16 +163,19 @@ builder.mutationField('invokeConnector', (t) =>
       endpoint: t.arg({ type: ConnectorEndpointRefInput, required: true }),
       input: t.arg({ type: ConnectorCallInput }),
     },
-    ...validatedArgs(invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
-      invokeConnector(context, {
-        id,
-        endpoint,
-        input: input && {
-          query: input.query as Record<string, string> | null | undefined,
-          body: input.body,
-          headers: input.headers as Record<string, string> | null | undefined,
-        },
-      }),
+    ...validatedArgs(
+      invokeConnectorArgs,
+      mappingConnectorErrors((_root, { id, endpoint, input }, context) =>
+        invokeConnector(context, {
+          id,
+          endpoint,
+          input: input && {
+            query: input.query as Record<string, string> | null | undefined,
+            body: input.body,
+            headers: input.headers as Record<string, string> | null | undefined,
+          },
+        }),
+      ),
     ),
   }),
 );
@@ -180,7 +185,10 @@ builder.mutationField('testConnector', (t) =>
     type: ConnectorTestResultRef,
     description: `Probes a connector with a HEAD request to its base_url (operator or agent). ${callErrors}`,
     args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) => testConnector(context, id)),
+    ...validatedArgs(
+      z.object({ id: z.guid() }),
+      mappingConnectorErrors((_root, { id }, context) => testConnector(context, id)),
+    ),
   }),
 );
 
