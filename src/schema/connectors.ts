@@ -6,6 +6,8 @@ import {
   checkBaseUrl,
   checkEndpointPath,
 } from '../domain/connectors/index.js';
+import { querySchemaOf } from '../domain/connectors/invoke-request.js';
+import { findRefusedPatterns } from '../domain/connectors/schema-patterns.js';
 import { createConnector, findConnector, updateConnector } from '../domain/connectors/store.js';
 import {
   CONNECTOR_DESCRIPTION_MAX_LENGTH,
@@ -134,13 +136,41 @@ const rateLimitsSchema = z
     }
   });
 
-const endpointSchema = z.object({
-  method: z.enum(CONNECTOR_HTTP_METHODS),
-  path: z.string().superRefine(reportReason(checkEndpointPath)),
-  bodySchema: jsonObject.nullish(),
-  queryParams: jsonObject.nullish(),
-  responseSchema: jsonObject.nullish(),
-});
+/**
+ * Patterns of an endpoint's schemas that the linear-time engine cannot evaluate, each reported at its
+ * place (`query_params` written as name → schema keeps the parameter name in the place).
+ */
+function reportRefusedPatterns(
+  endpoint: Partial<
+    Record<'bodySchema' | 'queryParams' | 'responseSchema', Record<string, unknown> | null | undefined>
+  >,
+  ctx: z.RefinementCtx,
+) {
+  const found = [
+    ...findRefusedPatterns(endpoint.bodySchema, ['bodySchema']),
+    ...findRefusedPatterns(endpoint.responseSchema, ['responseSchema']),
+  ];
+  if (endpoint.queryParams) {
+    const schema = querySchemaOf(endpoint.queryParams);
+    const named = schema !== endpoint.queryParams;
+    for (const problem of findRefusedPatterns(schema)) {
+      found.push({ ...problem, path: ['queryParams', ...(named ? problem.path.slice(1) : problem.path)] });
+    }
+  }
+  for (const { path, pattern, message } of found) {
+    ctx.addIssue({ code: 'custom', path, input: pattern, message });
+  }
+}
+
+const endpointSchema = z
+  .object({
+    method: z.enum(CONNECTOR_HTTP_METHODS),
+    path: z.string().superRefine(reportReason(checkEndpointPath)),
+    bodySchema: jsonObject.nullish(),
+    queryParams: jsonObject.nullish(),
+    responseSchema: jsonObject.nullish(),
+  })
+  .superRefine(reportRefusedPatterns);
 
 export const connectorTemplateSchema = z.object({
   name: z.string().min(1).max(CONNECTOR_NAME_MAX_LENGTH).superRefine(reportReason(checkName)),
