@@ -155,7 +155,7 @@ const callErrors = {
   404: 'No connector of the caller’s tenant has this id.',
   409: 'The connector is disabled, or its credential is missing or unusable (set for another origin or auth type).',
   502: 'The egress guard refused the call (a non-public address not in CONNECTOR_EGRESS_ALLOW, plain http, a redirect to another host or more than 3 redirects), or the server could not be used (DNS, TLS, connection, a body over 1 MiB).',
-  504: 'The server did not connect, answer or finish its body in time.',
+  504: 'The server did not connect, answer or finish its body in time, or the whole call (token request, redirects and body) outlasted `CONNECTOR_CALL_TIMEOUT_MS`.',
 };
 
 const connectorResponse = z.object({
@@ -336,7 +336,9 @@ export const connectorsRoutes = [
       'The request is built from the stored template: base_url + the endpoint’s path, with `input.query` and ' +
       '`input.body` checked against its `query_params` and `body_schema` (422 at the exact place otherwise), ' +
       'and sent through the egress guard. A status of 400 or more from the server is a 200 here, with that ' +
-      '`status`. Every call is audited (`connector.invoke`) and emits CONNECTOR_INVOKED.',
+      '`status`. Every call is audited (`connector.invoke`) and emits CONNECTOR_INVOKED. 429 when the tenant ' +
+      'already has `CONNECTOR_CALLS_PER_TENANT` calls in flight on the instance, or the template’s `rate_limits` ' +
+      'are spent.',
     document: InvokeConnector,
     variables: { id: fromPath('id'), endpoint: fromBody('endpoint'), input: fromBody('input') },
     status: 200,

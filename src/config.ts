@@ -64,6 +64,8 @@ const environment = z.object({
       for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }),
+  CONNECTOR_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  CONNECTOR_CALLS_PER_TENANT: z.coerce.number().int().min(1).default(8),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
   WS_MAX_SOCKETS_PER_CALLER: z.coerce.number().int().min(1).default(20),
@@ -126,6 +128,12 @@ export interface Config {
    * the one port it names (443 when it names none); empty: connector calls reach public addresses only.
    */
   connectorEgressAllow: EgressAllowlist;
+  connectorCalls: {
+    /** Time for a whole connector call (OAuth token request, redirects and body included). */
+    timeoutMs: number;
+    /** Connector calls (calls, probes, token requests) one tenant may have in flight per instance. */
+    perTenant: number;
+  };
   /** Limits of graphql-ws sockets (see README, Limits). */
   websocket: {
     /** Operations open at once on one socket (subscriptions and queries in flight). */
@@ -213,6 +221,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: values.CORS_ORIGINS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     connectorEgressAllow: values.CONNECTOR_EGRESS_ALLOW,
+    connectorCalls: {
+      timeoutMs: values.CONNECTOR_CALL_TIMEOUT_MS,
+      perTenant: values.CONNECTOR_CALLS_PER_TENANT,
+    },
     websocket: {
       maxSubscriptionsPerSocket: values.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
       maxSocketsPerCaller: values.WS_MAX_SOCKETS_PER_CALLER,

@@ -286,6 +286,16 @@ describe('timeouts, size cap and TLS', () => {
       response.writeHead(200, { 'content-type': 'text/plain' });
       response.write('partial');
     });
+    // One byte every 50 ms, for as long as the client listens.
+    server.route('/trickle', (_request, _body, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => response.write('.'), 50);
+      response.on('close', () => clearInterval(timer));
+    });
+    server.route('/slow-loop', (_request, _body, response) => {
+      const timer = setTimeout(() => response.writeHead(307, { location: '/slow-loop' }).end(), 100);
+      response.on('close', () => clearTimeout(timer));
+    });
     server.route('/large', (_request, _body, response) => {
       response.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(2000));
     });
@@ -326,6 +336,25 @@ describe('timeouts, size cap and TLS', () => {
   it('gives up when the response body stalls', async () => {
     const error = await refusal(client({ bodyTimeoutMs: 200 }).send(get('/stall-body')));
     expect(error.reason).toBe('body_timeout');
+  });
+
+  it('gives up when the whole call outlasts its deadline, though the body never pauses long', async () => {
+    const error = await refusal(client({ bodyTimeoutMs: 400, callTimeoutMs: 800 }).send(get('/trickle')));
+    expect(error.reason).toBe('call_timeout');
+    expect(error.message).toBe(`${HOST}:${server.port} did not finish the call within 800 ms`);
+  });
+
+  it('counts every redirect in the deadline', async () => {
+    const error = await refusal(client({ callTimeoutMs: 500, maxRedirects: 50 }).send(get('/slow-loop')));
+    expect(error.reason).toBe('call_timeout');
+  });
+
+  it('ends the call at the caller’s deadline when it comes before its own', async () => {
+    const error = await refusal(
+      client().send(get('/trickle'), { deadline: { at: Date.now() + 300, ms: 300 } }),
+    );
+    expect(error.reason).toBe('call_timeout');
+    expect(error.message).toBe(`${HOST}:${server.port} did not finish the call within 300 ms`);
   });
 
   it('refuses a body whose declared length exceeds the cap', async () => {

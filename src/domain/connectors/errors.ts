@@ -41,6 +41,28 @@ export class OriginChangeRefusedError extends ConnectorError {
 }
 
 /**
+ * The tenant already has as many connector calls in flight on this instance as CONNECTOR_CALLS_PER_TENANT
+ * allows (calls, probes and OAuth token requests alike): a slow upstream of one tenant cannot take every
+ * outbound call of the instance.
+ */
+export class ConnectorCallsBusyError extends ConnectorError {
+  override name = 'ConnectorCallsBusyError';
+  readonly code = 'RATE_LIMITED';
+  readonly reason = 'connector_calls_busy';
+  /** A slot frees as soon as any of the tenant's calls ends; one second is a fair first wait. */
+  readonly retryAfter = 1;
+  constructor(readonly limit: number) {
+    super(`At most ${limit} connector calls of a tenant run at once on an instance; retry in 1 s`);
+  }
+  override facts() {
+    return { limit: this.limit, retryAfter: this.retryAfter };
+  }
+  override headers() {
+    return { 'Retry-After': String(this.retryAfter) };
+  }
+}
+
+/**
  * The stored credential was set for another origin than the one the connector calls now (the chairman
  * moved `base_url`): it is not sent anywhere until it is set again.
  */

@@ -33,6 +33,11 @@ export interface EgressClientOptions {
   headersTimeoutMs?: number;
   /** Longest pause between two chunks of the response body. Default 10000 ms. */
   bodyTimeoutMs?: number;
+  /**
+   * Time for the whole call: resolving, connecting, every redirect and the complete body; a call that
+   * trickles its bytes ends here too. Default 30000 ms (CONNECTOR_CALL_TIMEOUT_MS).
+   */
+  callTimeoutMs?: number;
   /** Largest response body returned; a larger one is refused, not truncated. Default 1 MiB. */
   maxResponseBytes?: number;
   /** Redirects followed, each to the same host and port only. Default 3. */
@@ -62,9 +67,22 @@ export interface EgressResponse {
   redirects: number;
 }
 
+/** A deadline shared by several requests (an OAuth token request and the call it is for). */
+export interface EgressDeadline {
+  /** Epoch milliseconds by which the requests must be over. */
+  at: number;
+  /** The time they were given in all, for the message of a refusal. */
+  ms: number;
+}
+
+export interface EgressSendOptions {
+  /** Ends the call earlier than its own `callTimeoutMs` when it comes first. */
+  deadline?: EgressDeadline | undefined;
+}
+
 export interface EgressClient {
   /** Sends one request; resolves with any HTTP status, rejects with an EgressError. */
-  send(request: EgressRequest): Promise<EgressResponse>;
+  send(request: EgressRequest, options?: EgressSendOptions): Promise<EgressResponse>;
   close(): Promise<void>;
 }
 
@@ -72,6 +90,7 @@ export const EGRESS_DEFAULTS = {
   connectTimeoutMs: 5000,
   headersTimeoutMs: 10_000,
   bodyTimeoutMs: 10_000,
+  callTimeoutMs: 30_000,
   maxResponseBytes: 1024 * 1024,
   maxRedirects: 3,
 } as const;
@@ -214,7 +233,8 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
     return Buffer.concat(chunks);
   }
 
-  async function send(request: EgressRequest): Promise<EgressResponse> {
+  /** The request and its redirects, until a final response and its whole body (or a refusal). */
+  async function exchange(request: EgressRequest, signal: AbortSignal): Promise<EgressResponse> {
     let url = new URL(request.url);
     let { method, body } = request;
     let headers = request.headers;
@@ -229,6 +249,7 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
           path: `${url.pathname}${url.search}`,
           method: method as Dispatcher.HttpMethod,
           headers,
+          signal,
           ...(body !== undefined ? { body } : {}),
         });
         const location = response.headers.location;
@@ -276,6 +297,39 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
       } catch (error) {
         throw classify(error, url.host);
       }
+    }
+  }
+
+  /**
+   * One call under one deadline: when it passes, the exchange is aborted (its socket closed) and the call
+   * rejects with `call_timeout`, whatever stage it was in.
+   */
+  async function send(request: EgressRequest, options: EgressSendOptions = {}): Promise<EgressResponse> {
+    const own = { at: Date.now() + settings.callTimeoutMs, ms: settings.callTimeoutMs };
+    const deadline = options.deadline && options.deadline.at < own.at ? options.deadline : own;
+    const host = new URL(request.url).host;
+    const controller = new AbortController();
+    const exchanged = exchange(request, controller.signal);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => {
+          const error = new EgressTimeoutError(
+            'call_timeout',
+            `${host} did not finish the call within ${deadline.ms} ms`,
+          );
+          controller.abort(error);
+          reject(error);
+        },
+        Math.max(0, deadline.at - Date.now()),
+      );
+    });
+    // The aborted exchange rejects after the deadline did; that rejection has no one left to tell.
+    exchanged.catch(() => {});
+    try {
+      return await Promise.race([exchanged, expired]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

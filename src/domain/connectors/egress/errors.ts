@@ -7,6 +7,7 @@ export type EgressFailureReason =
   | 'connect_timeout'
   | 'headers_timeout'
   | 'body_timeout'
+  | 'call_timeout'
   | 'tls_failed'
   | 'connection_failed'
   | 'response_too_large';
@@ -52,11 +53,14 @@ export class EgressDnsError extends EgressError {
   readonly reason = 'dns_failed';
 }
 
-/** No connection in time, no response headers in time, or the body stalled. */
+/**
+ * No connection in time, no response headers in time, the body stalled, or the whole call (redirects and
+ * body included) outlasted its deadline.
+ */
 export class EgressTimeoutError extends EgressError {
   override name = 'EgressTimeoutError';
   constructor(
-    readonly reason: 'connect_timeout' | 'headers_timeout' | 'body_timeout',
+    readonly reason: 'connect_timeout' | 'headers_timeout' | 'body_timeout' | 'call_timeout',
     message: string,
   ) {
     super(message);
