@@ -9,12 +9,14 @@ import {
   type AccessToken,
   type ConnectorSecret,
   type CredentialRequestParts,
+  clientSecrets,
   type FetchAccessToken,
   oauth2TokenRequest,
   readTokenResponse,
   staticRequestParts,
 } from './credentials.js';
 import { CredentialUnboundError } from './errors.js';
+import { redactorOf } from './redaction.js';
 import { fingerprintOf, type Keyring, seal, UnsealError, unseal } from './sealing.js';
 import type { StoredConnectorTemplate } from './template.js';
 
@@ -206,7 +208,7 @@ async function accessToken(
   if (cached?.reuseUntil && cached.reuseUntil > Date.now()) return cached.token;
   accessTokens.delete(cacheKey);
   const response = await fetchToken(oauth2TokenRequest(secret));
-  const token = readTokenResponse(response, Date.now());
+  const token = readTokenResponse(response, Date.now(), redactorOf(clientSecrets(secret)));
   if (typeof token === 'string') {
     throw upstreamFailed(`No access token for connector ${connector.id}: ${token}`);
   }
@@ -261,7 +263,7 @@ export async function credentialRequestParts(
   options: CredentialRequestOptions = {},
 ): Promise<CredentialRequestParts> {
   const authType = (connector.template as unknown as StoredConnectorTemplate).auth_type;
-  if (authType === 'none') return { headers: {}, query: {} };
+  if (authType === 'none') return { headers: {}, query: {}, secrets: [] };
   const row = await services.prisma.connectorCredential.findFirst({
     where: { connectorId: connector.id, tenantId: connector.tenantId },
   });
@@ -275,7 +277,11 @@ export async function credentialRequestParts(
   if (secret.authType !== 'oauth2_client_credentials') return staticRequestParts(secret);
   if (!options.fetchToken) throw new Error('an oauth2_client_credentials connector needs fetchToken');
   const token = await accessToken(connector, row, secret, options.fetchToken);
-  return { headers: { authorization: `Bearer ${token}` }, query: {} };
+  return {
+    headers: { authorization: `Bearer ${token}` },
+    query: {},
+    secrets: [token, ...clientSecrets(secret)],
+  };
 }
 
 export interface ResealOutcome {

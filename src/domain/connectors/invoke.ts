@@ -20,6 +20,7 @@ import {
 } from './invoke-request.js';
 import { checkAgainst, compileSchema } from './json-schema.js';
 import { consumeConnectorCall } from './rate-limits.js';
+import { parseRedactedJson, type Redact, redactorOf } from './redaction.js';
 import { findConnector } from './store.js';
 import type { StoredConnectorTemplate } from './template.js';
 
@@ -246,13 +247,25 @@ function outboundHeaders(
   return headers;
 }
 
-function safeHeaders(headers: EgressResponse['headers']): Record<string, string> {
+/** The response headers passed on, with the credential's secrets redacted (a `Location` that echoes a key). */
+function safeHeaders(headers: EgressResponse['headers'], redact: Redact): Record<string, string> {
   const passed: Record<string, string> = {};
   for (const name of PASSED_RESPONSE_HEADERS) {
     const value = headers[name];
-    if (value !== undefined) passed[name] = Array.isArray(value) ? value.join(', ') : value;
+    if (value !== undefined) passed[name] = redact(Array.isArray(value) ? value.join(', ') : value);
   }
   return passed;
+}
+
+/**
+ * The body as answered to the caller: `parsed` without secrets. An upstream that echoes the request (its
+ * Authorization header, the key in its URL) gets the secret back; it is redacted in the text, and in a
+ * JSON body in every string and key, however JSON escaped it.
+ */
+function answeredBody(bytes: Buffer, parsed: { value: unknown; json: boolean }, secrets: string[]): unknown {
+  if (secrets.length === 0 || parsed.value === null) return parsed.value;
+  const redact = redactorOf(secrets);
+  return parsed.json ? parseRedactedJson(bytes.toString('utf8'), redact) : redact(parsed.value as string);
 }
 
 function parseBody(bytes: Buffer): { value: unknown; json: boolean } {
@@ -379,7 +392,8 @@ export interface InvokeCommand {
 /**
  * Calls one endpoint of a connector of the caller's tenant: the request is built from the stored template
  * and the caller's validated input, checked, sent through the egress client, recorded, and its response
- * returned (a status of 400 or more from the server is a result, not an error).
+ * returned (a status of 400 or more from the server is a result, not an error) without any value of the
+ * credential in it.
  */
 export async function invokeConnector(
   context: AuthedContext,
@@ -393,6 +407,7 @@ export async function invokeConnector(
   const built: BuiltRequest = buildRequest(template, endpoint, input);
   const upstream = upstreamOf(context, options);
   const { parts: credential, release } = await prepareToSend(context, connector, upstream);
+  const redact = redactorOf(credential.secrets);
   let sent: Awaited<ReturnType<typeof sendAndRecord>>;
   try {
     sent = await sendAndRecord(
@@ -415,17 +430,24 @@ export async function invokeConnector(
   }
   const { response, durationMs } = sent;
   const body = parseBody(response.body);
+  const validation = validateResponse(endpoint.response_schema, body);
   return {
     connectorId: connector.id,
     method: endpoint.method,
     path: endpoint.path,
     status: response.status,
-    headers: safeHeaders(response.headers),
-    body: body.value,
+    headers: safeHeaders(response.headers, redact),
+    body: answeredBody(response.body, body, credential.secrets),
     bytes: response.body.length,
     durationMs,
     redirects: response.redirects,
-    responseValidation: validateResponse(endpoint.response_schema, body),
+    responseValidation: validation && {
+      valid: validation.valid,
+      errors: validation.errors.map((error) => ({
+        path: redact(error.path),
+        message: redact(error.message),
+      })),
+    },
   };
 }
 

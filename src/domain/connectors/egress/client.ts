@@ -122,7 +122,8 @@ function classify(error: unknown, host: string): EgressError {
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/u.test(code)) {
     return new EgressTlsError(`TLS with ${host} failed: ${code}`);
   }
-  return new EgressConnectionError(`the connection to ${host} failed: ${code || (error as Error).message}`);
+  // A code or a name, never the error's own message: messages are ours alone, so none can quote a request.
+  return new EgressConnectionError(`the connection to ${host} failed: ${code || (error as Error).name}`);
 }
 
 /**

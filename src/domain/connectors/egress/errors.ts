@@ -12,7 +12,10 @@ export type EgressFailureReason =
   | 'connection_failed'
   | 'response_too_large';
 
-/** A refusal or failure of an outbound connector request. Messages name hosts and addresses, never bodies. */
+/**
+ * A refusal or failure of an outbound connector request. Messages name hosts, ports and addresses, never
+ * bodies, headers or query strings, so none carries a credential.
+ */
 export abstract class EgressError extends Error {
   abstract readonly reason: EgressFailureReason;
 }
