@@ -5,7 +5,7 @@ export const REDACTED = '[REDACTED]';
 export type Redact = (text: string) => string;
 
 /** Percent-escapes in lower case (`%2f`): some servers re-encode what they echo. */
-const lowerEscapes = (text: string) => text.replace(/%[0-9A-F]{2}/gu, (escape) => escape.toLowerCase());
+const lowerEscapes = (text: string) => text.replace(/%[0-9A-F]{2}/gu, (percent) => percent.toLowerCase());
 
 /**
  * The spellings in which a secret travels and comes back: as it is, percent-encoded (a URL's query, as

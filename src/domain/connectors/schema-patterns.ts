@@ -148,14 +148,17 @@ export function findRefusedPatterns(schema: unknown, at: Path = []): PatternProb
     for (const keyword of ONE_SCHEMA) walk(node[keyword], [...path, keyword]);
     for (const keyword of SCHEMA_LIST) {
       const list = node[keyword];
-      if (Array.isArray(list)) list.forEach((item, index) => walk(item, [...path, keyword, index]));
+      if (Array.isArray(list)) {
+        for (const [index, item] of list.entries()) walk(item, [...path, keyword, index]);
+      }
     }
     for (const keyword of SCHEMA_MAP) {
       const map = node[keyword];
       if (isObject(map)) for (const [name, item] of Object.entries(map)) walk(item, [...path, keyword, name]);
     }
-    if (Array.isArray(node.items)) node.items.forEach((item, index) => walk(item, [...path, 'items', index]));
-    else walk(node.items, [...path, 'items']);
+    if (Array.isArray(node.items)) {
+      for (const [index, item] of node.items.entries()) walk(item, [...path, 'items', index]);
+    } else walk(node.items, [...path, 'items']);
     // draft-07 `dependencies`: a list of property names, or a schema.
     if (isObject(node.dependencies)) {
       for (const [name, item] of Object.entries(node.dependencies))
