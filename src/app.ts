@@ -117,6 +117,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       limits: config.database,
+      onDataDirWait: (holder) =>
+        logger.warn(
+          { dataDir: config.dataDir, ...holder },
+          'DATA_DIR is held by another process; waiting for it',
+        ),
     }));
   const jwtSecret =
     config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
