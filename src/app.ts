@@ -43,9 +43,11 @@ import { useRateLimit } from './plugins/use-rate-limit.js';
 import { useRequestId } from './plugins/use-request-id.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSharedEventExecution } from './plugins/use-shared-event-execution.js';
+import { useSubscriptionStreams } from './plugins/use-subscription-streams.js';
 import { createRateLimiter } from './rate-limit.js';
 import { schema } from './schema/index.js';
 import type { Services } from './services.js';
+import { createStreamSlots } from './stream-slots.js';
 import { createTenantRegistry } from './tenancy.js';
 
 /**
@@ -148,6 +150,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
     rateLimiter,
+    streams: createStreamSlots(config.maxStreamsPerCaller),
     metrics,
     egress: createEgressClient({ ...options.egress, allowlist: config.connectorEgressAllow }),
     storage,
@@ -209,6 +212,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         largeBodyFields: ['sendChatMessage'],
       }),
       useInputDepthLimit(),
+      useSubscriptionStreams({ slots: services.streams, retryAfterSeconds: config.retryAfterSeconds }),
       useSharedEventExecution(),
       useHealth({
         ready: async () => (await db.ready(config.readyzTimeoutMs)) && (await storage.ready()),
