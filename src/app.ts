@@ -38,6 +38,7 @@ import { useInputDepthLimit } from './plugins/use-input-depth-limit.js';
 import { useLoadShedding } from './plugins/use-load-shedding.js';
 import { useMetrics } from './plugins/use-metrics.js';
 import { useNoIntrospection } from './plugins/use-no-introspection.js';
+import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { usePages } from './plugins/use-pages.js';
 import { useRateLimit } from './plugins/use-rate-limit.js';
 import { useRequestId } from './plugins/use-request-id.js';
@@ -227,9 +228,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         maxAliases: { n: 40 },
         maxDirectives: { n: 20 },
         maxTokens: { n: 5000 },
-        blockFieldSuggestion: { enabled: config.production },
+        // useNoSuggestions leaves suggestions out of every message, coercion included; this only masked some.
+        blockFieldSuggestion: { enabled: false },
       }),
-      ...(config.production ? [useNoIntrospection()] : []),
+      ...(config.production ? [useNoIntrospection(), useNoSuggestions()] : []),
       useCallerResponseCache({ cache: responseCache, schema, ttlPerCoordinate: cacheTtlPerCoordinate }),
       useErrorLog(),
     ],
