@@ -20,7 +20,7 @@ import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
-import { serviceUnavailable } from './errors.js';
+import { isInputCoercionError, serviceUnavailable } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
@@ -50,15 +50,6 @@ import { schema } from './schema/index.js';
 import type { Services } from './services.js';
 import { createStreamSlots } from './stream-slots.js';
 import { createTenantRegistry } from './tenancy.js';
-
-/**
- * An error coercing a variable (graphql-js words it `Variable "$x" got invalid value …`; it has no path). When
- * a scalar's `parseValue` threw a plain error on a hostile value, graphql-js keeps that error as the
- * original, and yoga would mask the whole answer as unexpected.
- */
-function isVariableCoercionError(error: unknown): error is GraphQLError {
-  return error instanceof GraphQLError && error.path === undefined && error.message.startsWith('Variable "$');
-}
 
 export interface App {
   yoga: YogaServerInstance<ServerContext, Context>;
@@ -185,9 +176,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     // stays masked.
     maskedErrors: {
       maskError(error, message, isDev) {
-        if (isVariableCoercionError(error)) {
+        if (error instanceof GraphQLError && isInputCoercionError(error)) {
           // Even when a scalar threw a plain error on a hostile value (`{"toString": 0}` for a SafeInt), the
-          // variable is the client's mistake: answered like every other invalid variable, not as internal.
+          // variable is the client's mistake: answered like every other invalid variable, not as internal
+          // (graphql-js keeps the scalar's error as the original, and yoga would mask the whole answer).
           return createGraphQLError(error.message, { nodes: error.nodes });
         }
         if (!services.unavailableCause(error)) return maskError(error, message, isDev);
@@ -240,7 +232,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       }),
       ...(config.production ? [useNoIntrospection(), useNoSuggestions()] : []),
       useCallerResponseCache({ cache: responseCache, schema, ttlPerCoordinate: cacheTtlPerCoordinate }),
-      useErrorLog(),
+      useErrorLog({ logger }),
     ],
   });
 
