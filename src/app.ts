@@ -43,6 +43,7 @@ import { usePages } from './plugins/use-pages.js';
 import { useRateLimit } from './plugins/use-rate-limit.js';
 import { useRequestId } from './plugins/use-request-id.js';
 import { useRequestLog } from './plugins/use-request-log.js';
+import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSharedEventExecution } from './plugins/use-shared-event-execution.js';
 import { useSubscriptionStreams } from './plugins/use-subscription-streams.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -197,6 +198,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...(options.tracing ? [options.tracing.plugin({ routeTemplates })] : []),
       useMetrics({ metrics, access: metricsAccess(config), routeTemplates }),
       useRequestId(),
+      useSecurityHeaders(),
       useRequestLog({ logger }),
       useLoadShedding({
         maxInFlight: config.database.poolSize + config.database.queueSize,
