@@ -101,13 +101,6 @@ function allowsLargeBody(method: string, pathname: string): boolean {
   return largeBodyRoutes.some(({ route, pattern }) => route.method === method && pattern.test(pathname));
 }
 
-/** The documents REST routes run, by their text, with their operation name: the names metrics label. */
-const knownOperations = new Map(
-  routes
-    .map((route) => compileRoute(route, schema))
-    .map(({ query, operationName }) => [query, operationName]),
-);
-
 /** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -123,6 +116,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const jwtSecret =
     config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
   const bus = await createEventBus({ redisUrl: config.redisUrl, logger });
+  // The documents REST routes run, by their text: the only operations metrics label by name.
+  const knownOperations = new Map(
+    routes
+      .map((route) => compileRoute(route, schema))
+      .map(({ query, operationName }) => [query, operationName]),
+  );
   const metrics = createMetrics({ db, knownOperations });
   const responseCache = metrics.instrumentCache(createInMemoryCache());
   const rateLimiter = await createRateLimiter({
