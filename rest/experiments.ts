@@ -32,6 +32,8 @@ const AbTestResults = graphql(`
       statistic
       degrees_of_freedom: degreesOfFreedom
       min_expected_count: minExpectedCount
+      small_sample: smallSample
+      exact_p_value: exactPValue
       sample_ratio_mismatch: sampleRatioMismatch {
         statistic
         p_value: pValue
@@ -44,6 +46,8 @@ const AbTestResults = graphql(`
         p_value: pValue
         adjusted_p_value: adjustedPValue
         significant
+        small_sample: smallSample
+        exact_p_value: exactPValue
       }
     }
   }
@@ -76,6 +80,8 @@ const abTestResultsResponse = z.object({
   statistic: z.number().nullable(),
   degrees_of_freedom: z.int(),
   min_expected_count: z.number().nullable(),
+  small_sample: z.boolean(),
+  exact_p_value: z.number().nullable(),
   sample_ratio_mismatch: z.object({
     statistic: z.number().nullable(),
     p_value: z.number().nullable(),
@@ -89,6 +95,8 @@ const abTestResultsResponse = z.object({
       p_value: z.number().nullable(),
       adjusted_p_value: z.number().nullable(),
       significant: z.boolean(),
+      small_sample: z.boolean(),
+      exact_p_value: z.number().nullable(),
     }),
   ),
 });
@@ -101,9 +109,10 @@ export const experimentsRoutes: Route[] = [
     summary: 'Onboarding A/B test results: per-variant metrics and the significance decision',
     description:
       'Pooled two-proportion z-test for two variants, chi-squared test of homogeneity for more. ' +
-      '`chi_squared_p_value` is null when the test is undefined; `significant` needs p < alpha and every ' +
-      'expected count ≥ 5. Beyond the spec: Wilson intervals, lift over the control, a sample-ratio check ' +
-      'and Holm-adjusted comparisons with the control.',
+      '`chi_squared_p_value` is null when the test is undefined; `significant` is `chi_squared_p_value` < ' +
+      'alpha, the test’s own decision. Beyond the spec: `small_sample` warns when an expected count is ' +
+      'below 5 (with `exact_p_value`, Fisher’s exact test, for two variants), Wilson intervals, lift over ' +
+      'the control, a sample-ratio check and Holm-adjusted comparisons with the control.',
     document: AbTestResults,
     variables: { testId: fromPath('test_id') },
     status: 200,
@@ -144,6 +153,8 @@ export const experimentsRoutes: Route[] = [
       statistic: 3.1,
       degrees_of_freedom: 1,
       min_expected_count: 120,
+      small_sample: false,
+      exact_p_value: null,
       sample_ratio_mismatch: { statistic: 0, p_value: 1, alpha: 0.001, mismatch: false },
       pairwise: [
         {
@@ -152,6 +163,8 @@ export const experimentsRoutes: Route[] = [
           p_value: 0.0019,
           adjusted_p_value: 0.0019,
           significant: true,
+          small_sample: false,
+          exact_p_value: null,
         },
       ],
     },

@@ -68,7 +68,11 @@ const environment = z.object({
   CONNECTOR_CALLS_PER_TENANT: z.coerce.number().int().min(1).default(8),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
-  WS_MAX_SOCKETS_PER_CALLER: z.coerce.number().int().min(1).default(20),
+  MAX_STREAMS_PER_CALLER: optionalString.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
+  /** The older name of MAX_STREAMS_PER_CALLER, read when that one is unset. */
+  WS_MAX_SOCKETS_PER_CALLER: optionalString.pipe(
+    z.coerce.number<string | undefined>().int().min(1).optional(),
+  ),
   WS_MAX_FRAME_BYTES: z.coerce
     .number()
     .int()
@@ -138,8 +142,6 @@ export interface Config {
   websocket: {
     /** Operations open at once on one socket (subscriptions and queries in flight). */
     maxSubscriptionsPerSocket: number;
-    /** Sockets one caller (tenant and subject) may hold open on one instance. */
-    maxSocketsPerCaller: number;
     /** Largest message accepted once the connection is acknowledged. */
     maxFrameBytes: number;
     /** Bytes a socket may send before its connection_init is acknowledged. */
@@ -147,6 +149,11 @@ export interface Config {
     /** Time a new socket has to send connection_init. */
     connectionInitTimeoutMs: number;
   };
+  /**
+   * WebSockets and SSE subscriptions one caller (tenant and subject) may hold open at once on one instance,
+   * counted together (MAX_STREAMS_PER_CALLER, or its older name WS_MAX_SOCKETS_PER_CALLER).
+   */
+  maxStreamsPerCaller: number;
   /** Time `close()` may take in all: in-flight requests, sockets, then background work. */
   shutdownTimeoutMs: number;
   /** Limits that turn an overloaded or unreachable database into 503s (see docs/operations.md). */
@@ -227,11 +234,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     websocket: {
       maxSubscriptionsPerSocket: values.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
-      maxSocketsPerCaller: values.WS_MAX_SOCKETS_PER_CALLER,
       maxFrameBytes: values.WS_MAX_FRAME_BYTES,
       maxInitBytes: values.WS_MAX_INIT_BYTES,
       connectionInitTimeoutMs: values.WS_CONNECTION_INIT_TIMEOUT_MS,
     },
+    maxStreamsPerCaller: values.MAX_STREAMS_PER_CALLER ?? values.WS_MAX_SOCKETS_PER_CALLER ?? 20,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     database: {
       poolSize: values.DATABASE_POOL_SIZE,

@@ -12,6 +12,7 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import type { RateLimiter } from './rate-limit.js';
+import type { StreamSlots } from './stream-slots.js';
 import type { TenantRegistry } from './tenancy.js';
 
 /** Long-lived parts of one running instance, built once by createApp and shared by every request. */
@@ -28,6 +29,8 @@ export interface Services {
   responseCache: Cache;
   /** Request budgets per caller, shared by HTTP and the WebSocket transport. */
   rateLimiter: RateLimiter;
+  /** Open WebSockets and SSE subscriptions per caller, counted together (MAX_STREAMS_PER_CALLER). */
+  streams: StreamSlots;
   metrics: Metrics;
   /** The only way connector calls leave the instance (address checks at connect time, caps, timeouts). */
   egress: EgressClient;

@@ -113,7 +113,7 @@ function checkName(name: string): string | null {
 }
 
 const jsonObject = z.record(z.string(), z.unknown());
-const rateLimit = z.int32().min(1).nullish();
+const rateLimit = z.int32().min(1).optional();
 
 const rateLimitsSchema = z
   .object({ perMinute: rateLimit, perHour: rateLimit, perDay: rateLimit })
@@ -166,9 +166,9 @@ const endpointSchema = z
   .object({
     method: z.enum(CONNECTOR_HTTP_METHODS),
     path: z.string().superRefine(reportReason(checkEndpointPath)),
-    bodySchema: jsonObject.nullish(),
-    queryParams: jsonObject.nullish(),
-    responseSchema: jsonObject.nullish(),
+    bodySchema: jsonObject.optional(),
+    queryParams: jsonObject.optional(),
+    responseSchema: jsonObject.optional(),
   })
   .superRefine(reportRefusedPatterns);
 
@@ -176,9 +176,9 @@ export const connectorTemplateSchema = z.object({
   name: z.string().min(1).max(CONNECTOR_NAME_MAX_LENGTH).superRefine(reportReason(checkName)),
   baseUrl: z.string().superRefine(reportReason(checkBaseUrl)),
   authType: z.enum(CONNECTOR_AUTH_TYPES),
-  description: z.string().max(CONNECTOR_DESCRIPTION_MAX_LENGTH).nullish(),
-  endpoints: z.array(endpointSchema).max(CONNECTOR_MAX_ENDPOINTS).nullish(),
-  rateLimits: rateLimitsSchema.nullish(),
+  description: z.string().max(CONNECTOR_DESCRIPTION_MAX_LENGTH).optional(),
+  endpoints: z.array(endpointSchema).max(CONNECTOR_MAX_ENDPOINTS).optional(),
+  rateLimits: rateLimitsSchema.optional(),
 });
 
 const connectorInputSchema = z.object({ template: connectorTemplateSchema });
