@@ -267,7 +267,7 @@ export async function executeRoute(
       headers: { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
       body: JSON.stringify({ query: compiled.query, operationName: compiled.operationName, variables }),
     },
-    { viewer },
+    { viewer, restRequest: request },
   );
   const result = (await response.json()) as {
     data?: Record<string, unknown> | null;

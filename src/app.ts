@@ -17,6 +17,7 @@ import { createStorageGuard } from './db/storage-guard.js';
 import { databaseUnavailableCause } from './db/unavailable.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
 import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
+import { createConnectorCallSlots } from './domain/connectors/call-slots.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
@@ -156,7 +157,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     rateLimiter,
     streams: createStreamSlots(config.maxStreamsPerCaller),
     metrics,
-    egress: createEgressClient({ ...options.egress, allowlist: config.connectorEgressAllow }),
+    egress: createEgressClient({
+      ...options.egress,
+      allowlist: config.connectorEgressAllow,
+      callTimeoutMs: config.connectorCalls.timeoutMs,
+    }),
+    connectorCalls: createConnectorCallSlots(config.connectorCalls.perTenant),
     storage,
     unavailableCause(error) {
       const cause = databaseUnavailableCause(error);

@@ -64,6 +64,8 @@ const environment = z.object({
       for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }),
+  CONNECTOR_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  CONNECTOR_CALLS_PER_TENANT: z.coerce.number().int().min(1).default(8),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
   MAX_STREAMS_PER_CALLER: optionalString.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
@@ -126,10 +128,16 @@ export interface Config {
   /** Requests each caller (verified tenant and subject, else client address) may make per minute. */
   rateLimitPerMinute: number;
   /**
-   * Networks and host names connector calls may reach although their addresses are not public; empty:
-   * connector calls reach public addresses only.
+   * Networks and host names connector calls may reach although their addresses are not public, each on
+   * the one port it names (443 when it names none); empty: connector calls reach public addresses only.
    */
   connectorEgressAllow: EgressAllowlist;
+  connectorCalls: {
+    /** Time for a whole connector call (OAuth token request, redirects and body included). */
+    timeoutMs: number;
+    /** Connector calls (calls, probes, token requests) one tenant may have in flight per instance. */
+    perTenant: number;
+  };
   /** Limits of graphql-ws sockets (see README, Limits). */
   websocket: {
     /** Operations open at once on one socket (subscriptions and queries in flight). */
@@ -220,6 +228,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: values.CORS_ORIGINS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     connectorEgressAllow: values.CONNECTOR_EGRESS_ALLOW,
+    connectorCalls: {
+      timeoutMs: values.CONNECTOR_CALL_TIMEOUT_MS,
+      perTenant: values.CONNECTOR_CALLS_PER_TENANT,
+    },
     websocket: {
       maxSubscriptionsPerSocket: values.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
       maxFrameBytes: values.WS_MAX_FRAME_BYTES,

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Database, PrismaClient } from './db/client.js';
 import type { StorageGuard } from './db/storage-guard.js';
 import type { BlobStore } from './domain/agents/blob-store.js';
+import type { ConnectorCallSlots } from './domain/connectors/call-slots.js';
 import type { EgressClient } from './domain/connectors/egress/index.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxRelay } from './events/relay.js';
@@ -33,6 +34,8 @@ export interface Services {
   metrics: Metrics;
   /** The only way connector calls leave the instance (address checks at connect time, caps, timeouts). */
   egress: EgressClient;
+  /** Connector calls in flight per tenant (CONNECTOR_CALLS_PER_TENANT). */
+  connectorCalls: ConnectorCallSlots;
   /** Readiness of DATA_DIR's disk after a write failed for lack of space. */
   storage: StorageGuard;
   /**
