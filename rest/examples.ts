@@ -45,9 +45,12 @@ const connectorCalls: Record<number, ErrorExamples> = {
   404: { unknownConnector: connectorNotFound },
   409: { disabled: `Connector ${EXAMPLE_ID} is disabled; only active connectors are called` },
   502: {
-    addressRefused: `Connector call failed: ${EXAMPLE_HOST} resolved to 127.0.0.1, which is a loopback address; outbound connections to it are refused`,
+    addressRefused: `Connector call failed: ${EXAMPLE_HOST} resolved to 127.0.0.1, which is a loopback address; outbound connections to it on port 443 are refused`,
   },
-  504: { headersTimeout: `Connector call failed: ${EXAMPLE_HOST} did not send response headers in time` },
+  504: {
+    headersTimeout: `Connector call failed: ${EXAMPLE_HOST} did not send response headers in time`,
+    callDeadline: `Connector call failed: ${EXAMPLE_HOST} did not finish the call within ${defaults.connectorCalls.timeoutMs} ms`,
+  },
 };
 const credentials: Record<number, ErrorExamples> = { 404: { unknownConnector: connectorNotFound } };
 const pauseOrResume400: ErrorExamples = {

@@ -220,7 +220,8 @@ export async function executeRoute(
   const body = needsBody
     ? await readJsonBody(request, route.maxBodyBytes ?? MAX_BODY_BYTES)
     : { present: false, value: undefined };
-  if (needsBody && !body.present) {
+  // FastAPI reads a JSON `null` body as no body.
+  if (needsBody && (!body.present || body.value === null)) {
     throw new RestError(422, [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
   }
 
@@ -266,7 +267,7 @@ export async function executeRoute(
       headers: { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
       body: JSON.stringify({ query: compiled.query, operationName: compiled.operationName, variables }),
     },
-    { viewer },
+    { viewer, restRequest: request },
   );
   const result = (await response.json()) as {
     data?: Record<string, unknown> | null;

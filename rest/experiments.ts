@@ -34,6 +34,8 @@ const AbTestResults = graphql(`
       statistic
       degrees_of_freedom: degreesOfFreedom
       min_expected_count: minExpectedCount
+      small_sample: smallSample
+      exact_p_value: exactPValue
       sample_ratio_mismatch: sampleRatioMismatch {
         statistic
         p_value: pValue
@@ -46,6 +48,8 @@ const AbTestResults = graphql(`
         p_value: pValue
         adjusted_p_value: adjustedPValue
         significant
+        small_sample: smallSample
+        exact_p_value: exactPValue
       }
     }
   }
@@ -78,6 +82,8 @@ const abTestResultsResponse = z.object({
   statistic: z.number().nullable(),
   degrees_of_freedom: z.int(),
   min_expected_count: z.number().nullable(),
+  small_sample: z.boolean(),
+  exact_p_value: z.number().nullable(),
   sample_ratio_mismatch: z.object({
     statistic: z.number().nullable(),
     p_value: z.number().nullable(),
@@ -91,6 +97,8 @@ const abTestResultsResponse = z.object({
       p_value: z.number().nullable(),
       adjusted_p_value: z.number().nullable(),
       significant: z.boolean(),
+      small_sample: z.boolean(),
+      exact_p_value: z.number().nullable(),
     }),
   ),
 });
@@ -103,9 +111,10 @@ export const experimentsRoutes: Route[] = [
     summary: 'Onboarding A/B test results: per-variant metrics and the significance decision',
     description:
       'Pooled two-proportion z-test for two variants, chi-squared test of homogeneity for more. ' +
-      '`chi_squared_p_value` is null when the test is undefined; `significant` needs p < alpha and every ' +
-      'expected count ≥ 5. Beyond the spec: Wilson intervals, lift over the control, a sample-ratio check ' +
-      'and Holm-adjusted comparisons with the control.',
+      '`chi_squared_p_value` is null when the test is undefined; `significant` is `chi_squared_p_value` < ' +
+      'alpha, the test’s own decision. Beyond the spec: `small_sample` warns when an expected count is ' +
+      'below 5 (with `exact_p_value`, Fisher’s exact test, for two variants), Wilson intervals, lift over ' +
+      'the control, a sample-ratio check and Holm-adjusted comparisons with the control.',
     document: AbTestResults,
     variables: { testId: fromPath('test_id') },
     status: 200,

@@ -22,6 +22,8 @@ export interface ServerContext {
   viewer?: Viewer;
   /** graphql-ws: the `connection_init` payload. */
   connectionParams?: Record<string, unknown>;
+  /** REST: the route's own request, which holds the in-flight admission (use-load-shedding). */
+  restRequest?: Request;
   /** node:http: the incoming message, whose socket gives the client address. */
   req?: { socket?: { remoteAddress?: string | undefined } };
 }

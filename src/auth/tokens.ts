@@ -78,14 +78,16 @@ export function createTokenVerifier(
       }
       const parsed = claims.safeParse(payload);
       if (!parsed.success) throw new AuthenticationError(`Invalid token: ${parsed.error.issues[0]?.message}`);
+      // `exp` is a required claim, so verified payloads always carry it.
+      const exp = payload.exp as number;
       // Frozen: a cached viewer is shared by every request that presents the same token.
       const viewer: Viewer = Object.freeze({
         sub: parsed.data.sub,
         tenantId: parsed.data.tenant_id.toLowerCase(),
         roles: Object.freeze(parsed.data.roles),
+        expiresAt: exp * 1000,
       });
-      // `exp` is a required claim, so verified payloads always carry it.
-      cache.set(token, viewer, payload.exp as number);
+      cache.set(token, viewer, exp);
       return viewer;
     },
   };

@@ -9,6 +9,20 @@ export interface UseLoadSheddingOptions {
   refusals?: { inc(labels: { surface: 'rest' | 'graphql' }): void };
 }
 
+/** How each admitted request gives its place back; a request that was not admitted has none. */
+const admissions = new WeakMap<Request, () => void>();
+
+/**
+ * Gives `request`'s place in the in-flight budget back before its response is written, for work that
+ * then waits without the database (a connector call waiting on its upstream holds a connector call slot
+ * instead). Idempotent, and a no-op for a request that was not admitted.
+ */
+export function releaseAdmission(request: Request): void {
+  const release = admissions.get(request);
+  admissions.delete(request);
+  release?.();
+}
+
 const isOperation = (method: string, pathname: string) =>
   (pathname === '/graphql' && method === 'POST') ||
   (pathname.startsWith('/api/') && pathname !== '/api/v1/openapi.json');
@@ -25,7 +39,6 @@ export function useLoadShedding({
   retryAfterSeconds,
   refusals,
 }: UseLoadSheddingOptions): Plugin {
-  const admitted = new WeakSet<Request>();
   let inFlight = 0;
   return {
     onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
@@ -34,7 +47,9 @@ export function useLoadShedding({
       if (!isOperation(request.method, url.pathname)) return;
       if (inFlight < maxInFlight) {
         inFlight += 1;
-        admitted.add(request);
+        admissions.set(request, () => {
+          inFlight -= 1;
+        });
         return;
       }
       const rest = url.pathname.startsWith('/api/');
@@ -51,7 +66,7 @@ export function useLoadShedding({
       );
     },
     onResponse({ request }) {
-      if (admitted.delete(request)) inFlight -= 1;
+      releaseAdmission(request);
     },
   };
 }

@@ -233,6 +233,10 @@ describe('dashboard', () => {
     expect(browser.foreignRequests(server.url)).toEqual([]);
     expect(browser.requests().some((url) => url.includes('token='))).toBe(false);
   });
+
+  it('reported no Content-Security-Policy violation', () => {
+    expect(browser.cspViolations()).toEqual([]);
+  });
 });
 
 declare global {

@@ -69,4 +69,8 @@ describe('/docs in Chromium', () => {
     await browser.screenshot(page, 'docs-operation');
     expect(browser.foreignRequests(server.url)).toEqual([]);
   });
+
+  it('reported no Content-Security-Policy violation', () => {
+    expect(browser.cspViolations()).toEqual([]);
+  });
 });

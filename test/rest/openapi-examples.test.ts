@@ -125,7 +125,9 @@ type Provokers = Record<string, () => Promise<Answer>>;
 const NOT_PROVOKED = new Set([
   'shared 503 unavailable',
   'invokeConnector 504 headersTimeout',
+  'invokeConnector 504 callDeadline',
   'testConnector 504 headersTimeout',
+  'testConnector 504 callDeadline',
 ]);
 
 describe('every error example', () => {
