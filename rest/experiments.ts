@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { summarizeExperiment } from '../src/domain/experiments/results.js';
 import { graphql } from '../src/generated/graphql/index.js';
+import { EXAMPLE_ID, exampleOf } from './examples.js';
 import { defineRoute, fromPath, type Route } from './route.js';
 
 const AbTestResults = graphql(`
@@ -119,54 +121,29 @@ export const experimentsRoutes: Route[] = [
     respond: (data) => data.abTestResults,
     responseSchema: abTestResultsResponse,
     errors: { 404: 'No A/B test of the caller’s tenant has this id.' },
-    responseExample: {
-      test_id: '5b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e',
+    responseExample: exampleOf(abTestResultsResponse, {
+      testId: EXAMPLE_ID,
       status: 'running',
-      significant: true,
-      chi_squared_p_value: 0.0019,
-      variants: [
-        {
-          variant_id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
-          name: 'control',
-          observations: 1000,
-          successes: 100,
-          completion_rate: 0.1,
-          is_control: true,
-          weight: 1,
-          completion_rate_ci: { lower: 0.0829, upper: 0.1202 },
-          lift: null,
-        },
-        {
-          variant_id: '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
-          name: 'guided tour',
-          observations: 1000,
-          successes: 140,
-          completion_rate: 0.14,
-          is_control: false,
-          weight: 1,
-          completion_rate_ci: { lower: 0.1201, upper: 0.1626 },
-          lift: { lift: 0.4, lower: 0.1, upper: 0.76 },
-        },
-      ],
-      alpha: 0.05,
-      method: 'two_proportion_z',
-      statistic: 3.1,
-      degrees_of_freedom: 1,
-      min_expected_count: 120,
-      small_sample: false,
-      exact_p_value: null,
-      sample_ratio_mismatch: { statistic: 0, p_value: 1, alpha: 0.001, mismatch: false },
-      pairwise: [
-        {
-          variant_id: '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
-          name: 'guided tour',
-          p_value: 0.0019,
-          adjusted_p_value: 0.0019,
-          significant: true,
-          small_sample: false,
-          exact_p_value: null,
-        },
-      ],
-    },
+      // 1,000 subjects a variant, as the service computes their results.
+      ...summarizeExperiment(
+        [
+          {
+            id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+            name: 'control',
+            weight: 1,
+            observations: 1000,
+            successes: 100,
+          },
+          {
+            id: '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
+            name: 'guided tour',
+            weight: 1,
+            observations: 1000,
+            successes: 140,
+          },
+        ],
+        0.05,
+      ),
+    }),
   }),
 ];

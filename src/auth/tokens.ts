@@ -93,8 +93,16 @@ export function createTokenVerifier(
   };
 }
 
+/**
+ * The commonest mistake in development: a token signed for another instance (another DATA_DIR's secret).
+ * It says what failed, never with what.
+ */
+export const INVALID_SIGNATURE =
+  "Invalid token: signature verification failed (it was signed with another secret or key than this server's)";
+
 function describeJoseError(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'Token has expired';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return INVALID_SIGNATURE;
   if (error instanceof errors.JWTClaimValidationFailed) return `Invalid token: ${error.message}`;
   if (error instanceof errors.JOSEAlgNotAllowed) return 'Invalid token: algorithm not allowed';
   return 'Invalid token';
