@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { acknowledgment } from '../src/domain/agents/chat.js';
 import { graphql } from '../src/generated/graphql/index.js';
 import { MAX_REQUEST_BYTES } from '../src/plugins/use-body-limit.js';
 import { defineRoute, fromBody, fromPath } from './route.js';
@@ -64,7 +65,7 @@ export const agentsRoutes = [
         task_id: '6f1c2a57-3f0e-4b8e-9d3a-2b7c1f0e9a41',
         agent_role: 'cfo',
         status: 'pending',
-        acknowledgment: 'Queued for the cfo agent.',
+        acknowledgment: acknowledgment('cfo', 0),
       },
     },
     errors: {

@@ -57,6 +57,9 @@ graphql(`
       auth_type: authType
       fingerprint
       updated_at: updatedAt
+      origin
+      usable
+      unusable_reason: unusableReason
     }
   }
 `);
@@ -88,7 +91,14 @@ const ClearConnectorCredential = graphql(`
 const credentialResponse = z.object({
   connector_id: z.uuid(),
   credential: z
-    .object({ auth_type: z.string(), fingerprint: z.string(), updated_at: z.iso.datetime() })
+    .object({
+      auth_type: z.string(),
+      fingerprint: z.string(),
+      updated_at: z.iso.datetime(),
+      origin: z.string(),
+      usable: z.boolean(),
+      unusable_reason: z.string().nullable(),
+    })
     .nullable(),
 });
 
@@ -98,6 +108,9 @@ const credentialExample = {
     auth_type: 'bearer',
     fingerprint: 'hmac:3f9a0c41d2e87b65',
     updated_at: '2026-11-22T10:15:00.000Z',
+    origin: 'https://api.stripe.com',
+    usable: true,
+    unusable_reason: null,
   },
 };
 
@@ -140,9 +153,9 @@ const TestConnector = graphql(`
 
 const callErrors = {
   404: 'No connector of the caller’s tenant has this id.',
-  409: 'The connector is disabled.',
+  409: 'The connector is disabled, or its credential is missing or unusable (set for another origin or auth type).',
   502: 'The egress guard refused the call (a non-public address not in CONNECTOR_EGRESS_ALLOW, plain http, a redirect to another host or more than 3 redirects), or the server could not be used (DNS, TLS, connection, a body over 1 MiB).',
-  504: 'The server did not connect, answer or finish its body in time.',
+  504: 'The server did not connect, answer or finish its body in time, or the whole call (token request, redirects and body) outlasted `CONNECTOR_CALL_TIMEOUT_MS`.',
 };
 
 const connectorResponse = z.object({
@@ -253,7 +266,7 @@ export const connectorsRoutes = [
     tag: 'connectors',
     summary: 'Replace a connector’s template as its next version (operator or chairman)',
     description:
-      'Same body as create. With `If-Match: <version>` the edit is refused with 412 unless that is the current version.',
+      'Same body as create. With `If-Match: <version>` the edit is refused with 412 unless that is the current version. A `base_url` on another origin (scheme, host or port) is the chairman’s to set (403 otherwise, audited); it leaves the stored credential unusable until it is set again.',
     document: UpdateConnector,
     variables: { id: fromPath('id'), input: fromBody(), expectedVersion: fromHeader('if-match', 'int') },
     status: 200,
@@ -274,7 +287,9 @@ export const connectorsRoutes = [
     path: '/api/v1/forge/connectors/{id}/credential',
     tag: 'connectors',
     summary:
-      'Show whether a connector has a stored secret: its fingerprint and when it was set, never the secret',
+      'Show whether a connector has a stored secret: its fingerprint, when it was set and the origin it is bound to, never the secret',
+    description:
+      'The secret is sent only to `origin`, the origin of `base_url` when it was set. After the chairman moves `base_url` to another origin, `usable` is false and `unusable_reason` says why (calls answer 409) until the secret is set again.',
     document: ReadConnectorCredential,
     variables: { id: fromPath('id') },
     status: 200,
@@ -289,7 +304,7 @@ export const connectorsRoutes = [
     tag: 'connectors',
     summary: 'Set or rotate a connector’s secret, sealed at rest (operator or chairman)',
     description:
-      'The body holds exactly one of `api_key` (`key`, and `header` (default `X-API-Key`) or `query_param`), `bearer` (`token`), `basic` (`username`, `password`) or `oauth2_client_credentials` (`token_url`, `client_id`, `client_secret`, `scope`): the one named by the template’s `auth_type` (422 otherwise). Replaces the current secret. 503 when the service has no `CONNECTOR_SECRETS_KEY`.',
+      'The body holds exactly one of `api_key` (`key`, and `header` (default `X-API-Key`) or `query_param`), `bearer` (`token`), `basic` (`username`, `password`) or `oauth2_client_credentials` (`token_url`, `client_id`, `client_secret`, `scope`): the one named by the template’s `auth_type` (422 otherwise). Replaces the current secret and binds it to the origin of the current `base_url`. 503 when the service has no `CONNECTOR_SECRETS_KEY`.',
     document: SetConnectorCredential,
     variables: { id: fromPath('id'), input: fromBody() },
     status: 200,
@@ -321,7 +336,9 @@ export const connectorsRoutes = [
       'The request is built from the stored template: base_url + the endpoint’s path, with `input.query` and ' +
       '`input.body` checked against its `query_params` and `body_schema` (422 at the exact place otherwise), ' +
       'and sent through the egress guard. A status of 400 or more from the server is a 200 here, with that ' +
-      '`status`. Every call is audited (`connector.invoke`) and emits CONNECTOR_INVOKED.',
+      '`status`. Every call is audited (`connector.invoke`) and emits CONNECTOR_INVOKED. 429 when the tenant ' +
+      'already has `CONNECTOR_CALLS_PER_TENANT` calls in flight on the instance, or the template’s `rate_limits` ' +
+      'are spent.',
     document: InvokeConnector,
     variables: { id: fromPath('id'), endpoint: fromBody('endpoint'), input: fromBody('input') },
     status: 200,

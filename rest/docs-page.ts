@@ -1,4 +1,5 @@
 import { docsAssetUrl } from '../src/pages/docs-assets.js';
+import { page } from '../src/pages/security.js';
 
 type OpenApi = ReturnType<typeof import('./openapi.js').buildOpenApiDocument>;
 
@@ -24,7 +25,9 @@ function plainIndex(document: OpenApi): string {
  * validator.swagger.io, is switched off).
  */
 export function renderDocsPage(document: OpenApi): string {
-  return `<!doctype html>
+  return page(
+    '/docs',
+    `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -55,5 +58,6 @@ window.ui = SwaggerUIBundle({
 </script>
 </body>
 </html>
-`;
+`,
+  );
 }

@@ -14,7 +14,7 @@ import { scopesOf } from '../src/builder.js';
 import type { Context, ServerContext } from '../src/context.js';
 import { statusOf } from '../src/errors.js';
 import { isPayloadTooLarge, MAX_BODY_BYTES, readBodyText } from '../src/plugins/use-body-limit.js';
-import { admissionOf, admitRequest } from '../src/plugins/use-load-shedding.js';
+import { admitRequest } from '../src/plugins/use-load-shedding.js';
 import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
 import { inspectArguments, inspectNesting } from '../src/validation/input-rules.js';
 import { toValidationDetail } from '../src/validation/pydantic.js';
@@ -223,7 +223,8 @@ export async function executeRoute(
   const body = needsBody
     ? await readJsonBody(request, route.maxBodyBytes ?? MAX_BODY_BYTES)
     : { present: false, value: undefined };
-  if (needsBody && !body.present) {
+  // FastAPI reads a JSON `null` body as no body.
+  if (needsBody && (!body.present || body.value === null)) {
     throw new RestError(422, [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]);
   }
 
@@ -275,7 +276,7 @@ export async function executeRoute(
       headers: { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
       body: JSON.stringify({ query: compiled.query, operationName: compiled.operationName, variables }),
     },
-    { viewer, admission: admissionOf(request) },
+    { viewer, restRequest: request },
   );
   const result = (await response.json()) as {
     data?: Record<string, unknown> | null;

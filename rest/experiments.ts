@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { summarizeExperiment } from '../src/domain/experiments/results.js';
 import { graphql } from '../src/generated/graphql/index.js';
+import { EXAMPLE_ID, exampleOf } from './examples.js';
 import { defineRoute, fromPath, type Route } from './route.js';
 
 const AbTestResults = graphql(`
@@ -32,6 +34,8 @@ const AbTestResults = graphql(`
       statistic
       degrees_of_freedom: degreesOfFreedom
       min_expected_count: minExpectedCount
+      small_sample: smallSample
+      exact_p_value: exactPValue
       sample_ratio_mismatch: sampleRatioMismatch {
         statistic
         p_value: pValue
@@ -44,6 +48,8 @@ const AbTestResults = graphql(`
         p_value: pValue
         adjusted_p_value: adjustedPValue
         significant
+        small_sample: smallSample
+        exact_p_value: exactPValue
       }
     }
   }
@@ -76,6 +82,8 @@ const abTestResultsResponse = z.object({
   statistic: z.number().nullable(),
   degrees_of_freedom: z.int(),
   min_expected_count: z.number().nullable(),
+  small_sample: z.boolean(),
+  exact_p_value: z.number().nullable(),
   sample_ratio_mismatch: z.object({
     statistic: z.number().nullable(),
     p_value: z.number().nullable(),
@@ -89,6 +97,8 @@ const abTestResultsResponse = z.object({
       p_value: z.number().nullable(),
       adjusted_p_value: z.number().nullable(),
       significant: z.boolean(),
+      small_sample: z.boolean(),
+      exact_p_value: z.number().nullable(),
     }),
   ),
 });
@@ -101,59 +111,39 @@ export const experimentsRoutes: Route[] = [
     summary: 'Onboarding A/B test results: per-variant metrics and the significance decision',
     description:
       'Pooled two-proportion z-test for two variants, chi-squared test of homogeneity for more. ' +
-      '`chi_squared_p_value` is null when the test is undefined; `significant` needs p < alpha and every ' +
-      'expected count ≥ 5. Beyond the spec: Wilson intervals, lift over the control, a sample-ratio check ' +
-      'and Holm-adjusted comparisons with the control.',
+      '`chi_squared_p_value` is null when the test is undefined; `significant` is `chi_squared_p_value` < ' +
+      'alpha, the test’s own decision. Beyond the spec: `small_sample` warns when an expected count is ' +
+      'below 5 (with `exact_p_value`, Fisher’s exact test, for two variants), Wilson intervals, lift over ' +
+      'the control, a sample-ratio check and Holm-adjusted comparisons with the control.',
     document: AbTestResults,
     variables: { testId: fromPath('test_id') },
     status: 200,
     respond: (data) => data.abTestResults,
     responseSchema: abTestResultsResponse,
     errors: { 404: 'No A/B test of the caller’s tenant has this id.' },
-    responseExample: {
-      test_id: '5b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e',
+    responseExample: exampleOf(abTestResultsResponse, {
+      testId: EXAMPLE_ID,
       status: 'running',
-      significant: true,
-      chi_squared_p_value: 0.0019,
-      variants: [
-        {
-          variant_id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
-          name: 'control',
-          observations: 1000,
-          successes: 100,
-          completion_rate: 0.1,
-          is_control: true,
-          weight: 1,
-          completion_rate_ci: { lower: 0.0829, upper: 0.1202 },
-          lift: null,
-        },
-        {
-          variant_id: '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
-          name: 'guided tour',
-          observations: 1000,
-          successes: 140,
-          completion_rate: 0.14,
-          is_control: false,
-          weight: 1,
-          completion_rate_ci: { lower: 0.1201, upper: 0.1626 },
-          lift: { lift: 0.4, lower: 0.1, upper: 0.76 },
-        },
-      ],
-      alpha: 0.05,
-      method: 'two_proportion_z',
-      statistic: 3.1,
-      degrees_of_freedom: 1,
-      min_expected_count: 120,
-      sample_ratio_mismatch: { statistic: 0, p_value: 1, alpha: 0.001, mismatch: false },
-      pairwise: [
-        {
-          variant_id: '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
-          name: 'guided tour',
-          p_value: 0.0019,
-          adjusted_p_value: 0.0019,
-          significant: true,
-        },
-      ],
-    },
+      // 1,000 subjects a variant, as the service computes their results.
+      ...summarizeExperiment(
+        [
+          {
+            id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+            name: 'control',
+            weight: 1,
+            observations: 1000,
+            successes: 100,
+          },
+          {
+            id: '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
+            name: 'guided tour',
+            weight: 1,
+            observations: 1000,
+            successes: 140,
+          },
+        ],
+        0.05,
+      ),
+    }),
   }),
 ];

@@ -1,5 +1,12 @@
 import { z } from 'zod';
+import { MAX_BODY_BYTES } from '../src/plugins/use-body-limit.js';
 import { schemaAt, snakeCase } from '../src/validation/schema-walk.js';
+import {
+  type ErrorExamples,
+  payloadTooLargeExample,
+  routeErrorExamples,
+  sharedErrorExamples,
+} from './examples.js';
 import type { CompiledRoute } from './execute.js';
 import type { ArgSource } from './route.js';
 
@@ -91,10 +98,21 @@ const problem: JsonSchema = {
   type: 'object',
   required: ['detail'],
   properties: { detail: { type: 'string', description: 'A human-readable message.' } },
-  example: { detail: 'Not Found' },
 };
 
-const problemContent = { 'application/json': { schema: { $ref: '#/components/schemas/Problem' } } };
+/** A `{"detail"}` body with the answers the service gives for it (rest/examples.ts). */
+const problemContent = (examples: ErrorExamples = {}) => ({
+  'application/json': {
+    schema: { $ref: '#/components/schemas/Problem' },
+    ...(Object.keys(examples).length > 0
+      ? {
+          examples: Object.fromEntries(
+            Object.entries(examples).map(([name, detail]) => [name, { summary: detail, value: { detail } }]),
+          ),
+        }
+      : {}),
+  },
+});
 
 /** Error responses shared by the routes; each is referenced only where it can occur. */
 const sharedResponses = {
@@ -103,18 +121,14 @@ const sharedResponses = {
     headers: {
       'WWW-Authenticate': { description: 'Always `Bearer`.', schema: { type: 'string', const: 'Bearer' } },
     },
-    content: problemContent,
+    content: problemContent(sharedErrorExamples[401]),
   },
   MethodNotAllowed: {
     description: 'The path exists but not with this method; `Allow` lists the methods it accepts.',
     headers: {
       Allow: { description: 'The methods of this path, e.g. `GET, PUT`.', schema: { type: 'string' } },
     },
-    content: problemContent,
-  },
-  PayloadTooLarge: {
-    description: 'The request body exceeds the limit of this route.',
-    content: problemContent,
+    content: problemContent(sharedErrorExamples[405]),
   },
   ValidationError: {
     description: 'Path, query, header or body does not satisfy the schema.',
@@ -128,7 +142,7 @@ const sharedResponses = {
         schema: { type: 'integer' },
       },
     },
-    content: problemContent,
+    content: problemContent(sharedErrorExamples[429]),
   },
   ServiceUnavailable: {
     description:
@@ -139,7 +153,7 @@ const sharedResponses = {
         schema: { type: 'integer' },
       },
     },
-    content: problemContent,
+    content: problemContent(sharedErrorExamples[503]),
   },
 };
 
@@ -219,7 +233,11 @@ function operationOf(compiled: CompiledRoute) {
   }
   const roles = rolesOf(compiled);
   const ref = (name: keyof typeof sharedResponses) => ({ $ref: `#/components/responses/${name}` });
-  const stateError = (description: string) => ({ description, content: problemContent });
+  const examples = routeErrorExamples[operationIdOf(compiled.operationName)] ?? {};
+  const stateError = (description: string, status: number) => ({
+    description,
+    content: problemContent(examples[status]),
+  });
   const errors = route.errors ?? {};
   const responses: Record<string, unknown> = {
     [route.status]: {
@@ -240,27 +258,40 @@ function operationOf(compiled: CompiledRoute) {
         },
       },
     },
-    ...(errors[400] ? { 400: stateError(errors[400]) } : {}),
+    ...(errors[400] ? { 400: stateError(errors[400], 400) } : {}),
     401: ref('Unauthorized'),
     ...(roles.length > 0
-      ? { 403: stateError(`The caller has none of the roles: ${roles.join(', ')}.`) }
+      ? {
+          403: {
+            description: `The caller has none of the roles: ${roles.join(', ')}.`,
+            content: problemContent(sharedErrorExamples[403]),
+          },
+        }
       : {}),
-    ...(errors[404] ? { 404: stateError(errors[404]) } : {}),
+    ...(errors[404] ? { 404: stateError(errors[404], 404) } : {}),
     405: ref('MethodNotAllowed'),
-    ...(errors[409] ? { 409: stateError(errors[409]) } : {}),
-    ...(errors[412] ? { 412: stateError(errors[412]) } : {}),
-    ...(requestBody ? { 413: ref('PayloadTooLarge') } : {}),
+    ...(errors[409] ? { 409: stateError(errors[409], 409) } : {}),
+    ...(errors[412] ? { 412: stateError(errors[412], 412) } : {}),
+    ...(requestBody
+      ? {
+          413: {
+            description: 'The request body exceeds the limit of this route.',
+            content: problemContent(payloadTooLargeExample(route.maxBodyBytes ?? MAX_BODY_BYTES)),
+          },
+        }
+      : {}),
     422: ref('ValidationError'),
     429: ref('TooManyRequests'),
-    ...(errors[502] ? { 502: stateError(errors[502]) } : {}),
+    ...(errors[502] ? { 502: stateError(errors[502], 502) } : {}),
     // Every route answers 503 when the database is unavailable or overloaded; some also for a reason of
     // their own, which the route names.
     503: errors[503]
       ? stateError(
           `${errors[503]} Also when the database is unreachable, overloaded or out of disk (with Retry-After); nothing was written.`,
+          503,
         )
       : ref('ServiceUnavailable'),
-    ...(errors[504] ? { 504: stateError(errors[504]) } : {}),
+    ...(errors[504] ? { 504: stateError(errors[504], 504) } : {}),
   };
   const who = roles.length > 0 ? `Roles: ${roles.join(' or ')}.` : 'Any authenticated role.';
   return {

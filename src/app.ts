@@ -17,10 +17,11 @@ import { createStorageGuard } from './db/storage-guard.js';
 import { databaseUnavailableCause } from './db/unavailable.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
 import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
+import { createConnectorCallSlots } from './domain/connectors/call-slots.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
-import { serviceUnavailable } from './errors.js';
+import { isInputCoercionError, serviceUnavailable } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
@@ -43,26 +44,21 @@ import { useInputDepthLimit } from './plugins/use-input-depth-limit.js';
 import { useLoadShedding } from './plugins/use-load-shedding.js';
 import { useMetrics } from './plugins/use-metrics.js';
 import { useNoIntrospection } from './plugins/use-no-introspection.js';
+import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { usePages } from './plugins/use-pages.js';
 import { useRateLimit } from './plugins/use-rate-limit.js';
 import { useRequestId } from './plugins/use-request-id.js';
 import { useRequestLog } from './plugins/use-request-log.js';
+import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSharedEventExecution } from './plugins/use-shared-event-execution.js';
+import { useSubscriptionStreams } from './plugins/use-subscription-streams.js';
 import { useUploads } from './plugins/use-uploads.js';
 import { createRateLimiter } from './rate-limit.js';
 import { schema } from './schema/index.js';
 import type { Services } from './services.js';
+import { createStreamSlots } from './stream-slots.js';
 import { createTenantRegistry } from './tenancy.js';
 import { armorLimits } from './validation/document-limits.js';
-
-/**
- * An error coercing a variable (graphql-js words it `Variable "$x" got invalid value …`; it has no path). When
- * a scalar's `parseValue` threw a plain error on a hostile value, graphql-js keeps that error as the
- * original, and yoga would mask the whole answer as unexpected.
- */
-function isVariableCoercionError(error: unknown): error is GraphQLError {
-  return error instanceof GraphQLError && error.path === undefined && error.message.startsWith('Variable "$');
-}
 
 export interface App {
   yoga: YogaServerInstance<ServerContext, Context>;
@@ -123,11 +119,22 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       limits: config.database,
+      onDataDirWait: (holder) =>
+        logger.warn(
+          { dataDir: config.dataDir, ...holder },
+          'DATA_DIR is held by another process; waiting for it',
+        ),
     }));
   const jwtSecret =
     config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
   const bus = await createEventBus({ redisUrl: config.redisUrl, logger });
-  const metrics = createMetrics({ db });
+  // The documents REST routes run, by their text: the only operations metrics label by name.
+  const knownOperations = new Map(
+    routes
+      .map((route) => compileRoute(route, schema))
+      .map(({ query, operationName }) => [query, operationName]),
+  );
+  const metrics = createMetrics({ db, knownOperations });
   const responseCache = metrics.instrumentCache(createInMemoryCache());
   const rateLimiter = await createRateLimiter({
     perMinute: config.rateLimitPerMinute,
@@ -154,8 +161,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
     rateLimiter,
+    streams: createStreamSlots(config.maxStreamsPerCaller),
     metrics,
-    egress: createEgressClient({ ...options.egress, allowlist: config.connectorEgressAllow }),
+    egress: createEgressClient({
+      ...options.egress,
+      allowlist: config.connectorEgressAllow,
+      callTimeoutMs: config.connectorCalls.timeoutMs,
+    }),
+    connectorCalls: createConnectorCallSlots(config.connectorCalls.perTenant),
     storage,
     unavailableCause(error) {
       const cause = databaseUnavailableCause(error);
@@ -180,9 +193,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     // stays masked.
     maskedErrors: {
       maskError(error, message, isDev) {
-        if (isVariableCoercionError(error)) {
+        if (error instanceof GraphQLError && isInputCoercionError(error)) {
           // Even when a scalar threw a plain error on a hostile value (`{"toString": 0}` for a SafeInt), the
-          // variable is the client's mistake: answered like every other invalid variable, not as internal.
+          // variable is the client's mistake: answered like every other invalid variable, not as internal
+          // (graphql-js keeps the scalar's error as the original, and yoga would mask the whole answer).
           return createGraphQLError(error.message, { nodes: error.nodes });
         }
         if (!services.unavailableCause(error)) return maskError(error, message, isDev);
@@ -202,6 +216,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...(options.tracing ? [options.tracing.plugin({ routeTemplates })] : []),
       useMetrics({ metrics, access: metricsAccess(config), routeTemplates }),
       useRequestId(),
+      useSecurityHeaders(),
       useRequestLog({ logger }),
       useAuthentication({ tokens: services.tokens }),
       useLoadShedding({
@@ -220,6 +235,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         maxUploadBytes: MAX_UPLOAD_BYTES,
       }),
       useInputDepthLimit(),
+      useSubscriptionStreams({ slots: services.streams, retryAfterSeconds: config.retryAfterSeconds }),
       useSharedEventExecution(),
       useHealth({
         ready: async () => (await db.ready(config.readyzTimeoutMs)) && (await storage.ready()),
@@ -230,11 +246,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),
       EnvelopArmorPlugin({
         ...armorLimits,
-        blockFieldSuggestion: { enabled: config.production },
+        // useNoSuggestions leaves suggestions out of every message, coercion included; this only masked some.
+        blockFieldSuggestion: { enabled: false },
       }),
-      ...(config.production ? [useNoIntrospection()] : []),
+      ...(config.production ? [useNoIntrospection(), useNoSuggestions()] : []),
       useCallerResponseCache({ cache: responseCache, schema, ttlPerCoordinate: cacheTtlPerCoordinate }),
-      useErrorLog(),
+      useErrorLog({ logger }),
     ],
   });
 

@@ -64,9 +64,15 @@ const environment = z.object({
       for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }),
+  CONNECTOR_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  CONNECTOR_CALLS_PER_TENANT: z.coerce.number().int().min(1).default(8),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
-  WS_MAX_SOCKETS_PER_CALLER: z.coerce.number().int().min(1).default(20),
+  MAX_STREAMS_PER_CALLER: optionalString.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
+  /** The older name of MAX_STREAMS_PER_CALLER, read when that one is unset. */
+  WS_MAX_SOCKETS_PER_CALLER: optionalString.pipe(
+    z.coerce.number<string | undefined>().int().min(1).optional(),
+  ),
   WS_MAX_FRAME_BYTES: z.coerce
     .number()
     .int()
@@ -125,16 +131,20 @@ export interface Config {
   /** Requests each caller (verified tenant and subject, else client address) may make per minute. */
   rateLimitPerMinute: number;
   /**
-   * Networks and host names connector calls may reach although their addresses are not public; empty:
-   * connector calls reach public addresses only.
+   * Networks and host names connector calls may reach although their addresses are not public, each on
+   * the one port it names (443 when it names none); empty: connector calls reach public addresses only.
    */
   connectorEgressAllow: EgressAllowlist;
+  connectorCalls: {
+    /** Time for a whole connector call (OAuth token request, redirects and body included). */
+    timeoutMs: number;
+    /** Connector calls (calls, probes, token requests) one tenant may have in flight per instance. */
+    perTenant: number;
+  };
   /** Limits of graphql-ws sockets (see README, Limits). */
   websocket: {
     /** Operations open at once on one socket (subscriptions and queries in flight). */
     maxSubscriptionsPerSocket: number;
-    /** Sockets one caller (tenant and subject) may hold open on one instance. */
-    maxSocketsPerCaller: number;
     /** Largest message accepted once the connection is acknowledged. */
     maxFrameBytes: number;
     /** Bytes a socket may send before its connection_init is acknowledged. */
@@ -142,6 +152,11 @@ export interface Config {
     /** Time a new socket has to send connection_init. */
     connectionInitTimeoutMs: number;
   };
+  /**
+   * WebSockets and SSE subscriptions one caller (tenant and subject) may hold open at once on one instance,
+   * counted together (MAX_STREAMS_PER_CALLER, or its older name WS_MAX_SOCKETS_PER_CALLER).
+   */
+  maxStreamsPerCaller: number;
   /** Time `close()` may take in all: in-flight requests, sockets, then background work. */
   shutdownTimeoutMs: number;
   /** Bounds of HTTP clients before they are authenticated and their request is read (see README, Limits). */
@@ -230,13 +245,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: values.CORS_ORIGINS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     connectorEgressAllow: values.CONNECTOR_EGRESS_ALLOW,
+    connectorCalls: {
+      timeoutMs: values.CONNECTOR_CALL_TIMEOUT_MS,
+      perTenant: values.CONNECTOR_CALLS_PER_TENANT,
+    },
     websocket: {
       maxSubscriptionsPerSocket: values.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
-      maxSocketsPerCaller: values.WS_MAX_SOCKETS_PER_CALLER,
       maxFrameBytes: values.WS_MAX_FRAME_BYTES,
       maxInitBytes: values.WS_MAX_INIT_BYTES,
       connectionInitTimeoutMs: values.WS_CONNECTION_INIT_TIMEOUT_MS,
     },
+    maxStreamsPerCaller: values.MAX_STREAMS_PER_CALLER ?? values.WS_MAX_SOCKETS_PER_CALLER ?? 20,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     http: {
       headersTimeoutMs: values.HTTP_HEADERS_TIMEOUT_MS,

@@ -5,7 +5,6 @@ import type { Viewer } from './auth/viewer.js';
 import type { PrismaClient } from './db/client.js';
 import { unauthenticated } from './errors.js';
 import type { Logger } from './logger.js';
-import type { Admission } from './plugins/use-load-shedding.js';
 import { requestIdOf } from './plugins/use-request-id.js';
 import type { Services } from './services.js';
 
@@ -23,8 +22,8 @@ export interface ServerContext {
   viewer?: Viewer;
   /** graphql-ws: the `connection_init` payload. */
   connectionParams?: Record<string, unknown>;
-  /** REST: the place its outer request holds in the database budget. */
-  admission?: Admission;
+  /** REST: the route's own request, which holds the in-flight admission (use-load-shedding). */
+  restRequest?: Request;
   /** node:http: the incoming message, whose socket gives the client address. */
   req?: { socket?: { remoteAddress?: string | undefined } };
 }

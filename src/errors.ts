@@ -1,3 +1,4 @@
+import type { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import type { ValidationDetail } from './validation/pydantic.js';
 
@@ -91,3 +92,20 @@ export const serviceUnavailable = (retryAfterSeconds: number, message = 'Service
   serviceError('SERVICE_UNAVAILABLE', `${message}; retry in ${retryAfterSeconds} s`, {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
+
+/**
+ * graphql-js's error for a variable or an argument value it could not coerce (`Variable "$x" got invalid
+ * value …`, `Variable "$x" of non-null type … must not be null`, `Argument "x" …`): the client's input,
+ * even when a scalar threw a plain error on a hostile value.
+ */
+export function isInputCoercionError(error: GraphQLError): boolean {
+  return /^(?:Variable "\$|Argument ")/.test(error.message);
+}
+
+/** The HTTP status an error answers with: its `extensions.http.status`, else its code's, if any. */
+export function httpStatusOf(error: GraphQLError): number | undefined {
+  const http = error.extensions?.http as { status?: unknown } | undefined;
+  if (typeof http?.status === 'number') return http.status;
+  const code = error.extensions?.code;
+  return typeof code === 'string' && Object.hasOwn(statusOf, code) ? statusOf[code as ErrorCode] : undefined;
+}

@@ -3,9 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
 import { CloseCode, type SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { decodeJwt } from 'jose';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { App } from './app.js';
+import { hasExpired, onExpiry } from './auth/expiry.js';
 import type { Viewer } from './auth/viewer.js';
 import { authenticate } from './context.js';
 import { badRequest, serviceError, unauthenticated } from './errors.js';
@@ -37,11 +37,12 @@ interface Connection {
   id: string;
   opened: number;
   viewer?: Viewer;
-  /** `${tenantId}:${sub}`: the key of the sockets-per-caller count and of the rate limit. */
+  /** The caller's key (`callerKey`) of its rate limit and of its stream slots. */
   callerKey?: string;
-  /** The token's `exp`, in milliseconds. */
-  expiresAt?: number;
-  expiryTimer?: NodeJS.Timeout;
+  /** Gives back the caller's stream slot the socket holds. */
+  releaseSlot?: () => void;
+  /** Cancels the close at the token's `exp`. */
+  stopExpiryTimer?: () => void;
   stopCountingInitBytes(): void;
   operations: Map<string, Operation>;
 }
@@ -59,8 +60,6 @@ export interface GraphQLOverWebSocket {
   close(graceMs: number): Promise<void>;
 }
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 function toRequest(incoming: IncomingMessage, requestId: string): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming.headers)) {
@@ -72,12 +71,6 @@ function toRequest(incoming: IncomingMessage, requestId: string): Request {
     method: 'POST',
     headers,
   });
-}
-
-/** The `exp` of a token that has already been verified, in milliseconds. */
-function expiryOf(authorization: string): number | undefined {
-  const exp = decodeJwt(authorization.replace(/^\s*Bearer\s+/i, '').trim()).exp;
-  return typeof exp === 'number' ? exp * 1000 : undefined;
 }
 
 const unexpected = () => new GraphQLError('Unexpected error.');
@@ -95,7 +88,6 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
   const logger = services.logger;
   const connections = new WeakMap<WebSocket, Connection>();
   const prepared = new WeakMap<ExecutionArgs, Prepared>();
-  const socketsByCaller = new Map<string, number>();
 
   const connectionOf = (socket: WebSocket): Connection => {
     const connection = connections.get(socket);
@@ -103,18 +95,8 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
     return connection;
   };
   const expired = (connection: Connection) =>
-    connection.expiresAt !== undefined && Date.now() >= connection.expiresAt;
+    connection.viewer !== undefined && hasExpired(connection.viewer);
   const closeExpired = (socket: WebSocket) => socket.close(CloseCode.Unauthorized, 'Token expired');
-
-  const scheduleExpiry = (socket: WebSocket, connection: Connection) => {
-    if (connection.expiresAt === undefined) return;
-    const check = () => {
-      if (expired(connection)) closeExpired(socket);
-      else scheduleExpiry(socket, connection);
-    };
-    connection.expiryTimer = setTimeout(check, Math.min(connection.expiresAt - Date.now(), MAX_TIMER_MS));
-    connection.expiryTimer.unref();
-  };
 
   const logOperation = (connection: Connection, id: string, outcome: string, code?: unknown) => {
     const operation = connection.operations.get(id);
@@ -171,12 +153,8 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
     }) as typeof socket.emit;
     socket.once('close', (code, reason) => {
       connection.stopCountingInitBytes();
-      clearTimeout(connection.expiryTimer);
-      if (connection.callerKey) {
-        const held = (socketsByCaller.get(connection.callerKey) ?? 1) - 1;
-        if (held > 0) socketsByCaller.set(connection.callerKey, held);
-        else socketsByCaller.delete(connection.callerKey);
-      }
+      connection.stopExpiryTimer?.();
+      connection.releaseSlot?.();
       for (const id of [...connection.operations.keys()]) logOperation(connection, id, 'closed');
       logger.info(
         {
@@ -217,21 +195,21 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
         // The client may have gone while the token was checked: count only sockets still open.
         if (socket.readyState !== socket.OPEN) return false;
         const callerKey = callerKeyOf(viewer);
-        const held = socketsByCaller.get(callerKey) ?? 0;
-        if (held >= limits.maxSocketsPerCaller) {
+        const releaseSlot = services.streams.take(callerKey);
+        if (!releaseSlot) {
           logger.info(
-            { connectionId: connection.id, tenantId: viewer.tenantId, limit: limits.maxSocketsPerCaller },
-            'websocket refused: too many sockets for the caller',
+            { connectionId: connection.id, tenantId: viewer.tenantId, limit: services.streams.maxPerCaller },
+            'websocket refused: too many streams for the caller',
           );
-          socket.close(WebSocketClose.PolicyViolation, 'Too many sockets for this caller');
+          socket.close(WebSocketClose.PolicyViolation, 'Too many streams for this caller');
           return false;
         }
-        socketsByCaller.set(callerKey, held + 1);
+        connection.releaseSlot = releaseSlot;
         connection.callerKey = callerKey;
         connection.viewer = viewer;
-        connection.expiresAt = expiryOf(authorization);
         connection.stopCountingInitBytes();
-        scheduleExpiry(socket, connection);
+        // Subscriptions end at `exp` by themselves (useSubscriptionStreams); the socket closes with them.
+        connection.stopExpiryTimer = onExpiry(viewer, () => closeExpired(socket));
         logger.info({ connectionId: connection.id, tenantId: viewer.tenantId }, 'websocket connected');
         return true;
       },

@@ -2,6 +2,7 @@
 import './wasm-tiering.js';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { databaseUrlErrorOf } from './db/connect-error.js';
 import { DataDirError, dataDirErrorOf } from './db/data-dir.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import { printDevelopmentWelcome } from './dev-welcome.js';
@@ -10,10 +11,12 @@ import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
 let dataDir: string | undefined;
+let databaseUrl: string | undefined;
 try {
   const config = loadConfig();
   // Only PGlite keeps the database there; with DATABASE_URL a disk-full error is PostgreSQL's own disk.
   if (!config.databaseUrl) dataDir = config.dataDir;
+  databaseUrl = config.databaseUrl;
   const logger = createLogger(config.logLevel);
   const started = performance.now();
 
@@ -93,10 +96,13 @@ try {
     console.error(error.message);
     process.exit(1);
   }
-  // PGlite failing on its files after they were opened (a migration on a disk that just filled up).
-  const dataDirError = dataDir ? dataDirErrorOf(dataDir, error) : undefined;
-  if (dataDirError) {
-    console.error(dataDirError.message);
+  // PGlite failing on its files after they were opened (a migration on a disk that just filled up), or
+  // the first connection to DATABASE_URL's server failing (no such database, nobody listening).
+  const oneLine = dataDir
+    ? dataDirErrorOf(dataDir, error)
+    : databaseUrl && databaseUrlErrorOf(databaseUrl, error);
+  if (oneLine) {
+    console.error(oneLine.message);
     process.exit(1);
   }
   throw error;

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Database, PrismaClient } from './db/client.js';
 import type { StorageGuard } from './db/storage-guard.js';
 import type { BlobStore } from './domain/agents/blob-store.js';
+import type { ConnectorCallSlots } from './domain/connectors/call-slots.js';
 import type { EgressClient } from './domain/connectors/egress/index.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxRelay } from './events/relay.js';
@@ -11,6 +12,7 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import type { RateLimiter } from './rate-limit.js';
+import type { StreamSlots } from './stream-slots.js';
 import type { TenantRegistry } from './tenancy.js';
 
 /** Long-lived parts of one running instance, built once by createApp and shared by every request. */
@@ -27,9 +29,13 @@ export interface Services {
   responseCache: Cache;
   /** Request budgets per caller, shared by HTTP and the WebSocket transport. */
   rateLimiter: RateLimiter;
+  /** Open WebSockets and SSE subscriptions per caller, counted together (MAX_STREAMS_PER_CALLER). */
+  streams: StreamSlots;
   metrics: Metrics;
   /** The only way connector calls leave the instance (address checks at connect time, caps, timeouts). */
   egress: EgressClient;
+  /** Connector calls in flight per tenant (CONNECTOR_CALLS_PER_TENANT). */
+  connectorCalls: ConnectorCallSlots;
   /** Readiness of DATA_DIR's disk after a write failed for lack of space. */
   storage: StorageGuard;
   /**

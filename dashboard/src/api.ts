@@ -37,13 +37,21 @@ export async function query<Data>(
   return body.data;
 }
 
+export interface AbTestResultsSummary {
+  chiSquaredPValue: number | null;
+  significant: boolean;
+  alpha: number;
+  variants: { observations: number }[];
+}
+
 export interface LiveEvent {
   __typename:
     | 'AgentPausedEvent'
     | 'AgentResumedEvent'
     | 'TaskUpdatedEvent'
     | 'ModelVersionChangedEvent'
-    | 'ConnectorInvokedEvent';
+    | 'ConnectorInvokedEvent'
+    | 'AbTestResultsChangedEvent';
   eventId: string;
   role?: string;
   actorUserId?: string;
@@ -61,42 +69,57 @@ export interface LiveEvent {
   path?: string;
   outcome?: string;
   httpStatus?: number | null;
+  testId?: string;
+  name?: string;
+  testStatus?: string;
+  results?: AbTestResultsSummary;
 }
+
+export const AB_RESULTS_FIELDS = 'chiSquaredPValue significant alpha variants { observations }';
 
 const EVENTS = `subscription DashboardEvents($after: ID) {
   events(after: $after) {
     __typename
+    ... on EventStreamStarted { position }
     ... on AgentPausedEvent { eventId role actorUserId pausedAt }
     ... on AgentResumedEvent { eventId role actorUserId resumedAt }
     ... on TaskUpdatedEvent { eventId role taskId status updatedAt }
     ... on ModelVersionChangedEvent { eventId baseModel versionNumber deploymentStatus previousStatus }
     ... on ConnectorInvokedEvent { eventId connectorId method path outcome httpStatus: status }
+    ... on AbTestResultsChangedEvent { eventId testId name testStatus: status results { ${AB_RESULTS_FIELDS} } }
   }
 }`;
+
+type StreamMessage = LiveEvent | { __typename: 'EventStreamStarted'; position: string };
 
 export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'offline' | 'unauthorized';
 
 export interface LiveFeedHandlers {
   onEvent(event: LiveEvent): void;
   onState(state: ConnectionState): void;
-  /** The resume point was pruned: state may have been missed, reload it. */
-  onGap(): void;
+  /**
+   * The subscription started from nothing the page had (its first, or after the resume point expired):
+   * read the whole state now. Whatever changes after this arrives as an event.
+   */
+  onFreshStart(): void;
 }
 
 export interface LiveFeed {
   /** Closes the socket and stays offline until `reconnect`. */
   disconnect(): void;
-  /** Connects now (dropping any socket) and resumes after the last event seen. */
+  /** Connects now (dropping any socket) and resumes where the last subscription left off. */
   reconnect(): void;
   stop(): void;
 }
 
 /**
- * The tenant's event stream over graphql-ws, with the token in `connection_init`. Every (re)connection
- * subscribes with `after` = the last event id received, so nothing is missed or repeated across drops.
+ * The tenant's event stream over graphql-ws, with the token in `connection_init`. Every subscription opens
+ * with the position it starts from; the feed keeps it as its resume point until an event arrives, then
+ * the event's id, and every reconnection subscribes with `after` = that point. So nothing is missed or
+ * repeated across drops, whether or not an event came before the drop.
  */
 export function openLiveFeed(token: string, handlers: LiveFeedHandlers): LiveFeed {
-  let lastEventId: string | null = null;
+  let resumePoint: string | null = null;
   let client: Client | null = null;
   let stopped = false;
   let attempt = 0;
@@ -113,10 +136,6 @@ export function openLiveFeed(token: string, handlers: LiveFeedHandlers): LiveFee
       lazy: false,
       retryAttempts: 0,
       on: {
-        connected: () => {
-          attempt = 0;
-          handlers.onState('live');
-        },
         closed: (event) => {
           if (current !== client) return;
           if ((event as CloseEvent | undefined)?.code === 4401) {
@@ -127,21 +146,29 @@ export function openLiveFeed(token: string, handlers: LiveFeedHandlers): LiveFee
       },
     });
     client = current;
-    current.subscribe<{ events: LiveEvent }>(
-      { query: EVENTS, variables: { after: lastEventId } },
+    current.subscribe<{ events: StreamMessage }>(
+      { query: EVENTS, variables: { after: resumePoint } },
       {
         next: (result) => {
           if (current !== client) return;
           const expired = result.errors?.some((error) => error.extensions?.code === 'RESUME_POINT_EXPIRED');
           if (expired) {
-            lastEventId = null;
-            handlers.onGap();
+            // State may have changed unseen: the next subscription starts afresh and the page rereads.
+            resumePoint = null;
             return;
           }
-          const event = result.data?.events;
-          if (!event) return;
-          lastEventId = event.eventId;
-          handlers.onEvent(event);
+          const message = result.data?.events;
+          if (!message) return;
+          if (message.__typename === 'EventStreamStarted') {
+            const fresh = resumePoint === null;
+            resumePoint = message.position;
+            attempt = 0;
+            handlers.onState('live');
+            if (fresh) handlers.onFreshStart();
+            return;
+          }
+          resumePoint = message.eventId;
+          handlers.onEvent(message);
         },
         error: () => retry(current),
         complete: () => retry(current),

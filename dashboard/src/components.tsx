@@ -75,6 +75,8 @@ function describe(event: LiveEvent): string {
       return `${event.baseModel} v${event.versionNumber} ${event.previousStatus ?? 'new'} → ${event.deploymentStatus}`;
     case 'ConnectorInvokedEvent':
       return `Connector ${event.connectorId?.slice(0, 8)} ${event.method} ${event.path} → ${event.httpStatus ?? event.outcome}`;
+    case 'AbTestResultsChangedEvent':
+      return `A/B test ${event.name} ${event.testStatus}`;
   }
 }
 
@@ -84,6 +86,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   TaskUpdatedEvent: 'task',
   ModelVersionChangedEvent: 'model',
   ConnectorInvokedEvent: 'connector',
+  AbTestResultsChangedEvent: 'ab-test',
 };
 
 export function Feed({ events }: { events: { event: LiveEvent; at: string }[] }) {

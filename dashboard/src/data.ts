@@ -1,4 +1,4 @@
-import { query } from './api.js';
+import { AB_RESULTS_FIELDS, type AbTestResultsSummary, query } from './api.js';
 
 export const ROLES = ['ceo', 'cfo', 'coo', 'cto', 'cmo', 'cpo', 'chro', 'clo'] as const;
 export type Role = (typeof ROLES)[number];
@@ -73,8 +73,20 @@ const AB_TESTS_QUERY = `query DashboardAbTests {
 }`;
 
 const AB_RESULTS_QUERY = `query DashboardAbResults($id: ID!) {
-  abTestResults(testId: $id) { chiSquaredPValue significant alpha variants { observations } }
+  abTestResults(testId: $id) { ${AB_RESULTS_FIELDS} }
 }`;
+
+/** A running test's card row from its results (those of a query or of an AbTestResultsChangedEvent). */
+export function abTestSummary(id: string, name: string, results: AbTestResultsSummary): AbTestSummary {
+  return {
+    id,
+    name,
+    pValue: results.chiSquaredPValue,
+    significant: results.significant,
+    alpha: results.alpha,
+    observations: results.variants.reduce((sum, variant) => sum + variant.observations, 0),
+  };
+}
 
 type RoleRow = Omit<RoleState, 'vitals'>;
 
@@ -123,22 +135,12 @@ export async function loadAbTests(token: string): Promise<AbTestSummary[]> {
     .abTests.nodes;
   return Promise.all(
     tests.map(async (test) => {
-      const { abTestResults: results } = await query<{
-        abTestResults: {
-          chiSquaredPValue: number | null;
-          significant: boolean;
-          alpha: number;
-          variants: { observations: number }[];
-        };
-      }>(token, AB_RESULTS_QUERY, { id: test.id });
-      return {
-        id: test.id,
-        name: test.name,
-        pValue: results.chiSquaredPValue,
-        significant: results.significant,
-        alpha: results.alpha,
-        observations: results.variants.reduce((sum, variant) => sum + variant.observations, 0),
-      };
+      const { abTestResults } = await query<{ abTestResults: AbTestResultsSummary }>(
+        token,
+        AB_RESULTS_QUERY,
+        { id: test.id },
+      );
+      return abTestSummary(test.id, test.name, abTestResults);
     }),
   );
 }

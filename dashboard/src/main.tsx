@@ -5,6 +5,7 @@ import { type ConnectionState, GraphQLRequestError, type LiveEvent, openLiveFeed
 import { AbTests, Connection, Feed, Models, Queue, RoleCard } from './components.js';
 import {
   type AbTestSummary,
+  abTestSummary,
   loadAbTests,
   loadModels,
   loadQueue,
@@ -19,7 +20,11 @@ import {
 import { forgetToken, saveToken, takeToken } from './token.js';
 
 const FEED_LENGTH = 200;
-/** A/B results and the sliding 24 h window change without an event: those alone are refreshed on a timer. */
+/**
+ * The sliding 24 h window of the vitals changes without an event: the roles are reread on a timer. The
+ * running A/B tests are reread with them, in case an announcement of their results was lost with the
+ * instance that owed it (they otherwise follow their events).
+ */
 const UNANNOUNCED_REFRESH_MS = 30_000;
 
 declare global {
@@ -43,6 +48,8 @@ function Dashboard({ token, onUnauthorized }: { token: string; onUnauthorized(me
   const [problem, setProblem] = useState<string | null>(null);
   // Bumped by every event of a role: a read started before it must not overwrite what the event set.
   const generations = useRef(new Map<Role, number>());
+  // The same for A/B tests: the count of results events so far, and the last one of each test.
+  const abEvents = useRef({ count: 0, last: new Map<string, number>() });
   const seen = useRef(new Set<string>());
 
   useEffect(() => {
@@ -71,11 +78,21 @@ function Dashboard({ token, onUnauthorized }: { token: string; onUnauthorized(me
         setProblem(null);
       }, fail);
     };
+    const reloadAbTests = () => {
+      const startedAt = abEvents.current.count;
+      loadAbTests(token).then((snapshot) => {
+        if (!active) return;
+        const changed = new Set(
+          [...abEvents.current.last].filter(([, at]) => at > startedAt).map(([id]) => id),
+        );
+        setTests((current) => mergeAbTests(snapshot, current, changed));
+      }, fail);
+    };
     const refreshAll = () => {
       reloadRoles();
       refreshQueue();
       loadModels(token).then((next) => active && setModels(next), fail);
-      loadAbTests(token).then((next) => active && setTests(next), fail);
+      reloadAbTests();
     };
     let queueTimer: ReturnType<typeof setTimeout> | undefined;
     function refreshQueue() {
@@ -86,6 +103,17 @@ function Dashboard({ token, onUnauthorized }: { token: string; onUnauthorized(me
     const onEvent = (event: LiveEvent) => {
       if (seen.current.has(event.eventId)) return;
       seen.current.add(event.eventId);
+      if (event.__typename === 'AbTestResultsChangedEvent') {
+        // Several a second while a test records events: its row follows them, the feed does not.
+        const { testId, testStatus, results } = event;
+        if (!testId) return;
+        abEvents.current.count += 1;
+        abEvents.current.last.set(testId, abEvents.current.count);
+        const next =
+          testStatus === 'running' && results ? abTestSummary(testId, event.name ?? '', results) : null;
+        setTests((current) => withAbTest(current, testId, next));
+        return;
+      }
       setEvents((current) =>
         [{ event, at: new Date().toLocaleTimeString() }, ...current].slice(0, FEED_LENGTH),
       );
@@ -116,20 +144,19 @@ function Dashboard({ token, onUnauthorized }: { token: string; onUnauthorized(me
       }
     };
 
-    // Subscribe first, then read: whatever happens in between arrives as an event.
+    // Read once the subscription has started: whatever happens from then on arrives as an event.
     const feed = openLiveFeed(token, {
       onEvent,
       onState: (state) => {
         setConnection(state);
         if (state === 'unauthorized') onUnauthorized('The token was refused: paste a valid one.');
       },
-      onGap: refreshAll,
+      onFreshStart: refreshAll,
     });
     window.boardroomDashboard = { disconnect: () => feed.disconnect(), reconnect: () => feed.reconnect() };
-    refreshAll();
     const timer = setInterval(() => {
       if (document.visibilityState !== 'visible') return;
-      loadAbTests(token).then((next) => active && setTests(next), fail);
+      reloadAbTests();
       reloadRoles();
     }, UNANNOUNCED_REFRESH_MS);
 
@@ -164,6 +191,21 @@ function Dashboard({ token, onUnauthorized }: { token: string; onUnauthorized(me
       </main>
     </>
   );
+}
+
+/** The tests with one test's row replaced (`next`), added first, or removed (null: it no longer runs). */
+function withAbTest(tests: AbTestSummary[], id: string, next: AbTestSummary | null): AbTestSummary[] {
+  if (!next) return tests.filter((test) => test.id !== id);
+  if (!tests.some((test) => test.id === id)) return [next, ...tests];
+  return tests.map((test) => (test.id === id ? next : test));
+}
+
+/** A snapshot of the running tests, except those an event changed since it was requested (`changed`). */
+function mergeAbTests(snapshot: AbTestSummary[], current: AbTestSummary[], changed: Set<string>) {
+  if (changed.size === 0) return snapshot;
+  const live = current.filter((test) => changed.has(test.id));
+  const older = snapshot.filter((test) => !changed.has(test.id));
+  return [...live, ...older];
 }
 
 function TokenForm({ message, onToken }: { message: string | null; onToken(token: string): void }) {

@@ -51,6 +51,12 @@ def z_test(control, treatment):
     return z, float(2 * stats.norm.sf(abs(z)))
 
 
+def fisher(control, treatment):
+    """Two-sided Fisher's exact test on the 2x2 table of two variants."""
+    (nc, sc), (nt, st) = control, treatment
+    return float(stats.fisher_exact([[sc, nc - sc], [st, nt - st]], alternative="two-sided")[1])
+
+
 def close(a, b):
     return abs(a - b) <= max(1e-12, 1e-9 * abs(b))
 
@@ -77,11 +83,17 @@ def significance_case(name, variants):
         "pValue": None,
         "minExpectedCount": None,
         "significant": False,
+        "smallSample": False,
+        "exactPValue": None,
     }
     if c is not None:
         case.update(c)
         case["statistic"] = c["chiSquared"]
-        case["significant"] = c["pValue"] < ALPHA and c["minExpectedCount"] >= MIN_EXPECTED
+        # The decision is the test's alone; a small sample is a warning beside it.
+        case["significant"] = c["pValue"] < ALPHA
+        case["smallSample"] = c["minExpectedCount"] < MIN_EXPECTED
+        if len(variants) == 2 and case["smallSample"]:
+            case["exactPValue"] = fisher(*variants)
         if len(variants) == 2:
             z, p_z = z_test(*variants)
             assert close(p_z, c["pValue"]), (name, p_z, c["pValue"])
@@ -90,13 +102,16 @@ def significance_case(name, variants):
     pairs = [contingency([variants[0], v]) for v in variants[1:]]
     p_values = [None if p is None else p["pValue"] for p in pairs]
     adjusted = holm(p_values)
+    small = [pair is not None and pair["minExpectedCount"] < MIN_EXPECTED for pair in pairs]
     case["pairwise"] = [
         {
             "pValue": p,
             "adjustedPValue": a,
-            "significant": pair is not None and a < ALPHA and pair["minExpectedCount"] >= MIN_EXPECTED,
+            "significant": pair is not None and a < ALPHA,
+            "smallSample": is_small,
+            "exactPValue": fisher(variants[0], v) if is_small else None,
         }
-        for p, a, pair in zip(p_values, adjusted, pairs)
+        for p, a, pair, is_small, v in zip(p_values, adjusted, pairs, small, variants[1:])
     ]
     return case
 
@@ -107,6 +122,9 @@ SIGNIFICANCE = [
     ("two variants, p below 1e-20", [(20000, 2000), (20000, 2700)]),
     ("two variants, treatment worse", [(3000, 150), (700, 20)]),
     ("two variants, small p but expected counts below 5", [(20, 0), (20, 9)]),
+    ("two variants, 0/20 against 5/20: p below alpha, expected counts below 5", [(20, 0), (20, 5)]),
+    ("two variants, small sample, exact test not significant", [(12, 1), (9, 4)]),
+    ("two variants, one success in a million against a few", [(1000000, 1), (40, 2)]),
     ("two variants, smallest expected count exactly 5", [(20, 10), (20, 0)]),
     ("two variants, a million subjects each", [(1000000, 50000), (1000000, 50800)]),
     ("two variants, a million subjects, far tail", [(1000000, 100000), (1000000, 110000)]),
@@ -135,6 +153,17 @@ SRM = [
     ("a million subjects, p underflows to zero", [1000000, 900000], [1, 1]),
     ("no observations", [0, 0], [1, 1]),
 ]
+
+# Tables for Fisher's exact test beyond the significance cases: small, symmetric (ties), lopsided, and with
+# a large control beside a small treatment. (observations, successes) of control and treatment.
+FISHER = [
+    ((nc, sc), (nt, st))
+    for nc in (3, 7, 20, 50)
+    for nt in (3, 8, 20)
+    for sc in sorted({0, 1, nc // 2, nc})
+    for st in sorted({0, 2, nt - 1})
+    if 0 < sc + st < nc + nt
+] + [((20, 10), (20, 10)), ((10, 5), (10, 4)), ((100000, 3), (25, 1)), ((5000, 2500), (5000, 2400))]
 
 WILSON = [(0, 10), (10, 10), (5, 10), (1, 3), (120, 1000), (50000, 1000000), (1, 1)]
 
@@ -243,6 +272,14 @@ def main():
         "wilson": [wilson_case(*c) for c in WILSON],
         "relativeLift": [lift_case(*c) for c in LIFT],
         "holm": [{"pValues": c, "adjusted": holm(c)} for c in HOLM],
+        "fisherExact": [
+            {
+                "control": {"observations": c[0], "successes": c[1]},
+                "treatment": {"observations": t[0], "successes": t[1]},
+                "pValue": fisher(c, t),
+            }
+            for c, t in FISHER
+        ],
         "assignment": [
             {
                 "testId": test_id,

@@ -78,21 +78,31 @@ export function createTokenVerifier(
       }
       const parsed = claims.safeParse(payload);
       if (!parsed.success) throw new AuthenticationError(`Invalid token: ${parsed.error.issues[0]?.message}`);
+      // `exp` is a required claim, so verified payloads always carry it.
+      const exp = payload.exp as number;
       // Frozen: a cached viewer is shared by every request that presents the same token.
       const viewer: Viewer = Object.freeze({
         sub: parsed.data.sub,
         tenantId: parsed.data.tenant_id.toLowerCase(),
         roles: Object.freeze(parsed.data.roles),
+        expiresAt: exp * 1000,
       });
-      // `exp` is a required claim, so verified payloads always carry it.
-      cache.set(token, viewer, payload.exp as number);
+      cache.set(token, viewer, exp);
       return viewer;
     },
   };
 }
 
+/**
+ * The commonest mistake in development: a token signed for another instance (another DATA_DIR's secret).
+ * It says what failed, never with what.
+ */
+export const INVALID_SIGNATURE =
+  "Invalid token: signature verification failed (it was signed with another secret or key than this server's)";
+
 function describeJoseError(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'Token has expired';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return INVALID_SIGNATURE;
   if (error instanceof errors.JWTClaimValidationFailed) return `Invalid token: ${error.message}`;
   if (error instanceof errors.JOSEAlgNotAllowed) return 'Invalid token: algorithm not allowed';
   return 'Invalid token';

@@ -6,6 +6,11 @@ export interface Viewer {
   sub: string;
   tenantId: string;
   roles: readonly Role[];
+  /**
+   * When the token that proved this caller expires (its `exp`, in milliseconds since the epoch): every
+   * stream it opened ends then (src/auth/expiry.ts). Absent only for a viewer made without a token.
+   */
+  expiresAt?: number;
 }
 
 /**

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { type DatabaseLimits, loadConfig } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { dataDirErrorOf } from './data-dir.js';
-import { lockDataDir } from './data-dir-lock.js';
+import { type DataDirLock, type LockOptions, lockDataDir } from './data-dir-lock.js';
 import { applyMigrations, type MigrateOptions, type MigrationSession, pendingMigrations } from './migrate.js';
 import type { PGliteWorker } from './pglite-remote.js';
 import { DatabaseOverloadedError } from './unavailable.js';
@@ -38,8 +38,9 @@ export interface Database {
    */
   listen(channel: string, onWake: () => void): Promise<() => Promise<void>>;
   /**
-   * PGlite only: settles when the thread that runs PGlite ended without being closed. Every database call
-   * fails from then on (answered 503); the process should exit so that its supervisor restarts it.
+   * PGlite only: settles when the thread that runs PGlite ended without being closed (every database call
+   * fails from then on, answered 503), or when another process took DATA_DIR's lock over. The process
+   * should exit so that its supervisor restarts it.
    */
   lost?: Promise<Error>;
   close(): Promise<void>;
@@ -52,6 +53,8 @@ export interface DatabaseOptions {
   dataDir: string;
   /** PostgreSQL: pool size, queue and timeouts. Default: DEFAULT_DATABASE_LIMITS. */
   limits?: DatabaseLimits | undefined;
+  /** PGlite: called when the start waits for another process to let go of `dataDir`. */
+  onDataDirWait?: LockOptions['onWait'];
 }
 
 /** The defaults of the DATABASE_* variables, from src/config.ts. */
@@ -93,23 +96,26 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const startParams = ['-c', 'shared_buffers=16MB'];
   const { startPGliteWorker } = await import('./pglite-remote.js');
   if (options.dataDir === 'memory://') {
-    return wrapPGlite(await startPGliteWorker({ dataDir: 'memory://', startParams }), async () => {});
+    const worker = await startPGliteWorker({ dataDir: 'memory://', startParams });
+    return wrapPGlite(worker, { release: async () => {}, lost: new Promise<Error>(() => {}) });
   }
   const pgliteDir = path.join(options.dataDir, 'pglite');
   await mkdir(pgliteDir, { recursive: true }).catch((error: unknown) => {
     throw dataDirErrorOf(options.dataDir, error) ?? error;
   });
-  const unlock = await lockDataDir(options.dataDir).catch((error: unknown) => {
-    throw dataDirErrorOf(options.dataDir, error) ?? error;
-  });
+  const lock = await lockDataDir(options.dataDir, { onWait: options.onDataDirWait }).catch(
+    (error: unknown) => {
+      throw dataDirErrorOf(options.dataDir, error) ?? error;
+    },
+  );
   // A first start that fails half-way (a full disk) must not leave a half-initialised cluster behind that
   // every later start would trip over: an empty directory is removed again when PGlite cannot start in it.
   const fresh = (await readdir(pgliteDir)).length === 0;
   try {
-    return wrapPGlite(await startPGliteWorker({ dataDir: pgliteDir, startParams }), unlock);
+    return wrapPGlite(await startPGliteWorker({ dataDir: pgliteDir, startParams }), lock);
   } catch (error) {
     if (fresh) await rm(pgliteDir, { recursive: true, force: true }).catch(() => {});
-    await unlock();
+    await lock.release();
     throw dataDirErrorOf(options.dataDir, error) ?? error;
   }
 }
@@ -117,15 +123,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 /**
  * PGlite in its worker thread: Prisma, migrations and LISTEN all go through it. PGlite is a single
  * connection, so the migration session is that connection; close ends PGlite, then the thread, then
- * releases DATA_DIR.
+ * releases DATA_DIR. The database is lost when the thread dies or DATA_DIR's lock is taken from us.
  */
-function wrapPGlite(worker: PGliteWorker, release: () => Promise<void>): Database {
+function wrapPGlite(worker: PGliteWorker, lock: DataDirLock): Database {
   const database = wrap(
     'pglite',
     worker.adapter,
     async () => {
       await worker.close();
-      await release();
+      await lock.release();
     },
     async () => ({ adapter: worker.adapter, query: worker.rows, end: async () => {} }),
     async (channel, onWake) => {
@@ -134,7 +140,7 @@ function wrapPGlite(worker: PGliteWorker, release: () => Promise<void>): Databas
       return unlisten;
     },
   );
-  database.lost = worker.lost;
+  database.lost = Promise.race([worker.lost, lock.lost]);
   return database;
 }
 

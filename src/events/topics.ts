@@ -5,6 +5,8 @@ export const EVENT_TYPES = [
   'TASK_UPDATED',
   'MODEL_VERSION_CHANGED',
   'CONNECTOR_INVOKED',
+  /** A test's counters or status changed; at most one per test per 250 ms (domain/experiments/announcements.ts). */
+  'AB_TEST_RESULTS_CHANGED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -29,8 +29,12 @@ export interface Metrics {
   trackWebSocket(socket: { once(event: 'close', listener: () => void): unknown }): void;
   /** The same cache, counting hits (a lookup found a result) and misses (a cacheable result was stored). */
   instrumentCache(cache: Cache): Cache;
-  /** Operation names are chosen by clients: the first few hundred distinct ones are kept, then `other`. */
-  operationLabel(name: string | undefined): string;
+  /**
+   * The `operation_name` label of an operation: its name when its document is one the server knows (a REST
+   * route's), `other` for everything else. Clients choose names, and label values are shared by every
+   * tenant and read by whoever scrapes.
+   */
+  operationLabel(name: string | undefined, document: string | undefined): string;
   /** Reads the database figures, then renders every metric in the Prometheus text format. */
   render(): Promise<string>;
   contentType: string;
@@ -38,11 +42,11 @@ export interface Metrics {
 
 export interface MetricsOptions {
   db: Database;
-  /** Distinct operation names kept as label values. Default 200. */
-  maxOperationNames?: number;
+  /** Documents the server runs itself, by their text, with their operation name. Default: none. */
+  knownOperations?: ReadonlyMap<string, string>;
 }
 
-export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): Metrics {
+export function createMetrics({ db, knownOperations = new Map() }: MetricsOptions): Metrics {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
@@ -167,7 +171,6 @@ export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): 
     }
   }
 
-  const operationNames = new Set<string>();
   return {
     registry,
     httpRequests,
@@ -202,12 +205,10 @@ export function createMetrics({ db, maxOperationNames = 200 }: MetricsOptions): 
         invalidate: (entities) => cache.invalidate(entities),
       } as Cache;
     },
-    operationLabel(name) {
-      if (!name) return 'anonymous';
-      if (operationNames.has(name)) return name;
-      if (operationNames.size >= maxOperationNames) return 'other';
-      operationNames.add(name);
-      return name;
+    operationLabel(name, document) {
+      return name !== undefined && document !== undefined && knownOperations.get(document) === name
+        ? name
+        : 'other';
     },
     async render() {
       try {

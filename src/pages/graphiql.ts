@@ -1,4 +1,5 @@
 import type { GraphiQLOptions } from 'graphql-yoga';
+import { page } from './security.js';
 
 const welcome = `# Boardroom GraphQL explorer
 #
@@ -58,7 +59,7 @@ export async function renderGraphiQL(options: GraphiQLOptions): Promise<string> 
   const key = JSON.stringify(options);
   if (cached?.key !== key) {
     const { renderGraphiQL: render } = await import('@graphql-yoga/render-graphiql');
-    cached = { key, html: render(options) };
+    cached = { key, html: page('/graphql', render(options)) };
   }
   return cached.html;
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Plugin } from 'graphql-yoga';
+import { page } from '../pages/security.js';
 
 export interface UseDashboardOptions {
   /** Where `npm run build:dashboard` wrote the page. Default `dist/dashboard` under the working directory. */
@@ -19,19 +20,12 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/dashboard/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
 };
 
-// The page talks to this origin only (GraphQL over HTTP and graphql-ws); nothing else may load.
-const PAGE_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'cache-control': 'no-cache',
-};
-
-const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard not built</title>
-<body style="font-family:system-ui;max-width:40rem;margin:4rem auto">
-<h1>The dashboard is not built</h1><p>Run <code>npm run build:dashboard</code>, then reload this page.</p>`;
+const NOT_BUILT = page(
+  '/dashboard',
+  `<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard not built</title>
+<style>body{font-family:system-ui;max-width:40rem;margin:4rem auto}</style>
+<h1>The dashboard is not built</h1><p>Run <code>npm run build:dashboard</code>, then reload this page.</p>`,
+);
 
 /** Serves the live dashboard built into `dir` at `/dashboard` (its script and style sheet beside it). */
 export function useDashboard({
@@ -62,14 +56,18 @@ export function useDashboard({
         endResponse(
           new fetchAPI.Response(NOT_BUILT, {
             status: 503,
-            headers: { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8', 'retry-after': '10' },
+            headers: {
+              'content-type': 'text/html; charset=utf-8',
+              'cache-control': 'no-cache',
+              'retry-after': '10',
+            },
           }),
         );
         return;
       }
       endResponse(
         new fetchAPI.Response(request.method === 'HEAD' ? null : new Uint8Array(body), {
-          headers: { ...PAGE_HEADERS, 'content-type': entry.type },
+          headers: { 'content-type': entry.type, 'cache-control': 'no-cache' },
         }),
       );
     },

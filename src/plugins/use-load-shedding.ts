@@ -39,7 +39,7 @@ interface Door {
 
 /**
  * The place each admitted request holds, by request. A REST route's inner GraphQL request holds the place of
- * its outer request (the same Admission), so whichever of the two is at hand can give it back.
+ * its route request (`restRequest`, the same Admission), so whichever of the two is at hand can give it back.
  */
 const admissions = new WeakMap<Request, Admission>();
 /** The instance each outer request came through (tests run several in one process). */
@@ -57,9 +57,14 @@ export function admitRequest(request: Request): Refusal | null {
   return door.admit(request, new URL(request.url).pathname.startsWith('/api/') ? 'rest' : 'graphql');
 }
 
-/** The place `request` holds in the database budget, if it was admitted. */
-export function admissionOf(request: Request): Admission | undefined {
-  return admissions.get(request);
+/**
+ * Gives `request`'s place in the database budget back before its response is written, for work that then
+ * waits without the database (a connector call waiting on its upstream holds a connector call slot
+ * instead). Idempotent, and a no-op for a request that was not admitted; a REST route's request and its
+ * inner GraphQL request give back the same place.
+ */
+export function releaseAdmission(request: Request): void {
+  admissions.get(request)?.release();
 }
 
 const tooManyAnonymous = (limit: number, retryAfterSeconds: number) =>
@@ -122,10 +127,11 @@ export function useLoadShedding({
 
   return {
     onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      const inner = serverContext as { viewer?: unknown; admission?: Admission } | undefined;
-      // REST routes and WebSocket operations run as inner requests: REST's holds its outer request's place.
+      const inner = serverContext as { viewer?: unknown; restRequest?: Request } | undefined;
+      // REST routes and WebSocket operations run as inner requests: REST's holds its route request's place.
       if (inner?.viewer) {
-        if (inner.admission) admissions.set(request, inner.admission);
+        const held = inner.restRequest && admissions.get(inner.restRequest);
+        if (held) admissions.set(request, held);
         return;
       }
       doors.set(request, door);
@@ -158,7 +164,7 @@ export function useLoadShedding({
       if (refusal) throw serviceUnavailable(retryAfterSeconds);
     },
     onResponse({ request }) {
-      admissions.get(request)?.release();
+      releaseAdmission(request);
       releaseAnonymous(request);
     },
   };

@@ -50,12 +50,13 @@ export function useMetrics({
 
   return {
     onPluginInit({ addPlugin, registerContextErrorHandler }) {
-      // Phase timings by operation type only: per-name figures are the bounded histogram above.
+      // Phase timings and errors by operation type only: operation names, and error paths (which hold the
+      // client's aliases and list indices), are the client's words, never label values.
       addPlugin(
         usePrometheus({
           registry: metrics.registry,
           endpoint: false,
-          labels: { operationName: false },
+          labels: { operationName: false, path: false },
           metrics: {
             graphql_envelop_phase_parse: true,
             graphql_envelop_phase_validate: true,
@@ -93,7 +94,7 @@ export function useMetrics({
           : undefined;
         operations.set(context, {
           start,
-          name: metrics.operationLabel(operation?.name?.value),
+          name: metrics.operationLabel(operation?.name?.value, context.params?.query ?? undefined),
           type: operation?.operation ?? 'unknown',
           recorded: false,
         });

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { DOCS_ASSETS_PREFIX, readDocsAsset } from '../pages/docs-assets.js';
 import { renderLandingPage } from '../pages/landing.js';
+import { page } from '../pages/security.js';
 
 export interface UsePagesOptions {
   /** Whether the landing page links GraphiQL (yoga serves it at /graphql outside production). Default `true`. */
@@ -11,7 +12,7 @@ const ONE_YEAR = 365 * 24 * 60 * 60;
 
 /** Serves `/` (the landing page) and the REST reference's assets under `/docs/assets/`, from this server only. */
 export function usePages({ graphiql = true }: UsePagesOptions = {}): Plugin {
-  const landing = renderLandingPage({ graphiql });
+  const landing = page('/', renderLandingPage({ graphiql }));
   return {
     async onRequest({ request, url, endResponse, fetchAPI }) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return;

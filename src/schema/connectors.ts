@@ -6,6 +6,8 @@ import {
   checkBaseUrl,
   checkEndpointPath,
 } from '../domain/connectors/index.js';
+import { querySchemaOf } from '../domain/connectors/invoke-request.js';
+import { findRefusedPatterns } from '../domain/connectors/schema-patterns.js';
 import { createConnector, findConnector, updateConnector } from '../domain/connectors/store.js';
 import {
   CONNECTOR_DESCRIPTION_MAX_LENGTH,
@@ -14,6 +16,7 @@ import {
   CONNECTOR_STATUSES,
   checkRateLimitOrder,
 } from '../domain/connectors/template.js';
+import { mappingConnectorErrors } from './connectors/errors.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 import './connectors/calls.js';
 
@@ -110,7 +113,7 @@ function checkName(name: string): string | null {
 }
 
 const jsonObject = z.record(z.string(), z.unknown());
-const rateLimit = z.int32().min(1).nullish();
+const rateLimit = z.int32().min(1).optional();
 
 const rateLimitsSchema = z
   .object({ perMinute: rateLimit, perHour: rateLimit, perDay: rateLimit })
@@ -133,21 +136,49 @@ const rateLimitsSchema = z
     }
   });
 
-const endpointSchema = z.object({
-  method: z.enum(CONNECTOR_HTTP_METHODS),
-  path: z.string().superRefine(reportReason(checkEndpointPath)),
-  bodySchema: jsonObject.nullish(),
-  queryParams: jsonObject.nullish(),
-  responseSchema: jsonObject.nullish(),
-});
+/**
+ * Patterns of an endpoint's schemas that the linear-time engine cannot evaluate, each reported at its
+ * place (`query_params` written as name → schema keeps the parameter name in the place).
+ */
+function reportRefusedPatterns(
+  endpoint: Partial<
+    Record<'bodySchema' | 'queryParams' | 'responseSchema', Record<string, unknown> | null | undefined>
+  >,
+  ctx: z.RefinementCtx,
+) {
+  const found = [
+    ...findRefusedPatterns(endpoint.bodySchema, ['bodySchema']),
+    ...findRefusedPatterns(endpoint.responseSchema, ['responseSchema']),
+  ];
+  if (endpoint.queryParams) {
+    const schema = querySchemaOf(endpoint.queryParams);
+    const named = schema !== endpoint.queryParams;
+    for (const problem of findRefusedPatterns(schema)) {
+      found.push({ ...problem, path: ['queryParams', ...(named ? problem.path.slice(1) : problem.path)] });
+    }
+  }
+  for (const { path, pattern, message } of found) {
+    ctx.addIssue({ code: 'custom', path, input: pattern, message });
+  }
+}
+
+const endpointSchema = z
+  .object({
+    method: z.enum(CONNECTOR_HTTP_METHODS),
+    path: z.string().superRefine(reportReason(checkEndpointPath)),
+    bodySchema: jsonObject.optional(),
+    queryParams: jsonObject.optional(),
+    responseSchema: jsonObject.optional(),
+  })
+  .superRefine(reportRefusedPatterns);
 
 export const connectorTemplateSchema = z.object({
   name: z.string().min(1).max(CONNECTOR_NAME_MAX_LENGTH).superRefine(reportReason(checkName)),
   baseUrl: z.string().superRefine(reportReason(checkBaseUrl)),
   authType: z.enum(CONNECTOR_AUTH_TYPES),
-  description: z.string().max(CONNECTOR_DESCRIPTION_MAX_LENGTH).nullish(),
-  endpoints: z.array(endpointSchema).max(CONNECTOR_MAX_ENDPOINTS).nullish(),
-  rateLimits: rateLimitsSchema.nullish(),
+  description: z.string().max(CONNECTOR_DESCRIPTION_MAX_LENGTH).optional(),
+  endpoints: z.array(endpointSchema).max(CONNECTOR_MAX_ENDPOINTS).optional(),
+  rateLimits: rateLimitsSchema.optional(),
 });
 
 const connectorInputSchema = z.object({ template: connectorTemplateSchema });
@@ -176,7 +207,7 @@ builder.mutationField('updateConnector', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: ConnectorRef,
     description:
-      'Replaces the template as the next version; earlier versions are kept (operator or chairman).',
+      'Replaces the template as the next version; earlier versions are kept (operator or chairman). Moving base_url to another origin (scheme, host, port) is the chairman’s alone (FORBIDDEN, reason origin_change_refused, audited) and leaves the stored credential unusable until it is set again.',
     args: {
       id: t.arg.id({ required: true }),
       input: t.arg({ type: ConnectorInput, required: true }),
@@ -184,8 +215,11 @@ builder.mutationField('updateConnector', (t) =>
         description: 'Refuse the edit (PRECONDITION_FAILED) unless this is the current version.',
       }),
     },
-    ...validatedArgs(updateConnectorArgs, (_root, { id, input, expectedVersion }, context) =>
-      updateConnector(context, { id, template: input.template, expectedVersion }),
+    ...validatedArgs(
+      updateConnectorArgs,
+      mappingConnectorErrors((_root, { id, input, expectedVersion }, context) =>
+        updateConnector(context, { id, template: input.template, expectedVersion }),
+      ),
     ),
   }),
 );

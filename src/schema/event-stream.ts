@@ -1,14 +1,20 @@
 import { z } from 'zod';
 import type { AuthedContext } from '../builder.js';
-import { openEventStream } from '../events/replay.js';
+import { type EventStream, isStreamPosition, openEventStream } from '../events/replay.js';
 import type { BusEvent, EventType } from '../events/topics.js';
 
-/** `after`: the id of the last event a client received, to resume the stream after it. */
-export const afterArg = z.guid().nullish();
+/** `after`: the id of the last event a client received, or a stream position, to resume the stream after it. */
+export const afterArg = z
+  .string()
+  .refine((value) => z.guid().safeParse(value).success || isStreamPosition(value), {
+    message: 'must be an event id or the position of an EventStreamStarted message',
+  })
+  .nullish();
 
 export const AFTER_DESCRIPTION =
-  'Id of the last event received: the tenant’s events after it are replayed first, in order, then live ' +
-  'ones follow without gaps or duplicates. RESUME_POINT_EXPIRED when it is older than the replay window.';
+  'Id of the last event received (or, on `events`, the `position` of EventStreamStarted when no event ' +
+  'came after it): the tenant’s events after it are replayed first, in order, then live ones follow ' +
+  'without gaps or duplicates. RESUME_POINT_EXPIRED when it is older than the replay window.';
 
 /** The tenant's events of these types for a subscription, resumed after `after` when given. */
 export function eventStream(
@@ -16,13 +22,16 @@ export function eventStream(
   types: readonly EventType[],
   after: string | null | undefined,
   accept?: (event: BusEvent) => boolean,
-): Promise<AsyncIterableIterator<BusEvent>> {
+  options: { announceStart?: boolean } = {},
+): Promise<EventStream> {
   return openEventStream({
     prisma: context.prisma,
     bus: context.services.bus,
     tenantId: context.viewer.tenantId,
     types,
     after,
+    retentionHours: context.services.config.eventRetentionHours,
     ...(accept ? { accept } : {}),
+    ...options,
   });
 }

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { builder } from '../builder.js';
+import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { parseArgs } from '../validation/index.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
 import { ConnectorInvokedEvent } from './connectors/calls.js';
 import { AgentPausedEvent, AgentResumedEvent } from './dogfood.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
+import { AbTestResultsChangedEvent } from './experiments/events.js';
 import { ModelVersionChangedEvent } from './finetuning.js';
 
 const EventTypeEnum = builder.enumType('EventType', {
@@ -13,25 +15,70 @@ const EventTypeEnum = builder.enumType('EventType', {
   values: EVENT_TYPES,
 });
 
-const objectOf: Record<EventType, string> = {
+/** The first message of an `events` subscription. */
+interface StreamStarted {
+  type: 'STREAM_STARTED';
+  position: string;
+}
+
+const EventStreamStarted = builder.objectRef<StreamStarted>('EventStreamStarted').implement({
+  description:
+    'The first message of every `events` subscription: where the stream starts. Keep `position` as the ' +
+    'resume point until an event arrives (then keep its eventId): `events(after: position)` resumes ' +
+    'exactly here, whether or not an event came. A client that reads its state after this message misses ' +
+    'nothing between the read and the stream.',
+  fields: (t) => ({
+    position: t.exposeID('position', {
+      description:
+        'Opaque: the `after` given, or the position of the moment the stream began. Expires like an ' +
+        'event id, with the replay window.',
+    }),
+  }),
+});
+
+const objectOf: Record<EventType | StreamStarted['type'], string> = {
+  STREAM_STARTED: 'EventStreamStarted',
   DOGFOOD_AGENT_PAUSED: 'AgentPausedEvent',
   DOGFOOD_AGENT_RESUMED: 'AgentResumedEvent',
   TASK_UPDATED: 'TaskUpdatedEvent',
   MODEL_VERSION_CHANGED: 'ModelVersionChangedEvent',
   CONNECTOR_INVOKED: 'ConnectorInvokedEvent',
+  AB_TEST_RESULTS_CHANGED: 'AbTestResultsChangedEvent',
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
-  description: 'Any event of the tenant’s stream; every member has an eventId to resume after.',
+  description:
+    'A message of the tenant’s stream: first an EventStreamStarted, then events, each with an eventId to ' +
+    'resume after.',
   types: [
+    EventStreamStarted,
     AgentPausedEvent,
     AgentResumedEvent,
     TaskUpdatedEvent,
     ModelVersionChangedEvent,
     ConnectorInvokedEvent,
+    AbTestResultsChangedEvent,
   ],
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });
+
+type Message = { payload: Record<string, unknown> };
+
+/** The stream, led by its EventStreamStarted message. */
+function startingWithPosition(stream: EventStream): AsyncIterableIterator<Message> {
+  let started = false;
+  const position: StreamStarted = { type: 'STREAM_STARTED', position: stream.start ?? '' };
+  const messages: AsyncIterableIterator<Message> = {
+    next() {
+      if (started) return stream.next();
+      started = true;
+      return Promise.resolve({ value: { payload: { ...position } }, done: false });
+    },
+    return: () => stream.return?.() ?? Promise.resolve({ value: undefined, done: true }),
+    [Symbol.asyncIterator]: () => messages,
+  };
+  return messages;
+}
 
 const eventsArgs = z.object({ types: z.array(z.enum(EVENT_TYPES)).nullish(), after: afterArg });
 
@@ -40,14 +87,18 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates, model version changes and connector calls. Resumable with `after`.',
+      'task updates, model version changes, connector calls and A/B results, led by an ' +
+      'EventStreamStarted message. Resumable with `after`.',
     args: {
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
       after: t.arg.id({ description: AFTER_DESCRIPTION }),
     },
-    subscribe: (_root, args, context) => {
+    subscribe: async (_root, args, context) => {
       const { types, after } = parseArgs(eventsArgs, args);
-      return eventStream(context, types?.length ? types : EVENT_TYPES, after);
+      const stream = await eventStream(context, types?.length ? types : EVENT_TYPES, after, undefined, {
+        announceStart: true,
+      });
+      return startingWithPosition(stream);
     },
     resolve: (event) => event.payload as never,
   }),

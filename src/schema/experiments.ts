@@ -17,6 +17,7 @@ import {
   AbTestResultsRef,
   AbTestStatus,
 } from './experiments/types.js';
+import './experiments/events.js';
 import { afterCursor, newestFirst, pageArgsSchema, toPage } from './pagination.js';
 
 export const MAX_VARIANTS = 20;

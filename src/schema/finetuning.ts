@@ -115,7 +115,7 @@ export const rollbackArgs = z.object({
   baseModel: baseModelName,
   input: z.object({
     reason: z.string().trim().min(1).max(2000),
-    performedBy: z.string().trim().min(1).max(200).nullish(),
+    performedBy: z.string().trim().min(1).max(200).optional(),
   }),
 });
 

@@ -22,7 +22,8 @@ const typeWords: Record<string, [string, string]> = {
   string: ['string_type', 'Input should be a valid string'],
   number: ['float_type', 'Input should be a valid number'],
   boolean: ['bool_type', 'Input should be a valid boolean'],
-  object: ['dict_type', 'Input should be a valid dictionary'],
+  // A nested model: FastAPI validates bodies with `from_attributes=True`, which words it so.
+  object: ['model_attributes_type', 'Input should be a valid dictionary or object to extract fields from'],
   record: ['dict_type', 'Input should be a valid dictionary'],
   array: ['list_type', 'Input should be a valid list'],
 };

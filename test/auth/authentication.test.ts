@@ -103,6 +103,23 @@ describe('authentication', () => {
     expect(response.body).toEqual({ detail: expect.any(String) });
   });
 
+  it('says why a token signed with another secret is refused, naming no secret', async () => {
+    const token = await sign(
+      { tenant_id: tenantId, roles: ['chairman'] },
+      { key: new TextEncoder().encode('x'.repeat(48)) },
+    );
+    const response = await t.rest('GET', '/api/v1/agents/ceo/vitals', {
+      caller: { token, tenantId, sub: 'alice', roles: [] },
+    });
+    expect(response.status).toBe(401);
+    expect(response.body).toMatchInlineSnapshot(`
+      {
+        "detail": "Invalid token: signature verification failed (it was signed with another secret or key than this server's)",
+      }
+    `);
+    expect(response.body.detail).not.toContain(TEST_SECRET);
+  });
+
   it('creates no tenant for a rejected token', async () => {
     const stranger = randomUUID();
     await t.graphql(

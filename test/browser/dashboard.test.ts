@@ -2,10 +2,11 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error the build script is plain JavaScript without type declarations
 import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { summarizeExperiment } from '../../src/domain/experiments/results.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { ClaimTask, CompleteTask, queueTask } from '../schema/agents-support.js';
-import { runningTest, seedCounts } from '../schema/experiments-support.js';
+import { CompleteAbTest, runningTest, seedCounts } from '../schema/experiments-support.js';
 import { Promote, Register } from '../schema/finetuning-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { fixedLookup } from '../support/https-server.js';
@@ -174,6 +175,56 @@ describe('dashboard', () => {
     await browser.screenshot(page, 'dashboard-models-and-tests');
   });
 
+  it('shows a pause made while disconnected in the feed after reconnecting, though the feed was empty', async () => {
+    const quiet = await t.caller(['chairman'], { sub: 'chair-2' });
+    await t.graphql(SetLiveMode, { enabled: true }, quiet);
+    const fresh = await browser.open(`${server.url}/dashboard#token=${quiet.token}`);
+    await fresh.waitForSelector('[data-connection="live"]', { timeout: WAIT_MS });
+    await fresh.waitForSelector(card('ceo', 'active'), { timeout: WAIT_MS });
+    expect(await fresh.$$('[data-event-id]')).toHaveLength(0);
+
+    await fresh.evaluate(() => window.boardroomDashboard?.disconnect());
+    await fresh.waitForSelector('[data-connection="offline"]', { timeout: WAIT_MS });
+    const response = await t.rest('POST', '/api/v1/dogfood/agents/ceo/pause', {
+      caller: quiet,
+      body: { actor_user_id: 'chair-2', reason: 'secret reason' },
+    });
+    expect(response.status).toBe(200);
+    await fresh.evaluate(() => window.boardroomDashboard?.reconnect());
+
+    // Well within the 30 s refresh: the resumed subscription replays the pause.
+    await fresh.waitForSelector(`[data-event-id="${response.body.event_id}"]`, { timeout: WAIT_MS });
+    await fresh.waitForSelector(card('ceo', 'paused'), { timeout: WAIT_MS });
+    await browser.screenshot(fresh, 'dashboard-resumed-from-start');
+    await fresh.close();
+  });
+
+  it('shows an A/B test started after the page opened and follows its results live, until it completes', async () => {
+    const test = await runningTest(t, chairman);
+    const row = `[data-ab-test="${test.id}"]`;
+    await page.waitForSelector(row, { timeout: WAIT_MS });
+
+    const counts = [
+      { observations: 300, successes: 60 },
+      { observations: 300, successes: 99 },
+    ];
+    await seedCounts(t, chairman, test, counts);
+    const expected = summarizeExperiment(
+      counts.map((count, index) => ({ id: `${index}`, name: `${index}`, weight: 1, ...count })),
+      0.05,
+    ).chiSquaredPValue?.toPrecision(3);
+    await page.waitForFunction(
+      ({ selector, text }) => document.querySelector(selector)?.textContent === text,
+      { selector: `${row} [data-field="chi_squared_p_value"]`, text: expected },
+      { timeout: WAIT_MS },
+    );
+    expect(await page.textContent(`${row} .badge`)).toBe('significant');
+    await browser.screenshot(page, 'dashboard-ab-test-live');
+
+    expect((await t.graphql(CompleteAbTest, { id: test.id }, chairman)).errors).toBeUndefined();
+    await page.waitForSelector(row, { state: 'detached', timeout: WAIT_MS });
+  });
+
   it('asks for a token when there is none, and made no request to another host', async () => {
     const blank = await browser.open(`${server.url}/dashboard`);
     await blank.waitForSelector('textarea[aria-label="Token"]', { timeout: WAIT_MS });
@@ -181,6 +232,10 @@ describe('dashboard', () => {
     await blank.close();
     expect(browser.foreignRequests(server.url)).toEqual([]);
     expect(browser.requests().some((url) => url.includes('token='))).toBe(false);
+  });
+
+  it('reported no Content-Security-Policy violation', () => {
+    expect(browser.cspViolations()).toEqual([]);
   });
 });
 

@@ -101,4 +101,8 @@ describe('GraphiQL in Chromium', () => {
     expect(browser.requests().length).toBeGreaterThan(1);
     expect(browser.foreignRequests(server.url)).toEqual([]);
   });
+
+  it('reported no Content-Security-Policy violation', () => {
+    expect(browser.cspViolations()).toEqual([]);
+  });
 });

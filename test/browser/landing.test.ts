@@ -45,4 +45,8 @@ describe('/ in Chromium', () => {
     await browser.screenshot(page, 'landing-no-javascript');
     expect(browser.foreignRequests(server.url)).toEqual([]);
   });
+
+  it('reported no Content-Security-Policy violation', () => {
+    expect(browser.cspViolations()).toEqual([]);
+  });
 });

@@ -47,7 +47,7 @@ function client(options: EgressClientOptions = {}): EgressClient {
   const created = createEgressClient({
     ca: certificate.cert,
     lookup: fixedLookup({ [HOST]: '127.0.0.1', [OTHER_HOST]: '127.0.0.1' }),
-    allowlist: allow('127.0.0.1/32'),
+    allowlist: allow(`127.0.0.1:${server.port}`),
     ...options,
   });
   clients.push(created);
@@ -80,19 +80,49 @@ describe('the egress client reaching a loopback server named by CONNECTOR_EGRESS
     const error = await refusal(client({ allowlist: { networks: [], hosts: [] } }).send(get('/ok')));
     expect(error.reason).toBe('address_refused');
     expect(error.message).toBe(
-      `${HOST} resolved to 127.0.0.1, which is a loopback address; outbound connections to it are refused`,
+      `${HOST} resolved to 127.0.0.1, which is a loopback address; outbound connections to it on port ${server.port} are refused`,
     );
     expect(server.received).toHaveLength(0);
   });
 
-  it('reaches the server when the allowlist names its host instead of its address', async () => {
-    const response = await client({ allowlist: allow(HOST) }).send(get('/ok'));
+  it('reaches the server when the allowlist names its host and port instead of its address', async () => {
+    const response = await client({ allowlist: allow(`${HOST}:${server.port}`) }).send(get('/ok'));
+    expect(response.status).toBe(200);
+  });
+
+  it('reaches the server through a CIDR entry with its port', async () => {
+    const response = await client({ allowlist: allow(`127.0.0.0/8:${server.port}`) }).send(get('/ok'));
     expect(response.status).toBe(200);
   });
 
   it('refuses a host the allowlist does not name although another allowed name shares its address', async () => {
-    const error = await refusal(client({ allowlist: allow(OTHER_HOST) }).send(get('/ok')));
+    const error = await refusal(
+      client({ allowlist: allow(`${OTHER_HOST}:${server.port}`) }).send(get('/ok')),
+    );
     expect(error.reason).toBe('address_refused');
+  });
+
+  it.each([
+    ['its address', '127.0.0.1'],
+    ['its host name', HOST],
+    ['its network', '127.0.0.0/8'],
+  ])(
+    'refuses the server’s port when the allowlist names %s without a port (443 only)',
+    async (_what, entry) => {
+      const error = await refusal(client({ allowlist: allow(entry) }).send(get('/ok')));
+      expect(error.reason).toBe('address_refused');
+      expect(error.message).toContain(`on port ${server.port} are refused`);
+      expect(server.received).toHaveLength(0);
+    },
+  );
+
+  it('refuses the server’s port when the allowlist names its host with another port', async () => {
+    const other = server.port === 8443 ? 8444 : 8443;
+    const error = await refusal(
+      client({ allowlist: allow(`${HOST}:${other},127.0.0.1:${other}`) }).send(get('/ok')),
+    );
+    expect(error.reason).toBe('address_refused');
+    expect(server.received).toHaveLength(0);
   });
 
   it('refuses a name with one public and one loopback answer', async () => {
@@ -103,7 +133,9 @@ describe('the egress client reaching a loopback server named by CONNECTOR_EGRESS
 
   it('refuses cloud metadata addresses even when an allowed network covers them', async () => {
     const lookup = fixedLookup({ [HOST]: '169.254.169.254' });
-    const error = await refusal(client({ lookup, allowlist: allow('169.254.0.0/16') }).send(get('/ok')));
+    const error = await refusal(
+      client({ lookup, allowlist: allow(`169.254.0.0/16:${server.port}`) }).send(get('/ok')),
+    );
     expect(error.message).toMatch(/cloud metadata endpoint/);
   });
 
@@ -254,6 +286,16 @@ describe('timeouts, size cap and TLS', () => {
       response.writeHead(200, { 'content-type': 'text/plain' });
       response.write('partial');
     });
+    // One byte every 50 ms, for as long as the client listens.
+    server.route('/trickle', (_request, _body, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => response.write('.'), 50);
+      response.on('close', () => clearInterval(timer));
+    });
+    server.route('/slow-loop', (_request, _body, response) => {
+      const timer = setTimeout(() => response.writeHead(307, { location: '/slow-loop' }).end(), 100);
+      response.on('close', () => clearTimeout(timer));
+    });
     server.route('/large', (_request, _body, response) => {
       response.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(2000));
     });
@@ -277,7 +319,11 @@ describe('timeouts, size cap and TLS', () => {
   it('gives up when no TLS connection is established in time', async () => {
     const port = (silent.address() as AddressInfo).port;
     const error = await refusal(
-      client({ connectTimeoutMs: 200 }).send({ url: `https://${HOST}:${port}/`, method: 'GET', headers: {} }),
+      client({ connectTimeoutMs: 200, allowlist: allow(`127.0.0.1:${port}`) }).send({
+        url: `https://${HOST}:${port}/`,
+        method: 'GET',
+        headers: {},
+      }),
     );
     expect(error.reason).toBe('connect_timeout');
   });
@@ -290,6 +336,25 @@ describe('timeouts, size cap and TLS', () => {
   it('gives up when the response body stalls', async () => {
     const error = await refusal(client({ bodyTimeoutMs: 200 }).send(get('/stall-body')));
     expect(error.reason).toBe('body_timeout');
+  });
+
+  it('gives up when the whole call outlasts its deadline, though the body never pauses long', async () => {
+    const error = await refusal(client({ bodyTimeoutMs: 400, callTimeoutMs: 800 }).send(get('/trickle')));
+    expect(error.reason).toBe('call_timeout');
+    expect(error.message).toBe(`${HOST}:${server.port} did not finish the call within 800 ms`);
+  });
+
+  it('counts every redirect in the deadline', async () => {
+    const error = await refusal(client({ callTimeoutMs: 500, maxRedirects: 50 }).send(get('/slow-loop')));
+    expect(error.reason).toBe('call_timeout');
+  });
+
+  it('ends the call at the caller’s deadline when it comes before its own', async () => {
+    const error = await refusal(
+      client().send(get('/trickle'), { deadline: { at: Date.now() + 300, ms: 300 } }),
+    );
+    expect(error.reason).toBe('call_timeout');
+    expect(error.message).toBe(`${HOST}:${server.port} did not finish the call within 300 ms`);
   });
 
   it('refuses a body whose declared length exceeds the cap', async () => {
@@ -311,7 +376,7 @@ describe('timeouts, size cap and TLS', () => {
   it('refuses a server whose certificate it does not trust', async () => {
     const untrusting = createEgressClient({
       lookup: fixedLookup({ [HOST]: '127.0.0.1' }),
-      allowlist: allow('127.0.0.1'),
+      allowlist: allow(`127.0.0.1:${server.port}`),
     });
     clients.push(untrusting);
     const error = await refusal(untrusting.send(get('/ok')));

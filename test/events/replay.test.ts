@@ -20,6 +20,9 @@ const Events = graphql(`
   subscription ReplayEvents($after: ID, $types: [EventType!]) {
     events(after: $after, types: $types) {
       __typename
+      ... on EventStreamStarted {
+        position
+      }
       ... on AgentPausedEvent {
         eventId
         tenantId
@@ -98,9 +101,23 @@ async function pause(chairman: Caller, role: string): Promise<string> {
   return response.body.event_id;
 }
 
-async function eventIds(subscription: { next(): Promise<{ data?: any }> }, count: number) {
+type EventsSubscription = { next(): Promise<{ data?: any; errors?: readonly unknown[] }> };
+
+/** The EventStreamStarted message every `events` subscription opens with: its position. */
+async function startOf(subscription: EventsSubscription): Promise<string> {
+  const started = await subscription.next();
+  expect(started.errors).toBeUndefined();
+  expect(started.data?.events).toEqual({ __typename: 'EventStreamStarted', position: expect.any(String) });
+  return started.data?.events.position;
+}
+
+/** The ids of the next `count` events, after the stream's EventStreamStarted message if it comes first. */
+async function eventIds(subscription: EventsSubscription, count: number) {
   const ids: string[] = [];
-  for (let i = 0; i < count; i += 1) ids.push((await subscription.next()).data?.events.eventId);
+  while (ids.length < count) {
+    const event = (await subscription.next()).data?.events;
+    if (event?.__typename !== 'EventStreamStarted') ids.push(event?.eventId);
+  }
   return ids;
 }
 
@@ -138,6 +155,7 @@ describe('events subscription with after', () => {
     await t.app.services.relay.kick();
 
     const resumed = await subscribe(server.url, chairman, Events, { after: start });
+    expect(await startOf(resumed)).toBe(start);
     const replayed = await resumed.next();
     const live = await pause(chairman, 'coo');
     const next = await resumed.next();
@@ -172,6 +190,52 @@ describe('events subscription with after', () => {
     expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
   });
 
+  it('opens with the position it starts from, and resuming there replays what was published meanwhile', async () => {
+    const chairman = await liveChairman();
+    const before = await pause(chairman, 'ceo');
+    const first = await subscribe(server.url, chairman, Events, {});
+    const position = await startOf(first);
+    // No event reached this subscription before it was dropped.
+    await first.close();
+
+    const away = await pause(chairman, 'cfo');
+    await t.app.services.relay.kick();
+
+    const resumed = await subscribe(server.url, chairman, Events, { after: position });
+    expect(await startOf(resumed)).toBe(position);
+    expect(await eventIds(resumed, 1)).toEqual([away]);
+    const live = await pause(chairman, 'coo');
+    expect(await eventIds(resumed, 1)).toEqual([live]);
+    await resumed.close();
+    expect(before).not.toBe(away);
+  });
+
+  it('resumes from a position through the single-type subscriptions too', async () => {
+    const chairman = await liveChairman();
+    const first = await subscribe(server.url, chairman, Events, { types: ['DOGFOOD_AGENT_PAUSED'] });
+    const position = await startOf(first);
+    await first.close();
+    await pause(chairman, 'ceo');
+    const cto = await pause(chairman, 'cto');
+    await t.app.services.relay.kick();
+
+    const resumed = await subscribe(server.url, chairman, AgentPausedAfter, { role: 'cto', after: position });
+    expect((await resumed.next()).data?.agentPaused).toEqual({ eventId: cto, role: 'cto' });
+    await resumed.close();
+  });
+
+  it('answers RESUME_POINT_EXPIRED for a position from before every retained event or from the future', async () => {
+    const chairman = await liveChairman();
+    const hourFromNow = (Date.now() + 3_600_000) * 1000;
+    for (const after of ['pos:1000000', `pos:${hourFromNow}`]) {
+      const subscription = await subscribe(server.url, chairman, Events, { after });
+      const result = await subscription.next();
+      await subscription.close();
+      expect(result.data ?? null).toBeNull();
+      expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'RESUME_POINT_EXPIRED' });
+    }
+  });
+
   it('filters by type', async () => {
     const chairman = await liveChairman();
     const subscription = await subscribe(server.url, chairman, Events, { types: ['DOGFOOD_AGENT_RESUMED'] });
@@ -180,6 +244,7 @@ describe('events subscription with after', () => {
       caller: chairman,
       body: { actor_user_id: 'chair-1' },
     });
+    await startOf(subscription);
     expect((await subscription.next()).data?.events).toEqual({
       __typename: 'AgentResumedEvent',
       eventId: resumed.body.event_id,
@@ -300,6 +365,55 @@ describe('openEventStream', () => {
     expect(received.map((event) => event.eventId)).toEqual(expected);
     const seqs = received.map((event) => BigInt(event.seq as string));
     expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : 1)));
+  });
+
+  it('resumes from a position fixed during a burst with exactly the events published after it', async () => {
+    const chairman = await liveChairman();
+    const types = ['DOGFOOD_AGENT_PAUSED', 'DOGFOOD_AGENT_RESUMED'] as const;
+    const burst = (async () => {
+      const ids: string[] = [];
+      for (const role of ROLES) ids.push(await pause(chairman, role));
+      for (const role of ROLES) {
+        const response = await t.rest('POST', `/api/v1/dogfood/agents/${role}/resume`, {
+          caller: chairman,
+          body: { actor_user_id: 'chair-1' },
+        });
+        ids.push(response.body.event_id);
+      }
+      return ids;
+    })();
+    const options = { prisma: t.db.prisma, bus: t.app.services.bus, tenantId: chairman.tenantId, types };
+    const first = await openEventStream({ ...options, announceStart: true });
+    const all = await burst;
+    await t.app.services.relay.kick();
+    const position = first.start as string;
+    expect(position).toMatch(/^pos:\d+$/);
+    const live: string[] = [];
+    while (!live.includes(all.at(-1) as string)) {
+      const next = await first.next();
+      if (next.done) break;
+      live.push(next.value.eventId);
+    }
+    await first.return?.();
+
+    const resumed = await openEventStream({ ...options, after: position });
+    const after = await t.db.prisma.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT id::text FROM outbox_events WHERE tenant_id = $1::uuid
+         AND published_at > to_timestamp(0) + $2::bigint * interval '1 microsecond' ORDER BY seq`,
+      chairman.tenantId,
+      position.slice('pos:'.length),
+    );
+    const replayed: string[] = [];
+    while (replayed.length < after.length) {
+      const next = await resumed.next();
+      if (next.done) break;
+      replayed.push(next.value.eventId);
+    }
+    await resumed.return?.();
+    expect(replayed).toEqual(after.map((row) => row.id));
+    // The first stream delivered the burst from when it listened; the replay, its part after the position.
+    expect(all.slice(all.length - live.length)).toEqual(live);
+    expect(live.slice(live.length - replayed.length)).toEqual(replayed);
   });
 
   it('stops listening when the subscriber leaves while waiting', async () => {

@@ -58,24 +58,29 @@ async function until(what: string, check: () => Promise<boolean> | boolean, limi
   }
 }
 
-type EventsResult = { events: { eventId: string } };
+type EventsResult = { events: { __typename: string; eventId?: string } };
+
+/** The next event's id, past the EventStreamStarted message a subscription opens with. */
+async function nextEventId(subscription: Subscription<EventsResult>, timeoutMs: number): Promise<string> {
+  for (;;) {
+    const result = await subscription.next(timeoutMs);
+    expect(result.errors).toBeUndefined();
+    if (result.data?.events.__typename !== 'EventStreamStarted') return result.data?.events.eventId as string;
+  }
+}
 
 /** Reads a subscription until `last` arrives; returns every event id received, in order. */
 async function readUntil(subscription: Subscription<EventsResult>, last: string, into: string[] = []) {
-  while (into.at(-1) !== last) {
-    const result = await subscription.next(20_000);
-    expect(result.errors).toBeUndefined();
-    into.push(result.data?.events.eventId as string);
-  }
+  while (into.at(-1) !== last) into.push(await nextEventId(subscription, 20_000));
   return into;
 }
 
 /** Whatever a subscription has received so far, without waiting for more. */
 async function drainReceived(subscription: Subscription<EventsResult>, into: string[]) {
   for (;;) {
-    const result = await subscription.next(0).catch(() => undefined);
-    if (!result) return into;
-    into.push(result.data?.events.eventId as string);
+    const id = await nextEventId(subscription, 0).catch(() => undefined);
+    if (!id) return into;
+    into.push(id);
   }
 }
 
@@ -147,7 +152,7 @@ describe('Redis faults with two instances', () => {
     const resumerSaw: string[] = [];
     try {
       await until('writes before the outage', () => acknowledged.length >= PER_PHASE);
-      resumerSaw.push(((await resumer.next(20_000)).data as EventsResult).events.eventId);
+      resumerSaw.push(await nextEventId(resumer, 20_000));
 
       await redis.kill();
       await until('both instances see the bus down', () => busOf('disconnected'));

@@ -29,7 +29,7 @@ beforeAll(async () => {
   const certificate = await createTestCertificate(['api.stripe.com']);
   upstream = await startHttpsServer(certificate);
   t = await createTestApp({
-    env: { CONNECTOR_EGRESS_ALLOW: '127.0.0.1/32', CONNECTOR_SECRETS_KEY: FUZZ_SECRETS_KEY },
+    env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${upstream.port}`, CONNECTOR_SECRETS_KEY: FUZZ_SECRETS_KEY },
     egress: { ca: certificate.cert, lookup: fixedLookup({ 'api.stripe.com': '127.0.0.1' }) },
   });
   seeded = await seedTenant(t);

@@ -29,7 +29,7 @@ async function gauges() {
     connections: sampleValue(samples, 'boardroom_websocket_connections_active'),
     subscriptions: sampleValue(samples, 'boardroom_graphql_subscriptions_active'),
     started: sampleValue(samples, 'boardroom_graphql_operation_duration_seconds_count', {
-      operation_name: 'TaskFeed',
+      operation_name: 'other',
       operation_type: 'subscription',
       outcome: 'success',
     }),

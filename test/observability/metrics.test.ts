@@ -19,7 +19,7 @@ describe('/metrics on a development instance bound to loopback', () => {
   });
   afterAll(() => t.close());
 
-  it('shows a GraphQL operation by name, type and outcome, and the HTTP request by route', async () => {
+  it('shows a GraphQL operation by type and outcome, and the HTTP request by route', async () => {
     const result = await t.graphql('query WhoAmI { me { sub } }', {}, chairman);
     expect(result.errors).toBeUndefined();
     const failed = await t.graphql('query Broken { me { nope } }', {}, chairman);
@@ -31,14 +31,14 @@ describe('/metrics on a development instance bound to loopback', () => {
     const samples = parseMetrics(response.text);
     expect(
       sampleValue(samples, DURATION, {
-        operation_name: 'WhoAmI',
+        operation_name: 'other',
         operation_type: 'query',
         outcome: 'success',
       }),
     ).toBe(1);
     expect(
       sampleValue(samples, DURATION, {
-        operation_name: 'Broken',
+        operation_name: 'other',
         operation_type: 'query',
         outcome: 'invalid',
       }),
@@ -63,10 +63,13 @@ describe('/metrics on a development instance bound to loopback', () => {
       sampleValue(samples, HTTP, { method: 'GET', route: '/api/v1/agents/{role}/vitals', status: '200' }),
     ).toBe(1);
     expect(sampleValue(samples, HTTP, { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
-    const restOperations = samples.filter(
-      (sample) => sample.name === DURATION && sample.labels.operation_name?.toLowerCase().includes('vitals'),
-    );
-    expect(restOperations.map((sample) => sample.value)).toEqual([1]);
+    expect(
+      sampleValue(samples, DURATION, {
+        operation_name: 'AgentVitals',
+        operation_type: 'query',
+        outcome: 'success',
+      }),
+    ).toBe(1);
     // The inner request REST makes is not a second HTTP request.
     expect(graphqlRequests(samples)).toBe(before);
   });
@@ -119,6 +122,63 @@ describe('/metrics on a development instance bound to loopback', () => {
     } else {
       expect(max).toBeUndefined();
     }
+  });
+});
+
+describe('operation names as label values', () => {
+  let t: TestApp;
+  let chairman: Caller;
+  beforeAll(async () => {
+    t = await createTestApp();
+    chairman = await t.caller(['chairman']);
+  });
+  afterAll(() => t.close());
+
+  it('are only the names of operations the server knows; a name a client chose never appears', async () => {
+    const chosen = 'TenantB_SecretMergerWithAcme';
+    expect((await t.graphql(`query ${chosen} { me { sub } }`, {}, chairman)).errors).toBeUndefined();
+    expect((await t.graphql(`query ${chosen}Broken { me { nope } }`, {}, chairman)).errors).toBeDefined();
+    // A REST route's operation name on a document of the client's own is not that operation.
+    expect((await t.graphql('query AgentVitals { me { sub } }', {}, chairman)).errors).toBeUndefined();
+    expect((await t.rest('GET', '/api/v1/agents/cfo/vitals', { caller: chairman })).status).toBe(200);
+
+    const text = (await scrape(t)).text;
+    expect(text).not.toContain(chosen);
+    const samples = parseMetrics(text);
+    const names = samples.filter((sample) => sample.name === DURATION).map((s) => s.labels.operation_name);
+    expect(new Set(names)).toEqual(new Set(['AgentVitals', 'other']));
+    expect(
+      sampleValue(samples, DURATION, {
+        operation_name: 'AgentVitals',
+        operation_type: 'query',
+        outcome: 'success',
+      }),
+    ).toBe(1);
+    expect(
+      sampleValue(samples, DURATION, {
+        operation_name: 'other',
+        operation_type: 'query',
+        outcome: 'success',
+      }),
+    ).toBe(2);
+  });
+
+  it('never include an alias a client chose (error paths are not labels)', async () => {
+    const failed = await t.graphql(
+      'query { TenantB_SecretAlias: agentVitals(role: "no-such-role") { agentRole } }',
+      {},
+      chairman,
+    );
+    expect(failed.errors?.[0]?.path).toEqual(['TenantB_SecretAlias']);
+
+    const text = (await scrape(t)).text;
+    expect(text).not.toContain('TenantB_SecretAlias');
+    expect(
+      sampleValue(parseMetrics(text), 'graphql_envelop_error_result', {
+        operationType: 'query',
+        phase: 'execute',
+      }),
+    ).toBe(1);
   });
 });
 

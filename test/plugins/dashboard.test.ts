@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useDashboard } from '../../src/plugins/use-dashboard.js';
+import { useSecurityHeaders } from '../../src/plugins/use-security-headers.js';
 
 const schema = createSchema({ typeDefs: 'type Query { ok: Boolean }' });
 let dir: string;
@@ -14,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const serve = (options: Parameters<typeof useDashboard>[0]) =>
-  createYoga({ schema, plugins: [useDashboard(options)], logging: false });
+  createYoga({ schema, plugins: [useSecurityHeaders(), useDashboard(options)], logging: false });
 
 describe('useDashboard', () => {
   it('answers 503 with the build command when the page is not built and may not be built here', async () => {

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pageSecurityHeaders } from '../../src/pages/security.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 
 /** `<script src>`, `<link href>` and `<img src>` attributes that point at another host. */
@@ -78,6 +80,101 @@ describe('pages in development', () => {
   });
 });
 
+/** What every HTML page must carry, whatever else its policy allows. */
+function expectProtected(headers: Headers, path: string) {
+  const policy = headers.get('content-security-policy') ?? '';
+  expect(policy, path).toMatch(/^default-src 'none'; /);
+  expect(policy, path).toContain("frame-ancestors 'none'");
+  expect(policy, path).toContain("base-uri 'none'");
+  expect(policy, path).toContain("form-action 'none'");
+  expect(policy, path).not.toMatch(/https?:|\*/);
+  expect(headers.get('x-frame-options'), path).toBe('DENY');
+  expect(headers.get('x-content-type-options'), path).toBe('nosniff');
+  expect(headers.get('referrer-policy'), path).toBe('no-referrer');
+}
+
+/** The directive `name` of a policy, as its list of sources. */
+const directive = (policy: string | null, name: string) =>
+  (policy ?? '')
+    .split(';')
+    .map((part) => part.trim().split(/\s+/))
+    .find(([first]) => first === name)
+    ?.slice(1) ?? [];
+
+describe('browser protections in development', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it.each(['/', '/docs', '/graphql', '/dashboard', '/dashboard/'])(
+    'protect the HTML page %s',
+    async (path) => {
+      const { status, headers } = await page(t, path);
+      expect(status, path).toBe(200);
+      expect(headers.get('content-type')).toMatch(/^text\/html/);
+      expectProtected(headers, path);
+    },
+  );
+
+  it('let the landing page run no script, and only its own inline style sheet', async () => {
+    const { headers, text } = await page(t, '/');
+    const policy = headers.get('content-security-policy');
+    expect(directive(policy, 'script-src')).toEqual([]);
+    const style = /<style>([\s\S]*?)<\/style>/.exec(text)?.[1] as string;
+    const hash = createHash('sha256').update(style).digest('base64');
+    expect(directive(policy, 'style-src')).toEqual([`'sha256-${hash}'`]);
+  });
+
+  it('let /docs run Swagger UI from this server and its one inline script, by hash', async () => {
+    const { headers } = await page(t, '/docs');
+    const scripts = directive(headers.get('content-security-policy'), 'script-src');
+    expect(scripts[0]).toBe("'self'");
+    expect(scripts.slice(1)).toEqual([expect.stringMatching(/^'sha256-[A-Za-z0-9+/]+=*'$/)]);
+    expect(scripts).not.toContain("'unsafe-inline'");
+  });
+
+  it('let GraphiQL run only its inline scripts, by hash, and workers from blob: URLs', async () => {
+    const { headers } = await page(t, '/graphql');
+    const policy = headers.get('content-security-policy');
+    const scripts = directive(policy, 'script-src');
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const source of scripts) expect(source).toMatch(/^'sha256-/);
+    expect(directive(policy, 'worker-src')).toEqual(['blob:']);
+    expect(directive(policy, 'connect-src')).toEqual(["'self'"]);
+  });
+
+  it('give an HTML page without a policy of its own nothing beyond the rules every page has', () => {
+    expect(pageSecurityHeaders('/not-a-page')['content-security-policy']).toBe(
+      "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+  });
+
+  it.each(['/healthz', '/api/v1/openapi.json', '/metrics', '/nothing-here'])(
+    'send nosniff on every other response too: %s',
+    async (path) => {
+      const response = await t.app.yoga.fetch(`http://yoga${path}`);
+      await response.arrayBuffer();
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    },
+  );
+
+  it('send nosniff on a GraphQL answer and on the REST reference’s assets', async () => {
+    const response = await t.app.yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    const { text } = await page(t, '/docs');
+    const asset = /src="(\/docs\/assets\/[^"]+)"/.exec(text)?.[1] as string;
+    expect((await t.app.yoga.fetch(`http://yoga${asset}`)).headers.get('x-content-type-options')).toBe(
+      'nosniff',
+    );
+  });
+});
+
 describe('pages in production', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -95,5 +192,11 @@ describe('pages in production', () => {
 
   it('still serves the REST reference', async () => {
     expect((await page(t, '/docs')).status).toBe(200);
+  });
+
+  it.each(['/', '/docs', '/dashboard'])('protects the HTML page %s', async (path) => {
+    const { headers } = await page(t, path);
+    expect(headers.get('content-type')).toMatch(/^text\/html/);
+    expectProtected(headers, path);
   });
 });

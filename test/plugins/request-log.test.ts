@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 
 const lines: string[] = [];
@@ -19,6 +19,9 @@ beforeAll(async () => {
   member = await t.caller(['member']);
 });
 afterAll(() => t.close());
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 /** The request log lines of one request (pino writes synchronously to the stream). */
 const linesOf = (requestId: string) =>
@@ -84,24 +87,95 @@ describe('request log', () => {
   it.each([
     {
       name: 'a variable of the wrong type',
-      query: 'query Vitals($role: String!) { agentVitals(role: $role) { role } }',
+      query: 'query Vitals($role: String!) { agentVitals(role: $role) { agentRole } }',
       variables: { role: 7 },
     },
     {
       name: 'a missing variable',
-      query: 'query Vitals($role: String!) { agentVitals(role: $role) { role } }',
+      query: 'query Vitals($role: String!) { agentVitals(role: $role) { agentRole } }',
       variables: {},
     },
-  ])(
-    'logs $name as the request it is, at info, never as an unexpected error',
-    async ({ query, variables }) => {
-      const { requestId, status } = await send('/graphql', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` },
-        body: JSON.stringify({ query, variables }),
-      });
-      expect(status).toBe(200);
-      expect(linesOf(requestId)).toEqual([expect.objectContaining({ path: '/graphql', level: 30 })]);
+    {
+      name: 'a null $id',
+      query: 'query Task($id: ID!) { task(id: $id) { id } }',
+      variables: { id: null },
     },
-  );
+    {
+      name: 'an id that is not a uuid (BAD_USER_INPUT)',
+      query: 'query Task($id: ID!) { task(id: $id) { id } }',
+      variables: { id: 'not-a-uuid' },
+    },
+    {
+      name: 'an unknown role (NOT_FOUND)',
+      query: 'query Vitals($role: String!) { agentVitals(role: $role) { agentRole } }',
+      variables: { role: 'no-such-role' },
+    },
+    {
+      name: 'a document that does not validate',
+      query: '{ me { nope } }',
+      variables: {},
+    },
+  ])('logs $name as a client error at info, without a stack', async ({ query, variables }) => {
+    const { requestId } = await send('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const logged = linesOf(requestId);
+    expect(logged).toContainEqual(expect.objectContaining({ path: '/graphql', level: 30 }));
+    for (const line of logged) {
+      expect(line.level, JSON.stringify(line)).toBeLessThanOrEqual(40);
+      expect(JSON.stringify(line)).not.toMatch(/"stack"|unexpected error/);
+    }
+  });
+
+  it('logs a client error with its code and path, never the value it refused', async () => {
+    const { requestId } = await send('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` },
+      body: JSON.stringify({
+        query: 'query Vitals($role: String!) { agentVitals(role: $role) { agentRole } }',
+        variables: { role: { secret: 'do-not-log-me' } },
+      }),
+    });
+    const [line] = linesOf(requestId).filter((entry) => entry.msg === 'client error');
+    expect(line).toMatchObject({ level: 30, error: 'Variable "$role" got an invalid value' });
+    expect(lines.join('\n')).not.toContain('do-not-log-me');
+
+    const notFound = await send('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` },
+      body: JSON.stringify({ query: '{ agentVitals(role: "no-such-role") { agentRole } }' }),
+    });
+    expect(linesOf(notFound.requestId).filter((entry) => entry.msg === 'client error')).toEqual([
+      expect.objectContaining({ level: 30, code: 'NOT_FOUND', path: ['agentVitals'] }),
+    ]);
+  });
+
+  it('logs an unexpected error in a resolver as an error, with its stack', async () => {
+    vi.spyOn(t.app.services.prisma.task, 'findFirst').mockRejectedValueOnce(new Error('disk on fire'));
+    const { requestId } = await send('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` },
+      body: JSON.stringify({ query: `{ task(id: "${randomUUID()}") { id } }` }),
+    });
+    const [line] = linesOf(requestId).filter((entry) => entry.level === 50);
+    expect(line).toMatchObject({ msg: 'unexpected error in resolver', path: ['task'] });
+    expect((line?.err as { stack?: string } | undefined)?.stack).toContain('disk on fire');
+  });
+
+  it('logs a client error of an SSE subscription at info, without a stack', async () => {
+    const { requestId } = await send('/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${member.token}`,
+      },
+      body: JSON.stringify({ query: 'subscription { agentPaused(after: "not-an-event-id") { eventId } }' }),
+    });
+    expect(linesOf(requestId).filter((entry) => entry.msg === 'client error')).toEqual([
+      expect.objectContaining({ level: 30, code: 'BAD_USER_INPUT', path: ['agentPaused'] }),
+    ]);
+  });
 });

@@ -79,8 +79,8 @@ describe('POST /api/v1/agents/{role}/chat answers 422', () => {
             "loc": [
               "body",
             ],
-            "msg": "Input should be a valid dictionary",
-            "type": "dict_type",
+            "msg": "Input should be a valid dictionary or object to extract fields from",
+            "type": "model_attributes_type",
           },
         ],
       }

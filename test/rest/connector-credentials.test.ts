@@ -47,6 +47,9 @@ describe('PUT /api/v1/forge/connectors/{id}/credential', () => {
         auth_type: 'api_key',
         fingerprint: expect.stringMatching(/^hmac:[0-9a-f]{16}$/),
         updated_at: expect.any(String),
+        origin: 'https://api.example.com',
+        usable: true,
+        unusable_reason: null,
       },
     });
     expect(JSON.stringify(put.body)).not.toContain('key-that-stays-secret');

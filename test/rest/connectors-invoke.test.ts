@@ -87,11 +87,11 @@ beforeAll(async () => {
     }),
   };
   [t, closed, sealed] = await Promise.all([
-    createTestApp({ env: { CONNECTOR_EGRESS_ALLOW: '127.0.0.1/32' }, egress }),
+    createTestApp({ env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` }, egress }),
     createTestApp({ egress }),
     createTestApp({
       env: {
-        CONNECTOR_EGRESS_ALLOW: '127.0.0.1/32',
+        CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
         CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
       },
       egress,
@@ -520,7 +520,7 @@ describe('the egress guard on invocations', () => {
     const response = await invoke(closed, operator, connectorId, getCustomers);
     expect(response.status).toBe(502);
     expect(response.body).toEqual({
-      detail: `Connector call failed: ${HOST} resolved to 127.0.0.1, which is a loopback address; outbound connections to it are refused`,
+      detail: `Connector call failed: ${HOST} resolved to 127.0.0.1, which is a loopback address; outbound connections to it on port ${server.port} are refused`,
     });
     const result = await closed.graphql(TestConnector, { id: connectorId }, operator);
     expect(result.errors?.[0]?.extensions).toMatchObject({

@@ -34,9 +34,9 @@ describe('body and template shape', () => {
     `);
   });
 
-  it('answers dict_type when template is not an object', async () => {
+  it('answers model_attributes_type when template is not an object', async () => {
     expect(await refused(t, { template: ['x'] })).toEqual([
-      expect.objectContaining({ type: 'dict_type', loc: ['body', 'template'] }),
+      expect.objectContaining({ type: 'model_attributes_type', loc: ['body', 'template'] }),
     ]);
   });
 
@@ -374,9 +374,9 @@ describe('rate_limits', () => {
     expect(created.template.rate_limits).toEqual({ per_minute: 7, per_hour: 7, per_day: 7 });
   });
 
-  it('answers dict_type when rate_limits is not an object', async () => {
+  it('answers model_attributes_type when rate_limits is not an object', async () => {
     expect(await refused(t, withTemplate({ rate_limits: 60 }))).toEqual([
-      expect.objectContaining({ type: 'dict_type', loc: ['body', 'template', 'rate_limits'] }),
+      expect.objectContaining({ type: 'model_attributes_type', loc: ['body', 'template', 'rate_limits'] }),
     ]);
   });
 });

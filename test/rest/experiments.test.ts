@@ -66,6 +66,8 @@ describe('GET /api/v1/ux/ab-tests/{test_id}/results', () => {
       statistic: expect.any(Number),
       degrees_of_freedom: 1,
       min_expected_count: 15,
+      small_sample: false,
+      exact_p_value: null,
       sample_ratio_mismatch: { statistic: 0, p_value: 1, alpha: 0.001, mismatch: false },
       pairwise: [
         {
@@ -74,6 +76,8 @@ describe('GET /api/v1/ux/ab-tests/{test_id}/results', () => {
           p_value: expect.any(Number),
           adjusted_p_value: expect.any(Number),
           significant: true,
+          small_sample: false,
+          exact_p_value: null,
         },
       ],
     });
@@ -101,16 +105,15 @@ describe('GET /api/v1/ux/ab-tests/{test_id}/results', () => {
     });
   });
 
-  it('is not significant when p is small but an expected count is below 5', async () => {
-    const c = caseNamed('two variants, small p but expected counts below 5');
+  it('decides by the z-test at 0/20 against 5/20 and warns of the small sample beside it', async () => {
+    const c = caseNamed('two variants, 0/20 against 5/20: p below alpha, expected counts below 5');
     const test = await runningTest(t, operator);
     await seedCounts(t, operator, test, c.variants);
     const { body } = await results(test.id);
-    expect([body.chi_squared_p_value < 0.05, body.min_expected_count < 5, body.significant]).toEqual([
-      true,
-      true,
-      false,
-    ]);
+    expectClose(body.chi_squared_p_value, c.pValue);
+    expect([body.significant, body.min_expected_count, body.small_sample]).toEqual([true, 2.5, true]);
+    expectClose(body.exact_p_value, c.exactPValue);
+    expect([body.pairwise[0].significant, body.pairwise[0].small_sample]).toEqual([true, true]);
   });
 
   it('answers chi_squared_p_value null and significant false when a variant has no observations', async () => {

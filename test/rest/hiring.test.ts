@@ -330,7 +330,7 @@ describe('validation (422)', () => {
     ],
     ['job_design_data as null', { job_design_data: null }, ['body', 'job_design_data'], 'dict_type'],
     ['candidate_name as a number', { candidate_name: 42 }, ['body', 'candidate_name'], 'string_type'],
-    ['salary as text', { salary: '100000 USD' }, ['body', 'salary'], 'dict_type'],
+    ['salary as text', { salary: '100000 USD' }, ['body', 'salary'], 'model_attributes_type'],
     [
       'salary.min_amount as text',
       salary({ min_amount: '90000' }),

@@ -174,6 +174,96 @@ describe('the OpenAPI document', () => {
   });
 });
 
+type JsonSchema = {
+  type?: string | string[];
+  nullable?: boolean;
+  anyOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+};
+
+const acceptsNull = (schema: JsonSchema) =>
+  schema.nullable === true ||
+  schema.type === 'null' ||
+  (Array.isArray(schema.type) && schema.type.includes('null')) ||
+  (schema.anyOf ?? []).some(acceptsNull);
+
+/** The schema without its null branch: where the properties or items of a nullable field are. */
+const nonNull = (schema: JsonSchema): JsonSchema =>
+  schema.anyOf?.find((option) => option.type !== 'null') ?? schema;
+
+/** The schema at `path` of a body schema: property names, and `[]` for a list's items. */
+function schemaAt(schema: JsonSchema, path: string[]): JsonSchema | undefined {
+  let current: JsonSchema | undefined = schema;
+  for (const key of path) {
+    if (!current) return undefined;
+    current = key === '[]' ? nonNull(current).items : nonNull(current).properties?.[key];
+  }
+  return current;
+}
+
+const connectorTemplate: [string[], boolean][] = [
+  [['template'], false],
+  ...['name', 'base_url', 'auth_type', 'description', 'endpoints', 'rate_limits'].map(
+    (field): [string[], boolean] => [['template', field], false],
+  ),
+  [['template', 'endpoints', '[]'], false],
+  ...['method', 'path', 'body_schema', 'query_params', 'response_schema'].map(
+    (field): [string[], boolean] => [['template', 'endpoints', '[]', field], false],
+  ),
+  ...['per_minute', 'per_hour', 'per_day'].map((field): [string[], boolean] => [
+    ['template', 'rate_limits', field],
+    false,
+  ]),
+];
+
+/** Every request body field of the seed's operations, and whether the seed lets it be null. */
+const seedNullability: Record<string, [string[], boolean][]> = {
+  'post /api/v1/agents/{role}/chat': [
+    [['message'], false],
+    [['attachments'], true],
+    [['attachments', '[]'], false],
+    [['attachments', '[]', 'data'], false],
+    [['attachments', '[]', 'mime_type'], false],
+    [['attachments', '[]', 'filename'], true],
+    [['thread_id'], true],
+    [['persist_thread'], false],
+  ],
+  'post /api/v1/forge/connectors': connectorTemplate,
+  'put /api/v1/forge/connectors/{id}': connectorTemplate,
+  'post /api/v1/dogfood/agents/{role}/pause': [
+    [['actor_user_id'], false],
+    [['reason'], true],
+  ],
+  'post /api/v1/hiring/{process_id}/onboard/{candidate_id}': [
+    ...['job_design_data', 'candidate_name', 'salary', 'location'].map((field): [string[], boolean] => [
+      [field],
+      false,
+    ]),
+    ...['min_amount', 'max_amount', 'basis', 'currency'].map((field): [string[], boolean] => [
+      ['salary', field],
+      false,
+    ]),
+  ],
+  'post /api/v1/finetuning/models/{tenant_id}/{base_model}/rollback': [
+    [['reason'], false],
+    [['performed_by'], false],
+  ],
+};
+
+describe('request bodies in the OpenAPI document', () => {
+  it.each(Object.entries(seedNullability))('%s: null only where the seed says nullable', (key, fields) => {
+    const [method, route] = key.split(' ') as [string, string];
+    const body = (operation(method, route).requestBody as { content: Record<string, { schema: JsonSchema }> })
+      .content['application/json']?.schema as JsonSchema;
+    const declared = fields.map(([path]) => {
+      const field = schemaAt(body, path);
+      return [path.join('.'), field === undefined ? 'absent' : acceptsNull(field)];
+    });
+    expect(declared).toEqual(fields.map(([path, nullable]) => [path.join('.'), nullable]));
+  });
+});
+
 describe('a typed client generated from the document', () => {
   it('compiles, and rejects a call the API does not accept', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'boardroom-openapi-client-'));

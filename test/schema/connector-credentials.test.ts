@@ -159,7 +159,11 @@ describe('setting a credential', () => {
     });
     expect(audit.details).toMatchObject({ fingerprint: after, previous_fingerprint: before });
     const parts = await credentialRequestParts(t.app.services, await connectorRow(t, connector.id));
-    expect(parts).toEqual({ headers: { authorization: 'Bearer second-token' }, query: {} });
+    expect(parts).toEqual({
+      headers: { authorization: 'Bearer second-token' },
+      query: {},
+      secrets: ['second-token'],
+    });
   });
 
   it.each([
@@ -283,11 +287,13 @@ describe('what the invoke path injects', () => {
     expect(await credentialRequestParts(t.app.services, row)).toEqual({
       headers: { 'X-API-Key': 'k-123' },
       query: {},
+      secrets: ['k-123'],
     });
     await set(t, chairman, connector.id, { apiKey: { key: 'k-456', queryParam: 'api_key' } });
     expect(await credentialRequestParts(t.app.services, row)).toEqual({
       headers: {},
       query: { api_key: 'k-456' },
+      secrets: ['k-456'],
     });
   });
 
@@ -297,6 +303,7 @@ describe('what the invoke path injects', () => {
     expect(await credentialRequestParts(t.app.services, await connectorRow(t, connector.id))).toEqual({
       headers: { authorization: `Basic ${Buffer.from('ana:pw').toString('base64')}` },
       query: {},
+      secrets: ['pw', Buffer.from('ana:pw').toString('base64')],
     });
   });
 
@@ -305,6 +312,7 @@ describe('what the invoke path injects', () => {
     expect(await credentialRequestParts(t.app.services, await connectorRow(t, connector.id))).toEqual({
       headers: {},
       query: {},
+      secrets: [],
     });
   });
 
@@ -331,10 +339,12 @@ describe('what the invoke path injects', () => {
     expect(await credentialRequestParts(t.app.services, row, { fetchToken })).toEqual({
       headers: { authorization: 'Bearer at-1' },
       query: {},
+      secrets: ['at-1', 'secret-1', Buffer.from('client-1:secret-1').toString('base64')],
     });
     expect(await credentialRequestParts(t.app.services, row, { fetchToken })).toEqual({
       headers: { authorization: 'Bearer at-1' },
       query: {},
+      secrets: ['at-1', 'secret-1', Buffer.from('client-1:secret-1').toString('base64')],
     });
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({

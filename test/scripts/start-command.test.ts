@@ -20,3 +20,20 @@ describe.runIf(databaseKind === 'pglite')('the production start command', () => 
     expect(JSON.parse(cmd?.slice('CMD '.length) ?? 'null')).toEqual(start.split(' '));
   });
 });
+
+describe.runIf(databaseKind === 'pglite')('the container’s Node.js', () => {
+  const images = read('Dockerfile')
+    .split('\n')
+    .filter((line) => line.startsWith('FROM '))
+    .map((line) => line.split(/\s+/)[1]);
+
+  it('is one Node line in both stages, the one CI runs the whole suite on', () => {
+    expect(images).toEqual(['node:24-slim', 'node:24-slim']);
+    expect(read('.ci/run')).toMatch(/NODE24_PACKAGE:-node-linux-\$arch@24\b/);
+  });
+
+  it('is a line package.json’s engines allow', () => {
+    const engines: string = JSON.parse(read('package.json')).engines.node;
+    expect(engines.split('||').map((range) => range.trim())).toContain('>=24');
+  });
+});

@@ -94,7 +94,8 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
 
     const first = runMain({ DATA_DIR: dataDir });
     await first.waitFor(READY);
-    expect(await readFile(path.join(dataDir, 'pglite.lock'), 'utf8')).toBe(`${first.child.pid}\n`);
+    const [holder] = (await readFile(path.join(dataDir, 'pglite.lock'), 'utf8')).split('\n');
+    expect(holder).toBe(String(first.child.pid));
     const second = runMain({ DATA_DIR: dataDir, NODE_ENV: 'production' });
     const { code } = await second.exited;
     expect(await stop(first)).toBe(0);

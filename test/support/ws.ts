@@ -125,6 +125,7 @@ export async function subscribe<Result, Variables>(
   const queue: ExecutionResult<Result>[] = [];
   const waiters: ((value: ExecutionResult<Result>) => void)[] = [];
   let failure: unknown;
+  let ended = false;
   // A result or an error before the server subscribed to the bus (e.g. a refused operation) ends the wait.
   let settle!: () => void;
   const settled = new Promise<void>((resolve) => {
@@ -142,9 +143,13 @@ export async function subscribe<Result, Variables>(
       },
       error: (error) => {
         failure = error;
+        ended = true;
         settle();
       },
-      complete: () => settle(),
+      complete: () => {
+        ended = true;
+        settle();
+      },
     },
   );
 
@@ -156,7 +161,9 @@ export async function subscribe<Result, Variables>(
     void live.then(() => {
       isLive = true;
     });
-    for (let round = 0; !isLive; round += 1) {
+    // A subscription that fails after it began listening (an expired `after`) stops listening: no probe
+    // reaches it, and its error is the result.
+    for (let round = 0; !isLive && !ended; round += 1) {
       if (round === PROBE_ROUNDS) throw new Error(`the ${type} subscription never became live`);
       await bus.publish({
         eventId: randomUUID(),

@@ -197,7 +197,8 @@ async function refusalOf(
   return null;
 }
 
-function acknowledgment(role: string, attachments: number): string {
+/** The `acknowledgment` of an accepted chat message (also the REST documentation's example). */
+export function acknowledgment(role: string, attachments: number): string {
   const files = attachments === 0 ? '' : ` with ${attachments} attachment${attachments === 1 ? '' : 's'}`;
   return `Your message${files} is queued for the ${role.toUpperCase()} agent.`;
 }

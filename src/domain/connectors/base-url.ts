@@ -141,3 +141,14 @@ export function normalizeBaseUrl(raw: string): string {
   const authority = /^https:\/\/[^/]*/iu.exec(raw)?.[0] ?? '';
   return `https://${url.host}${raw.slice(authority.length)}`;
 }
+
+/**
+ * The origin of an accepted `base_url` (or `token_url`) as the URL standard serialises it: scheme, host and
+ * port, with the host normalised and the scheme's default port dropped, so `https://API.example.com:443/v1`
+ * and `https://api.example.com/v2` share the origin `https://api.example.com`. A trailing dot names another
+ * origin (`https://api.example.com.`), as it does for browsers: it is another Host and TLS server name.
+ * A stored credential is sent to this origin only.
+ */
+export function originOf(url: string): string {
+  return new URL(url).origin;
+}

@@ -4,15 +4,19 @@ import type { Config } from '../../config.js';
 import { conflict, invalidInput, notConfigured, notFound, upstreamFailed } from '../../errors.js';
 import type { Connector, ConnectorCredential, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
+import { originOf } from './base-url.js';
 import {
   type AccessToken,
   type ConnectorSecret,
   type CredentialRequestParts,
+  clientSecrets,
   type FetchAccessToken,
   oauth2TokenRequest,
   readTokenResponse,
   staticRequestParts,
 } from './credentials.js';
+import { CredentialUnboundError } from './errors.js';
+import { redactorOf } from './redaction.js';
 import { fingerprintOf, type Keyring, seal, UnsealError, unseal } from './sealing.js';
 import type { StoredConnectorTemplate } from './template.js';
 
@@ -33,17 +37,17 @@ const sealingContext = (tenantId: string, connectorId: string, authType: string)
 
 const connectorNotFound = (id: string) => notFound(`Connector ${id} not found`);
 
-/** Locks the tenant's connector row (a concurrent template edit waits) and answers its auth_type. */
+/** Locks the tenant's connector row (a concurrent template edit waits) and answers its auth_type and origin. */
 async function lockConnector(
   tx: Prisma.TransactionClient,
   tenantId: string,
   id: string,
-): Promise<{ id: string; authType: string }> {
-  const [row] = await tx.$queryRaw<{ id: string; auth_type: string }[]>`
-    SELECT id::text, template->>'auth_type' AS auth_type FROM connectors
+): Promise<{ id: string; authType: string; origin: string }> {
+  const [row] = await tx.$queryRaw<{ id: string; auth_type: string; base_url: string }[]>`
+    SELECT id::text, template->>'auth_type' AS auth_type, template->>'base_url' AS base_url FROM connectors
     WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
   if (!row) throw connectorNotFound(id);
-  return { id: row.id, authType: row.auth_type };
+  return { id: row.id, authType: row.auth_type, origin: originOf(row.base_url) };
 }
 
 export interface SetCredentialCommand {
@@ -53,7 +57,8 @@ export interface SetCredentialCommand {
 
 /**
  * Seals and stores a connector's secret, replacing the one it had (rotation), with an audit row that
- * names the fingerprints, never the secret. The secret's shape must be the template's auth_type.
+ * names the fingerprints, never the secret. The secret's shape must be the template's auth_type; it is
+ * bound to the origin of the template's base_url, the only place it will be sent.
  */
 export async function setConnectorCredential(
   context: AuthedContext,
@@ -87,7 +92,14 @@ export async function setConnectorCredential(
       select: { fingerprint: true },
     });
     const now = new Date();
-    const stored = { authType: secret.authType, keyId: sealed.keyId, sealed: sealed.sealed, fingerprint };
+    const stored = {
+      authType: secret.authType,
+      keyId: sealed.keyId,
+      sealed: sealed.sealed,
+      fingerprint,
+      origin: connector.origin,
+      unboundAt: null,
+    };
     await tx.connectorCredential.upsert({
       where: { connectorId: id },
       create: {
@@ -110,6 +122,7 @@ export async function setConnectorCredential(
         auth_type: secret.authType,
         fingerprint,
         key_id: sealed.keyId,
+        origin: connector.origin,
         ...(previous ? { previous_fingerprint: previous.fingerprint } : {}),
       },
     });
@@ -195,7 +208,7 @@ async function accessToken(
   if (cached?.reuseUntil && cached.reuseUntil > Date.now()) return cached.token;
   accessTokens.delete(cacheKey);
   const response = await fetchToken(oauth2TokenRequest(secret));
-  const token = readTokenResponse(response, Date.now());
+  const token = readTokenResponse(response, Date.now(), redactorOf(clientSecrets(secret)));
   if (typeof token === 'string') {
     throw upstreamFailed(`No access token for connector ${connector.id}: ${token}`);
   }
@@ -210,6 +223,27 @@ async function accessToken(
 }
 
 /**
+ * Throws why a stored credential may not be used for `connector`'s current template: it was set for
+ * another auth_type (CONFLICT), or for another origin than base_url's now, or a change of origin unbound
+ * it (CredentialUnboundError). Reads of the credential answer the same reason.
+ */
+export function assertCredentialUsable(
+  row: Pick<ConnectorCredential, 'authType' | 'origin' | 'unboundAt'>,
+  connector: Pick<Connector, 'id' | 'template'>,
+): void {
+  const template = connector.template as unknown as StoredConnectorTemplate;
+  if (row.authType !== template.auth_type) {
+    throw conflict(
+      `The credential of connector ${connector.id} is for auth_type ${row.authType}, the template says ${template.auth_type}; set it again`,
+    );
+  }
+  const origin = originOf(template.base_url);
+  if (row.unboundAt !== null || row.origin !== origin) {
+    throw new CredentialUnboundError(connector.id, row.origin, origin);
+  }
+}
+
+/**
  * The headers and query parameters that authenticate an outbound call of `connector` (a row of the
  * caller's tenant): empty for auth_type none; otherwise from the stored secret, opened here and never
  * kept. For oauth2_client_credentials the access token is obtained with `options.fetchToken` and
@@ -217,6 +251,8 @@ async function accessToken(
  *
  * Throws, as GraphQL errors: CONFLICT (409) when the connector needs a credential and has none, when
  * the stored one was set for another auth_type, or when it fails authentication (altered at rest);
+ * CredentialUnboundError (409 at the edge) when it was set for another origin than base_url's, before
+ * anything is opened or sent;
  * NOT_CONFIGURED (503) when CONNECTOR_SECRETS_KEY is unset or lacks the key that sealed it;
  * UPSTREAM_FAILED (502) when the token endpoint answers no usable token. What `fetchToken` throws (the
  * egress client's own refusals) propagates unchanged.
@@ -227,7 +263,7 @@ export async function credentialRequestParts(
   options: CredentialRequestOptions = {},
 ): Promise<CredentialRequestParts> {
   const authType = (connector.template as unknown as StoredConnectorTemplate).auth_type;
-  if (authType === 'none') return { headers: {}, query: {} };
+  if (authType === 'none') return { headers: {}, query: {}, secrets: [] };
   const row = await services.prisma.connectorCredential.findFirst({
     where: { connectorId: connector.id, tenantId: connector.tenantId },
   });
@@ -236,16 +272,16 @@ export async function credentialRequestParts(
       `Connector ${connector.id} has auth_type ${authType} and no credential; set one with setConnectorCredential`,
     );
   }
-  if (row.authType !== authType) {
-    throw conflict(
-      `The credential of connector ${connector.id} is for auth_type ${row.authType}, the template says ${authType}; set it again`,
-    );
-  }
+  assertCredentialUsable(row, connector);
   const secret = opened(services, row, connector);
   if (secret.authType !== 'oauth2_client_credentials') return staticRequestParts(secret);
   if (!options.fetchToken) throw new Error('an oauth2_client_credentials connector needs fetchToken');
   const token = await accessToken(connector, row, secret, options.fetchToken);
-  return { headers: { authorization: `Bearer ${token}` }, query: {} };
+  return {
+    headers: { authorization: `Bearer ${token}` },
+    query: {},
+    secrets: [token, ...clientSecrets(secret)],
+  };
 }
 
 export interface ResealOutcome {

@@ -18,6 +18,11 @@ export type ConnectorSecret =
 export interface CredentialRequestParts {
   headers: Record<string, string>;
   query: Record<string, string>;
+  /**
+   * The secret values these carry or were made from (key, token, password and the base64 `user:pass`,
+   * client secret, access token): no answer to a caller may hold them (redaction.ts).
+   */
+  secrets: string[];
 }
 
 /**
@@ -44,8 +49,22 @@ export interface AccessToken {
   reuseUntil: number | null;
 }
 
-const basicAuth = (user: string, password: string) =>
-  `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+const basicCredentials = (user: string, password: string) =>
+  Buffer.from(`${user}:${password}`, 'utf8').toString('base64');
+const basicAuth = (user: string, password: string) => `Basic ${basicCredentials(user, password)}`;
+
+/** RFC 6749 §2.3.1: client id and secret are form-urlencoded before they are joined for Basic. */
+const formEncoded = (value: string) => new URLSearchParams({ v: value }).toString().slice(2);
+
+/** The secret values of a client credentials secret, besides the access tokens it obtains. */
+export function clientSecrets(
+  secret: Extract<ConnectorSecret, { authType: 'oauth2_client_credentials' }>,
+): string[] {
+  return [
+    secret.clientSecret,
+    basicCredentials(formEncoded(secret.clientId), formEncoded(secret.clientSecret)),
+  ];
+}
 
 /** The header or query parameter that carries a secret that needs no outbound call. */
 export function staticRequestParts(
@@ -54,12 +73,16 @@ export function staticRequestParts(
   switch (secret.authType) {
     case 'api_key':
       return secret.in === 'header'
-        ? { headers: { [secret.name]: secret.key }, query: {} }
-        : { headers: {}, query: { [secret.name]: secret.key } };
+        ? { headers: { [secret.name]: secret.key }, query: {}, secrets: [secret.key] }
+        : { headers: {}, query: { [secret.name]: secret.key }, secrets: [secret.key] };
     case 'bearer':
-      return { headers: { authorization: `Bearer ${secret.token}` }, query: {} };
+      return { headers: { authorization: `Bearer ${secret.token}` }, query: {}, secrets: [secret.token] };
     case 'basic':
-      return { headers: { authorization: basicAuth(secret.username, secret.password) }, query: {} };
+      return {
+        headers: { authorization: basicAuth(secret.username, secret.password) },
+        query: {},
+        secrets: [secret.password, basicCredentials(secret.username, secret.password)],
+      };
   }
 }
 
@@ -69,13 +92,11 @@ export function oauth2TokenRequest(
 ): OAuth2TokenRequest {
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
   if (secret.scope) form.set('scope', secret.scope);
-  // RFC 6749 §2.3.1: client id and secret are form-urlencoded before they are joined for Basic.
-  const encode = (value: string) => new URLSearchParams({ v: value }).toString().slice(2);
   return {
     url: secret.tokenUrl,
     method: 'POST',
     headers: {
-      authorization: basicAuth(encode(secret.clientId), encode(secret.clientSecret)),
+      authorization: basicAuth(formEncoded(secret.clientId), formEncoded(secret.clientSecret)),
       'content-type': 'application/x-www-form-urlencoded',
       accept: 'application/json',
     },
@@ -88,11 +109,13 @@ const EXPIRY_MARGIN_SECONDS = 30;
 
 /**
  * Reads a token response (RFC 6749 §5.1): a 2xx JSON object with a string `access_token` and, when
- * given, `token_type` bearer. Answers the token, or the reason the response is not one.
+ * given, `token_type` bearer. Answers the token, or the reason the response is not one; what the reason
+ * quotes of the response passes through `redact` (the endpoint may echo the client secret).
  */
 export function readTokenResponse(
   response: { status: number; body: unknown },
   now: number,
+  redact: (text: string) => string = (text) => text,
 ): AccessToken | string {
   if (response.status < 200 || response.status > 299) {
     return `the token endpoint answered ${response.status}`;
@@ -107,7 +130,7 @@ export function readTokenResponse(
     return 'the token endpoint answered no access_token';
   }
   if (body.token_type !== undefined && String(body.token_type).toLowerCase() !== 'bearer') {
-    return `the token endpoint answered token_type ${String(body.token_type)}, not bearer`;
+    return `the token endpoint answered token_type ${redact(String(body.token_type))}, not bearer`;
   }
   const expiresIn = typeof body.expires_in === 'number' ? body.expires_in : Number.NaN;
   const reuseUntil =

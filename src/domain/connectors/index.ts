@@ -1,4 +1,4 @@
-export { BASE_URL_MAX_LENGTH, checkBaseUrl, normalizeBaseUrl } from './base-url.js';
+export { BASE_URL_MAX_LENGTH, checkBaseUrl, normalizeBaseUrl, originOf } from './base-url.js';
 export { normalizeConnectorName } from './connector-name.js';
 export {
   CONNECTOR_AUTH_TYPES,

@@ -83,7 +83,7 @@ function compileOrRefuse(schema: Record<string, unknown>, field: string, endpoin
  * templates usually write it, a map of parameter name to the schema of its value. In the second form no
  * other parameter is accepted.
  */
-function querySchemaOf(queryParams: Record<string, unknown>): Record<string, unknown> {
+export function querySchemaOf(queryParams: Record<string, unknown>): Record<string, unknown> {
   if (queryParams.type === 'object' || 'properties' in queryParams) return queryParams;
   return { type: 'object', properties: queryParams, additionalProperties: false };
 }

@@ -5,7 +5,12 @@ import { enqueueEvent } from '../../events/outbox.js';
 import type { Connector } from '../../generated/prisma/client.js';
 import { credentialRequestParts } from './credential-store.js';
 import type { CredentialRequestParts, OAuth2TokenRequest } from './credentials.js';
-import { EgressError, type EgressFailureReason, type EgressResponse } from './egress/index.js';
+import {
+  type EgressDeadline,
+  EgressError,
+  type EgressFailureReason,
+  type EgressResponse,
+} from './egress/index.js';
 import {
   type BuiltRequest,
   buildRequest,
@@ -15,6 +20,7 @@ import {
 } from './invoke-request.js';
 import { checkAgainst, compileSchema } from './json-schema.js';
 import { consumeConnectorCall } from './rate-limits.js';
+import { parseRedactedJson, type Redact, redactorOf } from './redaction.js';
 import { findConnector } from './store.js';
 import type { StoredConnectorTemplate } from './template.js';
 
@@ -98,6 +104,7 @@ const ERROR_CODE_OF: Record<EgressFailureReason, ErrorCode> = {
   connect_timeout: 'UPSTREAM_TIMEOUT',
   headers_timeout: 'UPSTREAM_TIMEOUT',
   body_timeout: 'UPSTREAM_TIMEOUT',
+  call_timeout: 'UPSTREAM_TIMEOUT',
 };
 
 function egressFailure(error: EgressError) {
@@ -115,27 +122,70 @@ function assertReadyToSend(connector: Connector): void {
   }
 }
 
+export interface CallOptions {
+  /**
+   * Told once, right before the call first waits on an upstream (its OAuth token request or the call):
+   * the request gives its place in the in-flight budget back there. Default: nothing.
+   */
+  beforeUpstream?: (() => void) | undefined;
+}
+
+/**
+ * What every outbound request of one connector call shares: one deadline, CONNECTOR_CALL_TIMEOUT_MS from
+ * its first request (its OAuth token request or the call), and one notice before that first wait.
+ */
+interface Upstream {
+  /** Tells `beforeUpstream` (once) and answers the call's deadline, set on the first call. */
+  beforeWaiting(): EgressDeadline;
+}
+
+function upstreamOf(context: AuthedContext, options: CallOptions): Upstream {
+  let deadline: EgressDeadline | undefined;
+  return {
+    beforeWaiting() {
+      if (deadline) return deadline;
+      const ms = context.services.config.connectorCalls.timeoutMs;
+      deadline = { at: Date.now() + ms, ms };
+      options.beforeUpstream?.();
+      return deadline;
+    },
+  };
+}
+
 /** The OAuth 2.0 token request of a credential, sent through the same egress guard as the call itself. */
-async function fetchAccessToken(context: AuthedContext, request: OAuth2TokenRequest) {
-  const response = await context.services.egress.send(request).catch((error: unknown) => {
+async function fetchAccessToken(context: AuthedContext, request: OAuth2TokenRequest, upstream: Upstream) {
+  const deadline = upstream.beforeWaiting();
+  const response = await context.services.egress.send(request, { deadline }).catch((error: unknown) => {
     throw error instanceof EgressError ? egressFailure(error) : error;
   });
   return { status: response.status, body: parseBody(response.body).value };
 }
 
 /**
- * Everything that must hold before a call goes out, in this order: the connector is active; its stored
- * credential, when the auth type needs one, opens (409 / 503 otherwise, and no call of the template's
- * rate_limits is spent on a misconfigured connector); a call is left in every window of those limits (429
- * with Retry-After otherwise). Answers what the credential adds to the request.
+ * Everything that must hold before a call goes out, in this order: the connector is active; the tenant
+ * has a connector call slot free (429 RATE_LIMITED with Retry-After otherwise); its stored credential,
+ * when the auth type needs one, is bound to base_url's origin and opens (409 / 503 otherwise, and no call
+ * of the template's rate_limits is spent on a misconfigured connector); a call is left in every window of
+ * those limits (429 with Retry-After otherwise). Answers what the credential adds to the request and the
+ * slot's release, which the caller must call once the upstream answered.
  */
-async function prepareToSend(context: AuthedContext, connector: Connector): Promise<CredentialRequestParts> {
+async function prepareToSend(
+  context: AuthedContext,
+  connector: Connector,
+  upstream: Upstream,
+): Promise<{ parts: CredentialRequestParts; release: () => void }> {
   assertReadyToSend(connector);
-  const parts = await credentialRequestParts(context.services, connector, {
-    fetchToken: (request) => fetchAccessToken(context, request),
-  });
-  await consumeConnectorCall(context.services, connector);
-  return parts;
+  const release = context.services.connectorCalls.take(connector.tenantId);
+  try {
+    const parts = await credentialRequestParts(context.services, connector, {
+      fetchToken: (request) => fetchAccessToken(context, request, upstream),
+    });
+    await consumeConnectorCall(context.services, connector);
+    return { parts, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
 /** The URL with the credential's query parameters (an api key sent as `?api_key=`). */
@@ -197,13 +247,25 @@ function outboundHeaders(
   return headers;
 }
 
-function safeHeaders(headers: EgressResponse['headers']): Record<string, string> {
+/** The response headers passed on, with the credential's secrets redacted (a `Location` that echoes a key). */
+function safeHeaders(headers: EgressResponse['headers'], redact: Redact): Record<string, string> {
   const passed: Record<string, string> = {};
   for (const name of PASSED_RESPONSE_HEADERS) {
     const value = headers[name];
-    if (value !== undefined) passed[name] = Array.isArray(value) ? value.join(', ') : value;
+    if (value !== undefined) passed[name] = redact(Array.isArray(value) ? value.join(', ') : value);
   }
   return passed;
+}
+
+/**
+ * The body as answered to the caller: `parsed` without secrets. An upstream that echoes the request (its
+ * Authorization header, the key in its URL) gets the secret back; it is redacted in the text, and in a
+ * JSON body in every string and key, however JSON escaped it.
+ */
+function answeredBody(bytes: Buffer, parsed: { value: unknown; json: boolean }, secrets: string[]): unknown {
+  if (secrets.length === 0 || parsed.value === null) return parsed.value;
+  const redact = redactorOf(secrets);
+  return parsed.json ? parseRedactedJson(bytes.toString('utf8'), redact) : redact(parsed.value as string);
 }
 
 function parseBody(bytes: Buffer): { value: unknown; json: boolean } {
@@ -280,16 +342,23 @@ async function record(context: AuthedContext, call: CallRecord): Promise<void> {
   });
 }
 
-/** Sends through the egress client and records the call, whatever its outcome. */
+/**
+ * Sends through the egress client, gives the call's slot back once the upstream answered (or failed), and
+ * records the call, whatever its outcome.
+ */
 async function sendAndRecord(
   context: AuthedContext,
   call: Pick<CallRecord, 'kind' | 'connector' | 'method' | 'path'>,
   request: { url: string; method: string; headers: Record<string, string>; body?: string },
+  upstream: Upstream,
+  release: () => void,
 ): Promise<{ response: EgressResponse; durationMs: number }> {
   const started = performance.now();
   const requestBytes = request.body === undefined ? 0 : Buffer.byteLength(request.body);
+  const sent = context.services.egress.send(request, { deadline: upstream.beforeWaiting() });
+  void sent.then(release, release);
   try {
-    const response = await context.services.egress.send(request);
+    const response = await sent;
     const durationMs = Math.round(performance.now() - started);
     await record(context, {
       ...call,
@@ -323,44 +392,62 @@ export interface InvokeCommand {
 /**
  * Calls one endpoint of a connector of the caller's tenant: the request is built from the stored template
  * and the caller's validated input, checked, sent through the egress client, recorded, and its response
- * returned (a status of 400 or more from the server is a result, not an error).
+ * returned (a status of 400 or more from the server is a result, not an error) without any value of the
+ * credential in it.
  */
 export async function invokeConnector(
   context: AuthedContext,
   command: InvokeCommand,
+  options: CallOptions = {},
 ): Promise<ConnectorInvocation> {
   const connector = await findConnector(context, command.id);
   const template = connector.template as unknown as StoredConnectorTemplate;
   const endpoint = findEndpoint(template, command.endpoint);
   const input = command.input ?? {};
   const built: BuiltRequest = buildRequest(template, endpoint, input);
-  const credential = await prepareToSend(context, connector);
-  const headers = outboundHeaders(input.headers, {
-    hasBody: built.body !== undefined,
-    credential: credential.headers,
-  });
-  const { response, durationMs } = await sendAndRecord(
-    context,
-    { kind: 'invoke', connector, method: endpoint.method, path: endpoint.path },
-    {
-      url: withQuery(built.url, credential.query),
-      method: built.method,
-      headers,
-      ...(built.body !== undefined ? { body: built.body } : {}),
-    },
-  );
+  const upstream = upstreamOf(context, options);
+  const { parts: credential, release } = await prepareToSend(context, connector, upstream);
+  const redact = redactorOf(credential.secrets);
+  let sent: Awaited<ReturnType<typeof sendAndRecord>>;
+  try {
+    sent = await sendAndRecord(
+      context,
+      { kind: 'invoke', connector, method: endpoint.method, path: endpoint.path },
+      {
+        url: withQuery(built.url, credential.query),
+        method: built.method,
+        headers: outboundHeaders(input.headers, {
+          hasBody: built.body !== undefined,
+          credential: credential.headers,
+        }),
+        ...(built.body !== undefined ? { body: built.body } : {}),
+      },
+      upstream,
+      release,
+    );
+  } finally {
+    release();
+  }
+  const { response, durationMs } = sent;
   const body = parseBody(response.body);
+  const validation = validateResponse(endpoint.response_schema, body);
   return {
     connectorId: connector.id,
     method: endpoint.method,
     path: endpoint.path,
     status: response.status,
-    headers: safeHeaders(response.headers),
-    body: body.value,
+    headers: safeHeaders(response.headers, redact),
+    body: answeredBody(response.body, body, credential.secrets),
     bytes: response.body.length,
     durationMs,
     redirects: response.redirects,
-    responseValidation: validateResponse(endpoint.response_schema, body),
+    responseValidation: validation && {
+      valid: validation.valid,
+      errors: validation.errors.map((error) => ({
+        path: redact(error.path),
+        message: redact(error.message),
+      })),
+    },
   };
 }
 
@@ -368,16 +455,32 @@ export async function invokeConnector(
  * The cheap probe: a HEAD request to the connector's base_url, with the headers an invocation would carry.
  * Any HTTP answer means the server is reachable through the egress guard and its status is reported.
  */
-export async function testConnector(context: AuthedContext, id: string): Promise<ConnectorTestResult> {
+export async function testConnector(
+  context: AuthedContext,
+  id: string,
+  options: CallOptions = {},
+): Promise<ConnectorTestResult> {
   const connector = await findConnector(context, id);
   const template = connector.template as unknown as StoredConnectorTemplate;
-  const credential = await prepareToSend(context, connector);
+  const upstream = upstreamOf(context, options);
+  const { parts: credential, release } = await prepareToSend(context, connector, upstream);
   const url = new URL(template.base_url).href;
-  const headers = outboundHeaders({}, { hasBody: false, credential: credential.headers });
-  const { response, durationMs } = await sendAndRecord(
-    context,
-    { kind: 'test', connector, method: 'HEAD', path: new URL(url).pathname },
-    { url: withQuery(url, credential.query), method: 'HEAD', headers },
-  );
+  let sent: Awaited<ReturnType<typeof sendAndRecord>>;
+  try {
+    sent = await sendAndRecord(
+      context,
+      { kind: 'test', connector, method: 'HEAD', path: new URL(url).pathname },
+      {
+        url: withQuery(url, credential.query),
+        method: 'HEAD',
+        headers: outboundHeaders({}, { hasBody: false, credential: credential.headers }),
+      },
+      upstream,
+      release,
+    );
+  } finally {
+    release();
+  }
+  const { response, durationMs } = sent;
   return { connectorId: connector.id, method: 'HEAD', url, status: response.status, durationMs };
 }

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { linearRegExp } from './schema-patterns.js';
 
 type AddFormats = (ajv: Ajv) => Ajv;
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
@@ -24,7 +25,8 @@ export type SchemaCheck = { valid: true } | { valid: false; problems: SchemaProb
 
 /**
  * Compiles a tenant-supplied JSON Schema, or answers why it cannot be. Each schema gets its own Ajv instance,
- * so `$id`s of different tenants' schemas never meet; compiled schemas are cached by their text.
+ * so `$id`s of different tenants' schemas never meet; compiled schemas are cached by their text. Patterns
+ * run on a linear-time engine (schema-patterns.ts): a pattern it cannot evaluate makes the schema refused.
  */
 export function compileSchema(schema: Record<string, unknown>): ValidateFunction | string {
   const key = JSON.stringify(schema);
@@ -32,7 +34,13 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
   if (cached !== undefined) return cached;
   let result: ValidateFunction | string;
   try {
-    const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true, addUsedSchema: false });
+    const ajv = new Ajv({
+      allErrors: true,
+      strict: false,
+      validateSchema: true,
+      addUsedSchema: false,
+      code: { regExp: linearRegExp },
+    });
     addFormats(ajv);
     result = ajv.compile(schema);
   } catch (error) {

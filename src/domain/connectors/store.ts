@@ -2,7 +2,9 @@ import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
 import { conflict, notFound, preconditionFailed } from '../../errors.js';
 import { type Connector, Prisma } from '../../generated/prisma/client.js';
+import { originOf } from './base-url.js';
 import { normalizeConnectorName } from './connector-name.js';
+import { OriginChangeRefusedError } from './errors.js';
 import { type ConnectorTemplateInput, toStoredTemplate } from './template.js';
 
 type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
@@ -92,7 +94,37 @@ export interface UpdateConnectorCommand {
   expectedVersion?: number | null | undefined;
 }
 
-/** Replaces a connector's template as the next version, keeping every earlier version, with an audit row. */
+/**
+ * Marks the connector's stored credential, if any, as unbound: it was set for another origin than the one
+ * the connector calls from now on. `updated_at` stays the time the secret was set.
+ */
+async function unbindCredential(
+  tx: Prisma.TransactionClient,
+  context: AuthedContext,
+  connectorId: string,
+  origin: string,
+  now: Date,
+): Promise<void> {
+  const [unbound] = await tx.$queryRaw<{ fingerprint: string; origin: string }[]>`
+    UPDATE connector_credentials SET unbound_at = ${now}
+    WHERE connector_id = ${connectorId}::uuid AND unbound_at IS NULL
+    RETURNING fingerprint, origin`;
+  if (!unbound) return;
+  await recordAudit(tx, context, {
+    action: 'connector.credential.unbind',
+    targetType: 'connector',
+    targetId: connectorId,
+    outcome: 'origin_changed',
+    details: { fingerprint: unbound.fingerprint, bound_origin: unbound.origin, origin },
+  });
+}
+
+/**
+ * Replaces a connector's template as the next version, keeping every earlier version, with an audit row.
+ * Moving `base_url` to another origin (scheme, host, port) is the chairman's alone, as creating a
+ * connector is: anyone else is refused (FORBIDDEN, audited as `origin_change_refused`, nothing else
+ * written). The chairman's move leaves the stored credential unbound until it is set again.
+ */
 export async function updateConnector(
   context: AuthedContext,
   command: UpdateConnectorCommand,
@@ -100,11 +132,11 @@ export async function updateConnector(
   const { tenantId, sub } = context.viewer;
   const template = toStoredTemplate(command.template);
   const nameKey = normalizeConnectorName(template.name);
-  return guardingName(template.name, () =>
+  const outcome = await guardingName(template.name, () =>
     context.prisma.$transaction(async (tx) => {
       // Locks the row so concurrent edits get consecutive versions and each sees the version it replaces.
-      const [current] = await tx.$queryRaw<{ id: string; version: number; name: string }[]>`
-        SELECT id::text, version, name FROM connectors
+      const [current] = await tx.$queryRaw<{ id: string; version: number; name: string; base_url: string }[]>`
+        SELECT id::text, version, name, template->>'base_url' AS base_url FROM connectors
         WHERE id = ${command.id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
       if (!current) throw connectorNotFound(command.id);
       if (command.expectedVersion != null && command.expectedVersion !== current.version) {
@@ -112,9 +144,23 @@ export async function updateConnector(
           `Connector ${command.id} is at version ${current.version}, not ${command.expectedVersion}; read it again before editing`,
         );
       }
+      const origin = originOf(current.base_url);
+      const requestedOrigin = originOf(template.base_url);
+      if (origin !== requestedOrigin && !context.viewer.roles.includes('chairman')) {
+        // The refusal is committed as an audit row, and nothing else is written.
+        await recordAudit(tx, context, {
+          action: 'connector.update',
+          targetType: 'connector',
+          targetId: current.id,
+          outcome: 'origin_change_refused',
+          details: { version: current.version, origin, requested_origin: requestedOrigin },
+        });
+        return { refused: new OriginChangeRefusedError(current.id, origin, requestedOrigin) };
+      }
       await assertNameFree(tx, tenantId, template.name, nameKey, current.id);
       const version = current.version + 1;
       const now = new Date();
+      if (origin !== requestedOrigin) await unbindCredential(tx, context, current.id, requestedOrigin, now);
       const connector = await tx.connector.update({
         where: { id: current.id },
         data: {
@@ -143,11 +189,14 @@ export async function updateConnector(
           version,
           previous_version: current.version,
           ...(current.name !== template.name ? { previous_name: current.name } : {}),
+          ...(origin !== requestedOrigin ? { origin: requestedOrigin, previous_origin: origin } : {}),
         },
       });
-      return connector;
+      return { connector };
     }),
   );
+  if ('refused' in outcome) throw outcome.refused;
+  return outcome.connector;
 }
 
 /** One connector of the caller's tenant; another tenant's connector is not found. */

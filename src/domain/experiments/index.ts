@@ -6,6 +6,7 @@ export {
   type WeightedVariant,
   weightShares,
 } from './assignment.js';
+export { fisherExactPValue } from './fisher.js';
 export { type Interval, type RelativeLift, relativeLift, wilsonInterval } from './intervals.js';
 export { type SampleRatioMismatch, SRM_ALPHA, sampleRatioMismatch } from './srm.js';
 export {

@@ -2,6 +2,7 @@ import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
 import { conflict, notFound } from '../../errors.js';
 import type { AbTest, Prisma } from '../../generated/prisma/client.js';
+import { announceResults } from './announcements.js';
 import { type ExperimentResults, summarizeExperiment } from './results.js';
 
 type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
@@ -102,6 +103,8 @@ export async function moveAbTest(
       data: { status: transition.to, [transition.stamp]: new Date() },
     });
     await recordAudit(tx, context, { ...audit, outcome: transition.to });
+    // A test that starts or completes changes what its results say (and whether a dashboard lists it).
+    await announceResults(tx, context.viewer.tenantId, testId);
     return test;
   });
 }

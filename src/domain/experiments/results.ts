@@ -38,6 +38,8 @@ export interface PairwiseComparison {
   pValue: number | null;
   adjustedPValue: number | null;
   significant: boolean;
+  smallSample: boolean;
+  exactPValue: number | null;
 }
 
 export interface ExperimentResults {
@@ -48,6 +50,8 @@ export interface ExperimentResults {
   statistic: number | null;
   degreesOfFreedom: number;
   minExpectedCount: number | null;
+  smallSample: boolean;
+  exactPValue: number | null;
   variants: VariantResult[];
   sampleRatioMismatch: SampleRatioMismatch & { alpha: number };
   pairwise: PairwiseComparison[];
@@ -55,7 +59,7 @@ export interface ExperimentResults {
 
 /**
  * The results of an experiment from its per-variant counters, control first: the significance decision
- * at the test's alpha, per-variant Wilson intervals, lifts over the control, a sample-ratio check against
+ * at the test's alpha with its small-sample warning, per-variant Wilson intervals, lifts over the control, a sample-ratio check against
  * the weights, and Holm-adjusted comparisons of every other variant with the control.
  */
 export function summarizeExperiment(variants: readonly VariantTally[], alpha: number): ExperimentResults {
@@ -70,6 +74,8 @@ export function summarizeExperiment(variants: readonly VariantTally[], alpha: nu
     statistic: significance.statistic,
     degreesOfFreedom: significance.degreesOfFreedom,
     minExpectedCount: significance.minExpectedCount,
+    smallSample: significance.smallSample,
+    exactPValue: significance.exactPValue,
     variants: variants.map((variant, index) => ({
       variantId: variant.id,
       name: variant.name,
@@ -96,6 +102,8 @@ export function summarizeExperiment(variants: readonly VariantTally[], alpha: nu
         pValue: comparison?.pValue ?? null,
         adjustedPValue: comparison?.adjustedPValue ?? null,
         significant: comparison?.significant ?? false,
+        smallSample: comparison?.smallSample ?? false,
+        exactPValue: comparison?.exactPValue ?? null,
       };
     }),
   };

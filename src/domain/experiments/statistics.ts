@@ -1,4 +1,5 @@
 import { chiSquaredSurvival, twoSidedNormalPValue } from './distributions.js';
+import { fisherExactPValue } from './fisher.js';
 
 export interface VariantCounts {
   /** Subjects exposed to the variant. */
@@ -17,14 +18,27 @@ export interface SignificanceResult {
   pValue: number | null;
   /** Smallest expected cell count of the 2xk table; null when the test is undefined. */
   minExpectedCount: number | null;
+  /** pValue < alpha: the test's own decision, whatever the size of the sample. */
   significant: boolean;
+  /**
+   * A warning beside the decision: some expected cell count is below MIN_EXPECTED_COUNT, where the normal
+   * (chi-squared) approximation behind pValue is rough.
+   */
+  smallSample: boolean;
+  /** With a small sample of two variants, Fisher's exact test (two-sided) on the 2x2 table; else null. */
+  exactPValue: number | null;
 }
 
 export interface ControlComparison {
   pValue: number | null;
   /** Holm-adjusted over the comparisons whose p-value is defined. */
   adjustedPValue: number | null;
+  /** adjustedPValue < alpha. */
   significant: boolean;
+  /** Some expected cell count of the pair's 2x2 table is below MIN_EXPECTED_COUNT. */
+  smallSample: boolean;
+  /** With a small sample, Fisher's exact test (two-sided) on the pair's table, unadjusted; else null. */
+  exactPValue: number | null;
 }
 
 export const DEFAULT_ALPHA = 0.05;
@@ -109,14 +123,21 @@ function twoProportionZ(control: VariantCounts, treatment: VariantCounts): Table
   };
 }
 
-function isSignificant(test: TableTest | null, pValue: number | null, alpha: number): boolean {
-  return test !== null && pValue !== null && pValue < alpha && test.minExpectedCount >= MIN_EXPECTED_COUNT;
-}
+const isSmallSample = (test: TableTest | null) => test !== null && test.minExpectedCount < MIN_EXPECTED_COUNT;
+
+/** Fisher's exact test beside a small sample of two variants. */
+const exactBeside = (test: TableTest | null, pair: readonly VariantCounts[]) => {
+  const [control, treatment] = pair;
+  if (!isSmallSample(test) || pair.length !== 2 || !control || !treatment) return null;
+  return fisherExactPValue(control, treatment);
+};
 
 /**
  * Tests whether the completion rates of the variants differ: a two-sided pooled two-proportion z-test for
  * two variants (identical p-value to the uncorrected chi-squared test on the 2x2 table), the chi-squared
- * test of homogeneity on the 2xk table otherwise. Fewer than two variants give an undefined test.
+ * test of homogeneity on the 2xk table otherwise. Fewer than two variants give an undefined test. The
+ * decision is p < alpha; an expected cell count below 5 only raises `smallSample` beside it (with
+ * Fisher's exact test for two variants), so the decision stays the one the test gives.
  */
 export function testSignificance(
   variants: readonly VariantCounts[],
@@ -127,10 +148,10 @@ export function testSignificance(
   const [control, treatment] = variants;
   if (variants.length === 2 && control !== undefined && treatment !== undefined) {
     const test = twoProportionZ(control, treatment);
-    return toResult('two_proportion_z', 1, test, alpha);
+    return toResult('two_proportion_z', 1, test, alpha, variants);
   }
   const test = variants.length < 2 ? null : chiSquaredHomogeneity(variants);
-  return toResult('chi_squared_homogeneity', Math.max(variants.length - 1, 0), test, alpha);
+  return toResult('chi_squared_homogeneity', Math.max(variants.length - 1, 0), test, alpha, variants);
 }
 
 function toResult(
@@ -138,6 +159,7 @@ function toResult(
   degreesOfFreedom: number,
   test: TableTest | null,
   alpha: number,
+  variants: readonly VariantCounts[],
 ): SignificanceResult {
   return {
     method,
@@ -145,7 +167,9 @@ function toResult(
     degreesOfFreedom,
     pValue: test?.pValue ?? null,
     minExpectedCount: test?.minExpectedCount ?? null,
-    significant: isSignificant(test, test?.pValue ?? null, alpha),
+    significant: test !== null && test.pValue < alpha,
+    smallSample: isSmallSample(test),
+    exactPValue: exactBeside(test, variants),
   };
 }
 
@@ -172,8 +196,8 @@ export function holmAdjust(pValues: readonly (number | null)[]): (number | null)
 
 /**
  * Two-proportion z-tests of each non-control variant against the control (the first variant), one entry
- * per non-control variant in order. Significance uses the Holm-adjusted p-value and the same expected
- * count rule as `testSignificance`, applied to the 2x2 table of the pair.
+ * per non-control variant in order. Significance is the Holm-adjusted p-value below alpha; a small sample
+ * of the pair's 2x2 table is a warning beside it, as in `testSignificance`.
  */
 export function compareWithControl(
   variants: readonly VariantCounts[],
@@ -190,7 +214,9 @@ export function compareWithControl(
     return {
       pValue: test?.pValue ?? null,
       adjustedPValue,
-      significant: isSignificant(test, adjustedPValue, alpha),
+      significant: adjustedPValue !== null && adjustedPValue < alpha,
+      smallSample: isSmallSample(test),
+      exactPValue: exactBeside(test, [control, treatments[i] as VariantCounts]),
     };
   });
 }

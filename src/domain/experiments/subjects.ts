@@ -1,6 +1,7 @@
 import type { Context } from '../../context.js';
 import { conflict, invalidInput } from '../../errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { resultsChanged, settleResults } from './announcements.js';
 import {
   type EventOutcome,
   type EventPlan,
@@ -48,7 +49,9 @@ interface VariantRow {
  * Records exposures and conversions of subjects of a running test in one transaction of three statements,
  * whatever its size: a read of the batch's known subjects, the test lock (with the variants), then one
  * statement that inserts the new subjects (ON CONFLICT DO NOTHING), converts the known ones (WHERE NOT
- * converted) and grows the per-variant counters by exactly the rows those two report as written.
+ * converted) and grows the per-variant counters by exactly the rows those two report as written. A batch
+ * that changed the counters adds one short statement: the test's results announcement, written at once or
+ * owed for a fraction of a second (announcements.ts), so results events are coalesced per test.
  *
  * Writers of a test wait for one another on its lock, so the time from the lock to the commit bounds the
  * test's ingestion rate; the read is therefore made before the lock, and the plan checked by the write
@@ -64,8 +67,9 @@ export async function recordEvents(
   events: readonly SubjectEvent[],
 ): Promise<EventsReceipt> {
   const subjectIds = [...new Set(events.map((event) => event.subjectId))];
+  let recorded: Recorded;
   try {
-    return await context.prisma.$transaction(async (tx) => {
+    recorded = await context.prisma.$transaction(async (tx) => {
       const stored = await storedSubjects(tx, testId, subjectIds);
       const variants = await lockRunningTest(tx, context.viewer.tenantId, testId);
       assertKnownVariants(variants, events);
@@ -74,12 +78,43 @@ export async function recordEvents(
       if (written.inserted !== plan.inserts.length || written.converted !== plan.conversions.length) {
         throw new PlanOvertaken();
       }
-      return receipt(plan.outcomes, written);
+      return recordedBatch(tx, context, testId, plan, written);
     }, EVENT_TRANSACTION);
   } catch (error) {
     if (!(error instanceof PlanOvertaken)) throw error;
-    return recordEventsLocked(context, testId, subjectIds, events);
+    recorded = await recordEventsLocked(context, testId, subjectIds, events);
   }
+  if (recorded.announceInMs !== null) {
+    settleResults(
+      context.prisma,
+      context.services.logger,
+      context.viewer.tenantId,
+      testId,
+      recorded.announceInMs,
+    );
+  }
+  return recorded.receipt;
+}
+
+interface Recorded {
+  receipt: EventsReceipt;
+  /** Milliseconds until the results announcement this batch owes may be written; null when none is owed. */
+  announceInMs: number | null;
+}
+
+/** The receipt of a written batch, with the announcement of the results it changed (announcements.ts). */
+async function recordedBatch(
+  tx: Prisma.TransactionClient,
+  context: AuthedContext,
+  testId: string,
+  plan: EventPlan,
+  written: Written,
+): Promise<Recorded> {
+  const changed = written.inserted + written.converted > 0;
+  return {
+    receipt: receipt(plan.outcomes, written),
+    announceInMs: changed ? await resultsChanged(tx, context.viewer.tenantId, testId) : null,
+  };
 }
 
 /** A writer of the same test committed between a batch's read and its lock, changing what it read. */
@@ -91,14 +126,14 @@ function recordEventsLocked(
   testId: string,
   subjectIds: string[],
   events: readonly SubjectEvent[],
-): Promise<EventsReceipt> {
+): Promise<Recorded> {
   return context.prisma.$transaction(async (tx) => {
     const variants = await lockRunningTest(tx, context.viewer.tenantId, testId);
     assertKnownVariants(variants, events);
     const stored = await storedSubjects(tx, testId, subjectIds);
     const plan = planEvents(testId, variants, stored, events);
     const written = await applyPlan(tx, testId, variants, plan);
-    return receipt(plan.outcomes, written);
+    return recordedBatch(tx, context, testId, plan, written);
   }, EVENT_TRANSACTION);
 }
 

@@ -177,7 +177,7 @@ export const chatArgs = z.object({
     threadId: z.guid().nullish().describe('A thread of the caller’s tenant and the same role.'),
     persistThread: z
       .boolean()
-      .nullish()
+      .optional()
       .transform((persist) => persist ?? true)
       .describe('Default true; internal callers that already stored the turn send false.'),
   }),

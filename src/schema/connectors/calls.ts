@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
+import type { Context, ServerContext } from '../../context.js';
 import { CONNECTOR_HTTP_METHODS, ENDPOINT_PATH_MAX_LENGTH } from '../../domain/connectors/endpoint-path.js';
 import {
   type ConnectorInvocation,
@@ -9,8 +10,10 @@ import {
   type ResponseValidation,
   testConnector,
 } from '../../domain/connectors/invoke.js';
+import { releaseAdmission } from '../../plugins/use-load-shedding.js';
 import { parseArgs } from '../../validation/index.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
+import { mappingConnectorErrors } from './errors.js';
 
 const ConnectorEndpointRefInput = builder.inputType('ConnectorEndpointRefInput', {
   description: 'One endpoint of the connector’s template, named by its method and path exactly as stored.',
@@ -36,6 +39,20 @@ const ConnectorCallInput = builder.inputType('ConnectorCallInput', {
     }),
   }),
 });
+
+/**
+ * Gives the request's place in the in-flight budget back (use-load-shedding): a connector call waits on
+ * its upstream under its own per-tenant slots, not on the budget that protects the database. Over REST
+ * the route's own request holds the place.
+ */
+function leavingAdmission(context: Context) {
+  const { request, restRequest } = context as Context & ServerContext & { request?: Request };
+  return {
+    beforeUpstream() {
+      for (const held of [request, restRequest]) if (held) releaseAdmission(held);
+    },
+  };
+}
 
 const MAX_CALLER_HEADERS = 50;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/u;
@@ -150,7 +167,10 @@ const ConnectorTestResultRef = builder.objectRef<ConnectorTestResult>('Connector
 
 const callErrors =
   'EGRESS_REFUSED (502) when the guard refuses the address, scheme or a redirect; UPSTREAM_FAILED (502) for DNS, ' +
-  'TLS, connection failures or a body over 1 MiB; UPSTREAM_TIMEOUT (504); CONFLICT when the connector is disabled.';
+  'TLS, connection failures or a body over 1 MiB; UPSTREAM_TIMEOUT (504) when it does not connect, answer or finish ' +
+  'in time (the whole call within CONNECTOR_CALL_TIMEOUT_MS); RATE_LIMITED (429) beyond the tenant’s connector calls ' +
+  'in flight (reason connector_calls_busy) or the template’s rate_limits; CONFLICT when the connector is disabled ' +
+  'or its credential is missing or not usable (reason credential_unbound: set for another origin).';
 
 builder.mutationField('invokeConnector', (t) =>
   t.withAuth({ operator: true, agent: true }).field({
@@ -161,16 +181,23 @@ builder.mutationField('invokeConnector', (t) =>
       endpoint: t.arg({ type: ConnectorEndpointRefInput, required: true }),
       input: t.arg({ type: ConnectorCallInput }),
     },
-    ...validatedArgs(invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
-      invokeConnector(context, {
-        id,
-        endpoint,
-        input: input && {
-          query: input.query as Record<string, string> | null | undefined,
-          body: input.body,
-          headers: input.headers as Record<string, string> | null | undefined,
-        },
-      }),
+    ...validatedArgs(
+      invokeConnectorArgs,
+      mappingConnectorErrors((_root, { id, endpoint, input }, context) =>
+        invokeConnector(
+          context,
+          {
+            id,
+            endpoint,
+            input: input && {
+              query: input.query as Record<string, string> | null | undefined,
+              body: input.body,
+              headers: input.headers as Record<string, string> | null | undefined,
+            },
+          },
+          leavingAdmission(context),
+        ),
+      ),
     ),
   }),
 );
@@ -180,7 +207,12 @@ builder.mutationField('testConnector', (t) =>
     type: ConnectorTestResultRef,
     description: `Probes a connector with a HEAD request to its base_url (operator or agent). ${callErrors}`,
     args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) => testConnector(context, id)),
+    ...validatedArgs(
+      z.object({ id: z.guid() }),
+      mappingConnectorErrors((_root, { id }, context) =>
+        testConnector(context, id, leavingAdmission(context)),
+      ),
+    ),
   }),
 );
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
 import { checkBaseUrl } from '../../domain/connectors/base-url.js';
 import {
+  assertCredentialUsable,
   clearConnectorCredential,
   setConnectorCredential,
 } from '../../domain/connectors/credential-store.js';
@@ -19,8 +20,37 @@ builder.prismaObject('ConnectorCredential', {
         'First bytes of a keyed hash of the secret: changes whenever the secret does, reveals nothing of it.',
     }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the secret was last set.' }),
+    origin: t.exposeString('origin', {
+      description:
+        'The origin (https://host[:port]) of base_url when the secret was set: the only place it is sent.',
+    }),
+    usable: t.boolean({
+      description:
+        'Whether calls use it: false once base_url moved to another origin or auth_type changed, until it is set again.',
+      select: { connector: { select: { id: true, template: true } } },
+      resolve: (credential) => unusableReason(credential, credential.connector) === null,
+    }),
+    unusableReason: t.string({
+      nullable: true,
+      description: 'Why calls do not use it (the CONFLICT a call would answer); null when usable.',
+      select: { connector: { select: { id: true, template: true } } },
+      resolve: (credential) => unusableReason(credential, credential.connector),
+    }),
   }),
 });
+
+/** The refusal a call would answer for this credential, or null. */
+function unusableReason(
+  credential: Parameters<typeof assertCredentialUsable>[0],
+  connector: Parameters<typeof assertCredentialUsable>[1],
+): string | null {
+  try {
+    assertCredentialUsable(credential, connector);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 const ApiKeyCredentialInput = builder.inputType('ApiKeyCredentialInput', {
   fields: (t) => ({

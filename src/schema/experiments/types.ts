@@ -116,7 +116,15 @@ const PairwiseRef = builder.objectRef<PairwiseComparison>('AbTestPairwiseCompari
     name: t.exposeString('name'),
     pValue: t.exposeFloat('pValue', { nullable: true }),
     adjustedPValue: t.exposeFloat('adjustedPValue', { nullable: true }),
-    significant: t.exposeBoolean('significant'),
+    significant: t.exposeBoolean('significant', { description: 'adjustedPValue < alpha.' }),
+    smallSample: t.exposeBoolean('smallSample', {
+      description: 'A warning: an expected cell count of the pair’s 2x2 table is below 5.',
+    }),
+    exactPValue: t.exposeFloat('exactPValue', {
+      nullable: true,
+      description:
+        'With smallSample: Fisher’s exact test (two-sided) on the pair’s table, unadjusted; else null.',
+    }),
   }),
 });
 
@@ -126,7 +134,8 @@ export const AbTestResultsRef = builder.objectRef<AbTestResults>('AbTestResults'
     status: t.field({ type: AbTestStatus, resolve: (results) => results.status }),
     alpha: t.exposeFloat('alpha'),
     significant: t.exposeBoolean('significant', {
-      description: 'chiSquaredPValue < alpha and every expected cell count is at least 5.',
+      description:
+        'chiSquaredPValue < alpha: the decision of the z-test (chi-squared test for more variants) alone; see smallSample.',
     }),
     chiSquaredPValue: t.exposeFloat('chiSquaredPValue', {
       nullable: true,
@@ -140,6 +149,15 @@ export const AbTestResultsRef = builder.objectRef<AbTestResults>('AbTestResults'
     }),
     degreesOfFreedom: t.exposeInt('degreesOfFreedom'),
     minExpectedCount: t.exposeFloat('minExpectedCount', { nullable: true }),
+    smallSample: t.exposeBoolean('smallSample', {
+      description:
+        'A warning beside the decision, never a change of it: minExpectedCount is below 5, where the normal approximation behind chiSquaredPValue is rough.',
+    }),
+    exactPValue: t.exposeFloat('exactPValue', {
+      nullable: true,
+      description:
+        'With smallSample and two variants: Fisher’s exact test (two-sided) on the 2x2 table, to weigh the decision by; else null.',
+    }),
     variants: t.field({ type: [VariantResultRef], resolve: (results) => results.variants }),
     sampleRatioMismatch: t.field({
       type: SampleRatioMismatchRef,

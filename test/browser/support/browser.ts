@@ -13,6 +13,11 @@ export interface Browser {
   requests(): string[];
   /** The requests that went anywhere but `origin` (or to data: and blob: URLs). */
   foreignRequests(origin: string): string[];
+  /**
+   * Every Content-Security-Policy violation any tab reported so far: `securitypolicyviolation` events and
+   * the console messages Chromium writes for them (workers included).
+   */
+  cspViolations(): string[];
   screenshot(page: Page, name: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -38,6 +43,18 @@ export async function launchBrowser(): Promise<Browser> {
   context.on('request', (request) => {
     seen.push(request.url());
   });
+  const violations: string[] = [];
+  await context.exposeBinding('reportCspViolation', (_source, violation: string) => {
+    violations.push(violation);
+  });
+  await context.addInitScript(() => {
+    const report = (window as unknown as { reportCspViolation(text: string): void }).reportCspViolation;
+    document.addEventListener('securitypolicyviolation', (event) => {
+      report(
+        `${event.effectiveDirective} blocked ${event.blockedURI || 'inline'} (${event.sourceFile}:${event.lineNumber})`,
+      );
+    });
+  });
   return {
     async open(url, { javaScript = true } = {}) {
       const page = await context.newPage();
@@ -45,6 +62,14 @@ export async function launchBrowser(): Promise<Browser> {
       page.setDefaultTimeout(10_000);
       page.on('request', (request) => {
         seen.push(request.url());
+      });
+      page.on('console', (message) => {
+        if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+      });
+      page.on('worker', (worker) => {
+        worker.on('console', (message) => {
+          if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+        });
       });
       if (!javaScript) {
         const cdp = await context.newCDPSession(page);
@@ -59,6 +84,7 @@ export async function launchBrowser(): Promise<Browser> {
         (url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'),
       );
     },
+    cspViolations: () => [...violations],
     async screenshot(page, name) {
       await mkdir(SCREENSHOTS, { recursive: true });
       const file = path.join(SCREENSHOTS, `${name}.png`);

@@ -10,11 +10,21 @@ describe('request parts of a stored secret', () => {
     expect(staticRequestParts({ authType: 'api_key', key: 'k', in: 'header', name: 'X-Api-Token' })).toEqual({
       headers: { 'X-Api-Token': 'k' },
       query: {},
+      secrets: ['k'],
     });
     expect(staticRequestParts({ authType: 'api_key', key: 'k', in: 'query', name: 'api_key' })).toEqual({
       headers: {},
       query: { api_key: 'k' },
+      secrets: ['k'],
     });
+  });
+
+  it('names the secret values to redact: the token, the password and the base64 pair', () => {
+    expect(staticRequestParts({ authType: 'bearer', token: 't0k' }).secrets).toEqual(['t0k']);
+    expect(staticRequestParts({ authType: 'basic', username: 'ana', password: 'pw' }).secrets).toEqual([
+      'pw',
+      Buffer.from('ana:pw').toString('base64'),
+    ]);
   });
 
   it('sends a bearer token and basic credentials in Authorization', () => {

@@ -56,6 +56,15 @@ describe('compareWithControl against SciPy', () => {
   it.each(pairwise)('reaches the same significance decision for $name', ({ variants, i, expected }) => {
     expect(compareWithControl(variants)[i]?.significant).toBe(expected.significant);
   });
+
+  it.each(pairwise)(
+    'warns of a small sample alike, with the exact test, for $name',
+    ({ variants, i, expected }) => {
+      const comparison = compareWithControl(variants)[i];
+      expect(comparison?.smallSample).toBe(expected.smallSample);
+      expectClose(comparison?.exactPValue, expected.exactPValue);
+    },
+  );
 });
 
 describe('compareWithControl', () => {
@@ -83,7 +92,13 @@ describe('compareWithControl', () => {
 
   it('gives a null p-value for a variant without observations without counting it', () => {
     const result = compareWithControl([counts(100, 10), counts(100, 25), counts(0, 0)]);
-    expect(result[1]).toEqual({ pValue: null, adjustedPValue: null, significant: false });
+    expect(result[1]).toEqual({
+      pValue: null,
+      adjustedPValue: null,
+      significant: false,
+      smallSample: false,
+      exactPValue: null,
+    });
     expect(result[0]?.adjustedPValue).toBe(result[0]?.pValue);
   });
 });

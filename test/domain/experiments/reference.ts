@@ -12,7 +12,21 @@ export interface SignificanceCase {
   pValue: number | null;
   minExpectedCount: number | null;
   significant: boolean;
-  pairwise: { pValue: number | null; adjustedPValue: number | null; significant: boolean }[];
+  smallSample: boolean;
+  exactPValue: number | null;
+  pairwise: {
+    pValue: number | null;
+    adjustedPValue: number | null;
+    significant: boolean;
+    smallSample: boolean;
+    exactPValue: number | null;
+  }[];
+}
+
+export interface FisherExactCase {
+  control: VariantCounts;
+  treatment: VariantCounts;
+  pValue: number;
 }
 
 export interface SampleRatioMismatchCase {
@@ -59,6 +73,7 @@ export interface Reference {
   wilson: WilsonCase[];
   relativeLift: RelativeLiftCase[];
   holm: HolmCase[];
+  fisherExact: FisherExactCase[];
   assignment: AssignmentCase[];
 }
 

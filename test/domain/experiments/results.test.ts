@@ -19,12 +19,20 @@ describe('summarizeExperiment', () => {
     expect(results.significant).toBe(c.significant);
   });
 
+  it.each(reference.significance)('reports the small-sample warning and exact test for $name', (c) => {
+    const results = summarizeExperiment(tallies(c.variants), 0.05);
+    expect(results.smallSample).toBe(c.smallSample);
+    expectClose(results.exactPValue, c.exactPValue);
+  });
+
   it.each(reference.significance)('reports the Holm-adjusted comparisons with the control for $name', (c) => {
     const { pairwise } = summarizeExperiment(tallies(c.variants), 0.05);
     expect(pairwise).toHaveLength(c.pairwise.length);
     pairwise.forEach((comparison, i) => {
       expectClose(comparison.adjustedPValue, c.pairwise[i]?.adjustedPValue ?? null);
       expect(comparison.significant).toBe(c.pairwise[i]?.significant);
+      expect(comparison.smallSample).toBe(c.pairwise[i]?.smallSample);
+      expectClose(comparison.exactPValue, c.pairwise[i]?.exactPValue ?? null);
     });
   });
 

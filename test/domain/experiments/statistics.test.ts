@@ -31,6 +31,14 @@ describe('testSignificance against SciPy', () => {
     expect(testSignificance(c.variants).significant).toBe(c.significant);
   });
 
+  it.each(cases)('warns of a small sample alike for $name', (c) => {
+    expect(testSignificance(c.variants).smallSample).toBe(c.smallSample);
+  });
+
+  it.each(cases)('matches the exact test beside a small sample for $name', (c) => {
+    expectClose(testSignificance(c.variants).exactPValue, c.exactPValue);
+  });
+
   it.each(cases)('uses the expected method and degrees of freedom for $name', (c) => {
     const result = testSignificance(c.variants);
     expect([result.method, result.degreesOfFreedom]).toEqual([c.method, c.degreesOfFreedom]);
@@ -67,16 +75,34 @@ describe('testSignificance', () => {
     expect(pValue).toBeLessThan(1e-20);
   });
 
-  it('is not significant when p is below alpha but an expected count is below 5', () => {
-    const result = testSignificance([counts(20, 0), counts(20, 9)]);
-    expect(result.pValue).toBeLessThan(0.001);
-    expect(result.significant).toBe(false);
+  it('decides by the z-test alone when an expected count is below 5: 0/20 against 5/20 is significant', () => {
+    const result = testSignificance([counts(20, 0), counts(20, 5)]);
+    expect(result.pValue).toBeCloseTo(0.0168, 4);
+    expect(result.minExpectedCount).toBe(2.5);
+    expect(result.significant).toBe(true);
   });
 
-  it('counts an expected count of exactly 5 as large enough', () => {
+  it('warns of a small sample beside the decision, with the exact test’s p-value', () => {
+    const result = testSignificance([counts(20, 0), counts(20, 5)]);
+    expect(result.smallSample).toBe(true);
+    expect(result.exactPValue).toBeCloseTo(0.0471, 4);
+  });
+
+  it('keeps the decision of the z-test when the exact test disagrees', () => {
+    const result = testSignificance([counts(12, 1), counts(9, 4)], 0.06);
+    expect([result.significant, result.smallSample]).toEqual([true, true]);
+    expect(result.exactPValue).toBeGreaterThan(0.06);
+  });
+
+  it('counts an expected count of exactly 5 as large enough: no warning, no exact test', () => {
     const result = testSignificance([counts(20, 10), counts(20, 0)]);
     expect(result.minExpectedCount).toBe(5);
-    expect(result.significant).toBe(true);
+    expect([result.significant, result.smallSample, result.exactPValue]).toEqual([true, false, null]);
+  });
+
+  it('warns of a small sample of three or more variants without an exact test', () => {
+    const result = testSignificance([counts(10, 0), counts(10, 0), counts(10, 8)]);
+    expect([result.significant, result.smallSample, result.exactPValue]).toEqual([true, true, null]);
   });
 
   it('is not significant when p equals alpha', () => {
@@ -94,6 +120,8 @@ describe('testSignificance', () => {
       pValue: null,
       minExpectedCount: null,
       significant: false,
+      smallSample: false,
+      exactPValue: null,
     });
   });
 

@@ -33,6 +33,11 @@ export interface EgressClientOptions {
   headersTimeoutMs?: number;
   /** Longest pause between two chunks of the response body. Default 10000 ms. */
   bodyTimeoutMs?: number;
+  /**
+   * Time for the whole call: resolving, connecting, every redirect and the complete body; a call that
+   * trickles its bytes ends here too. Default 30000 ms (CONNECTOR_CALL_TIMEOUT_MS).
+   */
+  callTimeoutMs?: number;
   /** Largest response body returned; a larger one is refused, not truncated. Default 1 MiB. */
   maxResponseBytes?: number;
   /** Redirects followed, each to the same host and port only. Default 3. */
@@ -62,9 +67,22 @@ export interface EgressResponse {
   redirects: number;
 }
 
+/** A deadline shared by several requests (an OAuth token request and the call it is for). */
+export interface EgressDeadline {
+  /** Epoch milliseconds by which the requests must be over. */
+  at: number;
+  /** The time they were given in all, for the message of a refusal. */
+  ms: number;
+}
+
+export interface EgressSendOptions {
+  /** Ends the call earlier than its own `callTimeoutMs` when it comes first. */
+  deadline?: EgressDeadline | undefined;
+}
+
 export interface EgressClient {
   /** Sends one request; resolves with any HTTP status, rejects with an EgressError. */
-  send(request: EgressRequest): Promise<EgressResponse>;
+  send(request: EgressRequest, options?: EgressSendOptions): Promise<EgressResponse>;
   close(): Promise<void>;
 }
 
@@ -72,6 +90,7 @@ export const EGRESS_DEFAULTS = {
   connectTimeoutMs: 5000,
   headersTimeoutMs: 10_000,
   bodyTimeoutMs: 10_000,
+  callTimeoutMs: 30_000,
   maxResponseBytes: 1024 * 1024,
   maxRedirects: 3,
 } as const;
@@ -103,7 +122,8 @@ function classify(error: unknown, host: string): EgressError {
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/u.test(code)) {
     return new EgressTlsError(`TLS with ${host} failed: ${code}`);
   }
-  return new EgressConnectionError(`the connection to ${host} failed: ${code || (error as Error).message}`);
+  // A code or a name, never the error's own message: messages are ours alone, so none can quote a request.
+  return new EgressConnectionError(`the connection to ${host} failed: ${code || (error as Error).name}`);
 }
 
 /**
@@ -117,16 +137,17 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
   const allow = compileAllowlist(options.allowlist ?? { networks: [], hosts: [] });
   const lookup = options.lookup ?? systemResolver;
 
-  function refusalOf(hostname: string, address: string): string | null {
+  /** Why `address` may not be connected to on `port` for `hostname`, or null. */
+  function refusalOf(hostname: string, address: string, port: number): string | null {
     const parsed = ipaddr.process(address);
     if (isCloudMetadataAddress(parsed)) return 'is a cloud metadata endpoint';
     const reason = describeNonPublicAddress(parsed);
-    if (reason === null || allow.allowsHost(hostname) || allow.allowsAddress(parsed)) return null;
+    if (reason === null || allow.allowsHost(hostname, port) || allow.allowsAddress(parsed, port)) return null;
     return reason;
   }
 
   /** The address to connect to, once every address the name has was checked. */
-  async function resolveChecked(name: string): Promise<string> {
+  async function resolveChecked(name: string, port: number): Promise<string> {
     // Resolvers ignore trailing dots; so does the check ("127.0.0.1.." is 127.0.0.1).
     const hostname = name.replace(/\.+$/u, '');
     const family = net.isIP(hostname);
@@ -146,8 +167,8 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
     if (!first) throw new EgressDnsError(`${hostname} has no address`);
     // One non-public answer refuses the name: which answer a connection would use is not ours to pick.
     for (const { address } of addresses) {
-      const reason = refusalOf(hostname, address);
-      if (reason !== null) throw new EgressAddressRefusedError(hostname, address, reason);
+      const reason = refusalOf(hostname, address, port);
+      if (reason !== null) throw new EgressAddressRefusedError(hostname, address, port, reason);
     }
     return first.address;
   }
@@ -163,7 +184,9 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
       callback(new EgressSchemeRefusedError(`${protocol} connections are refused: https only`), null);
       return;
     }
-    resolveChecked(hostname).then(
+    // undici passes an empty port for the scheme's default.
+    const port = Number(connectOptions.port) || 443;
+    resolveChecked(hostname, port).then(
       (address) => {
         // The name stays the TLS server name (SNI and certificate check); only the address is pinned.
         tlsConnect({ ...connectOptions, hostname: address }, (error, socket) => {
@@ -172,10 +195,10 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
             return;
           }
           const peer = socket.remoteAddress;
-          const reason = peer === undefined ? 'is unknown' : refusalOf(hostname, peer);
+          const reason = peer === undefined ? 'is unknown' : refusalOf(hostname, peer, port);
           if (reason !== null) {
             socket.destroy();
-            callback(new EgressAddressRefusedError(hostname, peer ?? '?', reason), null);
+            callback(new EgressAddressRefusedError(hostname, peer ?? '?', port, reason), null);
             return;
           }
           callback(null, socket);
@@ -211,7 +234,8 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
     return Buffer.concat(chunks);
   }
 
-  async function send(request: EgressRequest): Promise<EgressResponse> {
+  /** The request and its redirects, until a final response and its whole body (or a refusal). */
+  async function exchange(request: EgressRequest, signal: AbortSignal): Promise<EgressResponse> {
     let url = new URL(request.url);
     let { method, body } = request;
     let headers = request.headers;
@@ -226,6 +250,7 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
           path: `${url.pathname}${url.search}`,
           method: method as Dispatcher.HttpMethod,
           headers,
+          signal,
           ...(body !== undefined ? { body } : {}),
         });
         const location = response.headers.location;
@@ -273,6 +298,39 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
       } catch (error) {
         throw classify(error, url.host);
       }
+    }
+  }
+
+  /**
+   * One call under one deadline: when it passes, the exchange is aborted (its socket closed) and the call
+   * rejects with `call_timeout`, whatever stage it was in.
+   */
+  async function send(request: EgressRequest, options: EgressSendOptions = {}): Promise<EgressResponse> {
+    const own = { at: Date.now() + settings.callTimeoutMs, ms: settings.callTimeoutMs };
+    const deadline = options.deadline && options.deadline.at < own.at ? options.deadline : own;
+    const host = new URL(request.url).host;
+    const controller = new AbortController();
+    const exchanged = exchange(request, controller.signal);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => {
+          const error = new EgressTimeoutError(
+            'call_timeout',
+            `${host} did not finish the call within ${deadline.ms} ms`,
+          );
+          controller.abort(error);
+          reject(error);
+        },
+        Math.max(0, deadline.at - Date.now()),
+      );
+    });
+    // The aborted exchange rejects after the deadline did; that rejection has no one left to tell.
+    exchanged.catch(() => {});
+    try {
+      return await Promise.race([exchanged, expired]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

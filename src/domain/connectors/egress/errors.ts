@@ -7,25 +7,35 @@ export type EgressFailureReason =
   | 'connect_timeout'
   | 'headers_timeout'
   | 'body_timeout'
+  | 'call_timeout'
   | 'tls_failed'
   | 'connection_failed'
   | 'response_too_large';
 
-/** A refusal or failure of an outbound connector request. Messages name hosts and addresses, never bodies. */
+/**
+ * A refusal or failure of an outbound connector request. Messages name hosts, ports and addresses, never
+ * bodies, headers or query strings, so none carries a credential.
+ */
 export abstract class EgressError extends Error {
   abstract readonly reason: EgressFailureReason;
 }
 
-/** The host resolved to (or is) an address that is not public and that CONNECTOR_EGRESS_ALLOW does not name. */
+/**
+ * The host resolved to (or is) an address that is not public and that CONNECTOR_EGRESS_ALLOW does not name
+ * with this port.
+ */
 export class EgressAddressRefusedError extends EgressError {
   override name = 'EgressAddressRefusedError';
   readonly reason = 'address_refused';
   constructor(
     readonly hostname: string,
     readonly address: string,
+    readonly port: number,
     why: string,
   ) {
-    super(`${hostname} resolved to ${address}, which ${why}; outbound connections to it are refused`);
+    super(
+      `${hostname} resolved to ${address}, which ${why}; outbound connections to it on port ${port} are refused`,
+    );
   }
 }
 
@@ -46,11 +56,14 @@ export class EgressDnsError extends EgressError {
   readonly reason = 'dns_failed';
 }
 
-/** No connection in time, no response headers in time, or the body stalled. */
+/**
+ * No connection in time, no response headers in time, the body stalled, or the whole call (redirects and
+ * body included) outlasted its deadline.
+ */
 export class EgressTimeoutError extends EgressError {
   override name = 'EgressTimeoutError';
   constructor(
-    readonly reason: 'connect_timeout' | 'headers_timeout' | 'body_timeout',
+    readonly reason: 'connect_timeout' | 'headers_timeout' | 'body_timeout' | 'call_timeout',
     message: string,
   ) {
     super(message);

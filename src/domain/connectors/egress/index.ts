@@ -4,9 +4,11 @@ export {
   EGRESS_DEFAULTS,
   type EgressClient,
   type EgressClientOptions,
+  type EgressDeadline,
   type EgressLookup,
   type EgressRequest,
   type EgressResponse,
+  type EgressSendOptions,
   type ResolvedAddress,
 } from './client.js';
 export * from './errors.js';

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { decodeJwt } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { signToken } from '../../src/auth/tokens.js';
+import type { RunningServer } from '../../src/server.js';
+import { type Caller, createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
+import { nextSseEvent, openSse, untilSseDelivered } from '../support/sse.js';
+import { listen } from '../support/ws.js';
+
+const OnAgentPaused = 'subscription { agentPaused { eventId role } }';
+
+let t: TestApp;
+let server: RunningServer;
+beforeAll(async () => {
+  t = await createTestApp();
+  server = await listen(t);
+});
+afterAll(async () => {
+  await server.close();
+  await t.close();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function shortLived(ttl: string): Promise<Caller & { expiresAt: number }> {
+  const tenantId = randomUUID();
+  const sub = `user-${randomUUID().slice(0, 8)}`;
+  const token = await signToken(TEST_SECRET, { tenantId, sub, roles: ['member'], ttl });
+  return { tenantId, sub, roles: ['member'], token, expiresAt: (decodeJwt(token).exp as number) * 1000 };
+}
+
+/** Resolves once the clock has passed `at` (the wait is for time itself: the token's exp). */
+function clockPast(at: number): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => (Date.now() > at ? resolve() : setTimeout(check, at - Date.now() + 1));
+    check();
+  });
+}
+
+const publishPause = (tenantId: string, role: string) => {
+  const eventId = randomUUID();
+  return t.app.services.bus.publish({
+    eventId,
+    type: 'DOGFOOD_AGENT_PAUSED',
+    tenantId,
+    payload: { event_id: eventId, role, tenant_id: tenantId },
+  });
+};
+
+const expiredEvent = {
+  event: 'next',
+  data: {
+    errors: [
+      {
+        message: 'Token has expired',
+        extensions: { code: 'UNAUTHENTICATED' },
+      },
+    ],
+  },
+};
+
+describe('a token that expires while its SSE subscription is open', () => {
+  it('ends the stream at the token’s exp with an UNAUTHENTICATED event, then complete', async () => {
+    const caller = await shortLived('2s');
+    const stream = await openSse(server.url, caller, OnAgentPaused);
+    expect(stream.status).toBe(200);
+    await untilSseDelivered(t, stream, caller.tenantId);
+
+    expect(await nextSseEvent(stream, 10_000)).toMatchObject(expiredEvent);
+    expect(await stream.next()).toEqual({ event: 'complete', data: null });
+    await stream.ended();
+    expect(Date.now()).toBeGreaterThanOrEqual(caller.expiresAt);
+  });
+
+  it('never delivers an event published after the exp', async () => {
+    const caller = await shortLived('2s');
+    const stream = await openSse(server.url, caller, OnAgentPaused);
+    await untilSseDelivered(t, stream, caller.tenantId);
+
+    await clockPast(caller.expiresAt);
+    await publishPause(caller.tenantId, 'cfo');
+
+    expect(await nextSseEvent(stream)).toMatchObject(expiredEvent);
+    await stream.ended();
+    const roles = stream.received().map((message) => message.data?.data?.agentPaused?.role);
+    expect(roles).not.toContain('cfo');
+  });
+
+  it('delivers no event once the token has expired, even before its timer fires', async () => {
+    const caller = await t.caller(['member']);
+    const stream = await openSse(server.url, caller, OnAgentPaused);
+    await untilSseDelivered(t, stream, caller.tenantId);
+
+    const now = Date.now();
+    vi.spyOn(Date, 'now').mockReturnValue(now + 2 * 60 * 60 * 1000);
+    await publishPause(caller.tenantId, 'cfo');
+
+    expect(await nextSseEvent(stream)).toMatchObject(expiredEvent);
+    await stream.ended();
+    const roles = stream.received().map((message) => message.data?.data?.agentPaused?.role);
+    expect(roles).not.toContain('cfo');
+  });
+});
