@@ -133,30 +133,34 @@ export function useUploads({
   maxFieldBytes = MAX_BODY_BYTES,
 }: UseUploadsOptions): Plugin {
   const spooled = new WeakMap<Request, string[]>();
-  let ready: Promise<unknown> | undefined;
 
   /** Writes one file part to a spool file: its size, digest and first bytes, read as it streams through. */
   async function spool(stream: BusboyFileStream, paths: string[]): Promise<ReceivedFile> {
-    ready ??= mkdir(directory, { recursive: true });
-    await ready;
+    await mkdir(directory, { recursive: true });
     const file = path.join(directory, `${randomUUID()}.part`);
     paths.push(file);
     const hash = createHash('sha256');
     let size = 0;
     let head = Buffer.alloc(0);
-    await pipeline(
-      stream,
-      new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          size += chunk.byteLength;
-          hash.update(chunk);
-          if (head.byteLength < SIGNATURE_BYTES)
-            head = Buffer.concat([head, chunk.subarray(0, SIGNATURE_BYTES)]);
-          done(null, chunk);
-        },
-      }),
-      createWriteStream(file, { flags: 'wx', mode: 0o644 }),
-    );
+    try {
+      await pipeline(
+        stream,
+        new Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            size += chunk.byteLength;
+            hash.update(chunk);
+            if (head.byteLength < SIGNATURE_BYTES)
+              head = Buffer.concat([head, chunk.subarray(0, SIGNATURE_BYTES)]);
+            done(null, chunk);
+          },
+        }),
+        createWriteStream(file, { flags: 'wx', mode: 0o644 }),
+      );
+    } catch (error) {
+      // A request that failed mid-file: its spool file may be opened after the request's clean-up ran.
+      await rm(file, { force: true }).catch(() => {});
+      throw error;
+    }
     // A part over the limit was cut by the parser at maxFileBytes + 1: enough to know it is too large.
     return new ReceivedFile(file, size, hash.digest('hex'), head.subarray(0, SIGNATURE_BYTES));
   }
