@@ -14,6 +14,7 @@ import { scopesOf } from '../src/builder.js';
 import type { Context, ServerContext } from '../src/context.js';
 import { statusOf } from '../src/errors.js';
 import { isPayloadTooLarge, MAX_BODY_BYTES, readBodyText } from '../src/plugins/use-body-limit.js';
+import { admitRequest } from '../src/plugins/use-load-shedding.js';
 import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
 import { inspectArguments, inspectNesting } from '../src/validation/input-rules.js';
 import { toValidationDetail } from '../src/validation/pydantic.js';
@@ -203,6 +204,8 @@ export interface ExecuteOptions {
   yoga: YogaServerInstance<ServerContext, Context>;
   viewer: Viewer;
   requestId: string;
+  /** Runs once the request is admitted into the database budget, before its operation. */
+  admitted?: () => Promise<void>;
 }
 
 /** Runs one matched route: body, validation, the GraphQL operation, and the mapping of its result. */
@@ -210,7 +213,7 @@ export async function executeRoute(
   compiled: CompiledRoute,
   request: Request,
   params: Record<string, string>,
-  { yoga, viewer, requestId }: ExecuteOptions,
+  { yoga, viewer, requestId, admitted }: ExecuteOptions,
 ): Promise<Response> {
   const { route } = compiled;
   assertAllowed(compiled, viewer);
@@ -259,6 +262,12 @@ export async function executeRoute(
       );
     }
   }
+
+  // The caller is authenticated and the body read and checked: only now does the request count against the
+  // database budget, and only then is its tenant looked up.
+  const refusal = admitRequest(request);
+  if (refusal) throw new RestError(503, refusal.message, refusal.headers);
+  await admitted?.();
 
   const response = await yoga.fetch(
     'http://yoga/graphql',

@@ -82,12 +82,12 @@ export function useRest(
         if (outcome.status === 'failed') throw new RestError(401, outcome.error.message);
         if (outcome.status === 'anonymous') throw new RestError(401, 'Not authenticated');
         const { viewer } = outcome;
-        await services.tenants.ensure(viewer.tenantId);
         endResponse(
           await executeRoute(found.candidate, request, found.params ?? {}, {
             yoga: getYoga(),
             viewer,
             requestId: requestIdOf(request),
+            admitted: () => services.tenants.ensure(viewer.tenantId),
           }),
         );
       } catch (error) {

@@ -30,7 +30,12 @@ import { createMetrics, metricsAccess } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import { graphiqlOptions, renderGraphiQL } from './pages/graphiql.js';
 import { useAuthentication } from './plugins/use-authentication.js';
-import { MAX_BODY_BYTES, MAX_REQUEST_BYTES, useBodyLimit } from './plugins/use-body-limit.js';
+import {
+  MAX_BODY_BYTES,
+  MAX_REQUEST_BYTES,
+  MAX_UPLOAD_BYTES,
+  useBodyLimit,
+} from './plugins/use-body-limit.js';
 import { useCallerResponseCache } from './plugins/use-caller-response-cache.js';
 import { useDashboard } from './plugins/use-dashboard.js';
 import { useErrorLog } from './plugins/use-error-log.js';
@@ -47,11 +52,13 @@ import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSharedEventExecution } from './plugins/use-shared-event-execution.js';
 import { useSubscriptionStreams } from './plugins/use-subscription-streams.js';
+import { useUploads } from './plugins/use-uploads.js';
 import { createRateLimiter } from './rate-limit.js';
 import { schema } from './schema/index.js';
 import type { Services } from './services.js';
 import { createStreamSlots } from './stream-slots.js';
 import { createTenantRegistry } from './tenancy.js';
+import { armorLimits } from './validation/document-limits.js';
 
 export interface App {
   yoga: YogaServerInstance<ServerContext, Context>;
@@ -90,15 +97,14 @@ export const cacheTtlPerCoordinate: Record<string, number> = {
 };
 
 /**
- * Requests that may carry more than MAX_BODY_BYTES once the caller is authenticated: the REST routes that
- * declare a larger body (chat with attachments), and /graphql, whose operation is only known after its
- * body is read (then only `sendChatMessage` may have used more).
+ * Requests that may carry more than MAX_BODY_BYTES of JSON once the caller is authenticated: the REST routes
+ * that declare a larger body (chat with base64 attachments, as the spec defines it). On /graphql files
+ * travel as multipart requests (useUploads), and JSON stays small.
  */
 const largeBodyRoutes = routes
   .filter((route) => (route.maxBodyBytes ?? 0) > MAX_BODY_BYTES)
   .map((route) => compileRoute(route, schema));
 function allowsLargeBody(method: string, pathname: string): boolean {
-  if (pathname === '/graphql') return true;
   return largeBodyRoutes.some(({ route, pattern }) => route.method === method && pattern.test(pathname));
 }
 
@@ -201,27 +207,32 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         });
       },
     },
-    // useBodyLimit bounds every body, by caller and operation; yoga's own limit would only stream each
+    // useBodyLimit bounds every body, by caller, path and type; yoga's own limit would only stream each
     // body through a second counter.
     maxRequestBodySize: false,
+    // useUploads parses multipart requests, streaming files to disk; yoga's parser holds them in memory.
+    multipart: false,
     plugins: [
       ...(options.tracing ? [options.tracing.plugin({ routeTemplates })] : []),
       useMetrics({ metrics, access: metricsAccess(config), routeTemplates }),
       useRequestId(),
       useSecurityHeaders(),
       useRequestLog({ logger }),
+      useAuthentication({ tokens: services.tokens }),
       useLoadShedding({
         maxInFlight: config.database.poolSize + config.database.queueSize,
+        maxAnonymousPerAddress: config.http.maxAnonymousPerAddress,
         retryAfterSeconds: config.retryAfterSeconds,
         refusals: metrics.overloadRefusals,
       }),
-      useAuthentication({ tokens: services.tokens }),
       useRateLimit({ limiter: rateLimiter, refusals: metrics.rateLimitRefusals }),
+      // Before the body limit, whose counting wraps the upload parser.
+      useUploads({ directory: path.join(config.dataDir, 'uploads'), fields: ['sendChatMessage'] }),
       useBodyLimit({
         maxBytes: MAX_BODY_BYTES,
         maxLargeBytes: MAX_REQUEST_BYTES,
         allowsLargeBody,
-        largeBodyFields: ['sendChatMessage'],
+        maxUploadBytes: MAX_UPLOAD_BYTES,
       }),
       useInputDepthLimit(),
       useSubscriptionStreams({ slots: services.streams, retryAfterSeconds: config.retryAfterSeconds }),
@@ -234,11 +245,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       useDashboard({ buildOnDemand: !config.production }),
       useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),
       EnvelopArmorPlugin({
-        maxDepth: { n: 12 },
-        costLimit: { maxCost: 5000 },
-        maxAliases: { n: 40 },
-        maxDirectives: { n: 20 },
-        maxTokens: { n: 5000 },
+        ...armorLimits,
         // useNoSuggestions leaves suggestions out of every message, coercion included; this only masked some.
         blockFieldSuggestion: { enabled: false },
       }),

@@ -6,6 +6,7 @@ import { DateTimeResolver, JSONResolver, SafeIntResolver } from 'graphql-scalars
 import type { z } from 'zod';
 import type { Viewer } from './auth/viewer.js';
 import type { Context } from './context.js';
+import type { ReceivedFile } from './domain/agents/attachments.js';
 import { forbidden, unauthenticated } from './errors.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
@@ -45,6 +46,8 @@ export const builder = new SchemaBuilder<{
     JSON: { Input: unknown; Output: unknown };
     /** Integers up to 2^53 - 1 (64-bit counts such as tokens), exact in JSON. */
     SafeInt: { Input: number; Output: number };
+    /** A file part of a GraphQL multipart request (input only). */
+    File: { Input: ReceivedFile; Output: never };
   };
   DefaultFieldNullability: false;
 }>({

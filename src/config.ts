@@ -85,6 +85,9 @@ const environment = z.object({
     .default(64 * 1024),
   WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  HTTP_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  HTTP_MAX_ANONYMOUS_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   DATABASE_QUEUE_SIZE: z.coerce.number().int().min(0).default(100),
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2000),
@@ -156,6 +159,15 @@ export interface Config {
   maxStreamsPerCaller: number;
   /** Time `close()` may take in all: in-flight requests, sockets, then background work. */
   shutdownTimeoutMs: number;
+  /** Bounds of HTTP clients before they are authenticated and their request is read (see README, Limits). */
+  http: {
+    /** Time a request's headers may take to arrive, from its first byte (node:http `headersTimeout`). */
+    headersTimeoutMs: number;
+    /** Time a whole request, headers and body, may take to arrive (node:http `requestTimeout`). */
+    bodyTimeoutMs: number;
+    /** Requests without a verified caller one client address may have in flight at once. */
+    maxAnonymousPerAddress: number;
+  };
   /** Limits that turn an overloaded or unreachable database into 503s (see docs/operations.md). */
   database: DatabaseLimits;
   /** Time `/readyz` waits for the database before it answers unready. */
@@ -210,6 +222,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && !values.AUTH_JWT_SECRET && !values.AUTH_JWKS_URL) {
     throw new ConfigError('NODE_ENV=production needs AUTH_JWT_SECRET or AUTH_JWKS_URL');
   }
+  if (values.HTTP_HEADERS_TIMEOUT_MS > values.HTTP_BODY_TIMEOUT_MS) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_BODY_TIMEOUT_MS: the body timeout counts from the first byte of the headers',
+    );
+  }
   if (values.METRICS_PORT && values.METRICS_PORT === values.PORT) {
     throw new ConfigError('METRICS_PORT must differ from PORT: metrics get a listener of their own');
   }
@@ -240,6 +257,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     maxStreamsPerCaller: values.MAX_STREAMS_PER_CALLER ?? values.WS_MAX_SOCKETS_PER_CALLER ?? 20,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
+    http: {
+      headersTimeoutMs: values.HTTP_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: values.HTTP_BODY_TIMEOUT_MS,
+      maxAnonymousPerAddress: values.HTTP_MAX_ANONYMOUS_PER_ADDRESS,
+    },
     database: {
       poolSize: values.DATABASE_POOL_SIZE,
       queueSize: values.DATABASE_QUEUE_SIZE,

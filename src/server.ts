@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { App } from './app.js';
 import { serveGraphQLOverWebSocket } from './graphql-ws.js';
@@ -16,10 +17,74 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** A complete answer written on the socket itself, for a request node:http gave up on. */
+function rawResponse(status: number, reason: string, body?: unknown): string {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  const type = body === undefined ? '' : 'Content-Type: application/json\r\n';
+  return `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\n${type}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+}
+
+/**
+ * What node:http answers a client error with when nobody listens for it (400, 431 for headers too large,
+ * 413 for chunk extensions too large), except a request that did not arrive in time: 408 in the shape of
+ * its path (a GraphQL error on /graphql, `{"detail"}` elsewhere), when nothing of an answer was sent yet.
+ */
+function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  current: { request: IncomingMessage; response: ServerResponse } | undefined,
+  timeouts: { headersTimeoutMs: number; bodyTimeoutMs: number },
+): void {
+  // A request whose answer is complete is not the one that timed out: a later one on the connection is.
+  const pending = current && !current.response.writableEnded ? current : undefined;
+  if (error.code === 'ECONNRESET' || !socket.writable || pending?.response.headersSent) {
+    socket.destroy();
+    return;
+  }
+  let answer: string;
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // Headers that never completed took the headers timeout; a request whose headers arrived, the body's.
+    const message = `Request timeout: the request did not arrive within ${pending ? timeouts.bodyTimeoutMs : timeouts.headersTimeoutMs} ms`;
+    const path = pending?.request.url?.split('?')[0];
+    answer = rawResponse(
+      408,
+      'Request Timeout',
+      path === '/graphql'
+        ? { errors: [{ message, extensions: { code: 'REQUEST_TIMEOUT' } }] }
+        : { detail: message },
+    );
+  } else if (error.code === 'HPE_HEADER_OVERFLOW') {
+    answer = rawResponse(431, 'Request Header Fields Too Large');
+  } else if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
+    answer = rawResponse(413, 'Payload Too Large');
+  } else {
+    answer = rawResponse(400, 'Bad Request');
+  }
+  socket.end(answer, () => socket.destroy());
+}
+
 /** node:http with yoga (GraphQL, GraphiQL, REST, health) and graphql-ws on the same port and path. */
 export async function startServer(app: App, port: number, host: string): Promise<RunningServer> {
   const { yoga, services } = app;
-  const server = createServer(yoga);
+  const timeouts = services.config.http;
+  // A client has HTTP_HEADERS_TIMEOUT_MS for its headers and HTTP_BODY_TIMEOUT_MS for the whole request,
+  // counted from its first byte (each request of a kept-alive connection anew); node:http checks them
+  // every `connectionsCheckingInterval`, so that is a fraction of the shorter one.
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.bodyTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
+    },
+    yoga,
+  );
+  const current = new WeakMap<Duplex, { request: IncomingMessage; response: ServerResponse }>();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) =>
+    current.set(request.socket, { request, response }),
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(error, socket, current.get(socket), timeouts),
+  );
   // Listening first: a port that is taken rejects here, before ws would relay the error as its own.
   const url = await listenOn(server, port, host);
   const wsServer = new WebSocketServer({

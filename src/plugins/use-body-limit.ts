@@ -1,16 +1,23 @@
-import { type DocumentNode, type GraphQLError, getOperationAST, Kind } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
+import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from '../domain/agents/attachments.js';
 import { serviceError } from '../errors.js';
 
 /** Largest body read before the caller is authenticated, and of every request that needs no more. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Largest body of the requests that carry attachments (a chat message with 5 attachments of 10 MiB,
- * base64-encoded, fits), admitted only for an authenticated caller.
+ * Largest body of the REST routes that carry attachments as base64 JSON (a chat message with 5 attachments
+ * of 10 MiB, base64-encoded, fits), admitted only for an authenticated caller.
  */
 export const MAX_REQUEST_BYTES = 72 * 1024 * 1024;
+
+/**
+ * Largest GraphQL multipart request (files as they are, not base64): every attachment at its limit, with
+ * room for `operations`, `map` and the part headers. Admitted only for an authenticated caller.
+ */
+export const MAX_UPLOAD_BYTES = MAX_ATTACHMENTS_PER_MESSAGE * MAX_ATTACHMENT_BYTES + 2 * MAX_BODY_BYTES;
 
 export interface UseBodyLimitOptions {
   /** Largest body of any request without a verified caller, and of requests that need no more. Default 1 MiB. */
@@ -20,10 +27,10 @@ export interface UseBodyLimitOptions {
   /** Which requests (by method and path) may carry a large body once authenticated. Default: none. */
   allowsLargeBody?: (method: string, pathname: string) => boolean;
   /**
-   * Root fields of the GraphQL operations that may use a large body once parsed: any other operation
-   * whose body passed `maxBytes` is refused before it runs. Default: none.
+   * Largest multipart/form-data body (a GraphQL multipart request, with files) a verified caller may send to
+   * /graphql; a JSON body there stays at `maxBytes`, whatever its operation. Default 52 MiB (MAX_UPLOAD_BYTES).
    */
-  largeBodyFields?: readonly string[];
+  maxUploadBytes?: number;
 }
 
 export const payloadTooLarge = (maxBytes: number): GraphQLError =>
@@ -35,7 +42,6 @@ export function isPayloadTooLarge(error: unknown): error is GraphQLError {
 
 const limits = new WeakMap<Request, number>();
 const DECIMAL = /^\d+$/;
-const bodyBytes = new WeakMap<Request, number>();
 
 /** The body limit decided for a request when it arrived. */
 export function bodyLimitOf(request: Request): number {
@@ -47,14 +53,12 @@ function countingStream(
   body: ReadableStream<Uint8Array>,
   maxBytes: number,
   Transform: typeof TransformStream,
-  counted: (bytes: number) => void,
 ) {
   let bytes = 0;
   return body.pipeThrough(
     new Transform<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         bytes += chunk.byteLength;
-        counted(bytes);
         if (bytes > maxBytes) controller.error(payloadTooLarge(maxBytes));
         else controller.enqueue(chunk);
       },
@@ -81,28 +85,39 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
   return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
+const isMultipart = (request: Request) =>
+  (request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data');
+
 /**
- * Decides each request's body limit from its verified caller and its path, before any body is read:
- * small unless an authenticated caller sends to a path that needs more. A declared Content-Length over
- * the limit is refused at once; a body without one is counted while GraphQL reads it (REST routes read
- * theirs with readBodyText). This is the only body limit of /graphql: yoga's own is turned off. 413 as `{"detail"}` on REST, as a PAYLOAD_TOO_LARGE error on /graphql.
+ * Decides each request's body limit from its verified caller, its path and its type, before any body is
+ * read: small unless an authenticated caller sends to a REST route that needs more, or sends files to
+ * /graphql as a multipart request (a JSON body there is small for every operation). A declared
+ * Content-Length over the limit is refused at once; a body without one is counted while GraphQL reads it
+ * (REST routes read theirs with readBodyText). This is the only body limit of /graphql: yoga's own is turned
+ * off. 413 as `{"detail"}` on REST, as a PAYLOAD_TOO_LARGE error on /graphql, as soon as the limit is
+ * passed; node:http then drops what the client still sends (never buffered) until HTTP_BODY_TIMEOUT_MS.
  */
 export function useBodyLimit({
   maxBytes = MAX_BODY_BYTES,
   maxLargeBytes = MAX_REQUEST_BYTES,
   allowsLargeBody = () => false,
-  largeBodyFields = [],
+  maxUploadBytes = MAX_UPLOAD_BYTES,
 }: UseBodyLimitOptions = {}): Plugin {
-  const mayUseLargeBody = (args: { document: DocumentNode; operationName?: string | null | undefined }) =>
-    getOperationAST(args.document, args.operationName)?.selectionSet.selections.every(
-      (selection) =>
-        selection.kind === Kind.FIELD &&
-        (selection.name.value === '__typename' || largeBodyFields.includes(selection.name.value)),
-    ) ?? false;
+  const limitOf = (request: Request, pathname: string) => {
+    if (!verifiedViewerOf(request)) return maxBytes;
+    if (allowsLargeBody(request.method, pathname)) return maxLargeBytes;
+    if (pathname === '/graphql' && request.method === 'POST' && isMultipart(request)) return maxUploadBytes;
+    return maxBytes;
+  };
   return {
-    onRequest({ request, url, endResponse, fetchAPI }) {
-      const limit =
-        verifiedViewerOf(request) && allowsLargeBody(request.method, url.pathname) ? maxLargeBytes : maxBytes;
+    onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
+      // REST routes and WebSocket operations run as inner requests, whose body the server wrote from what
+      // was already bounded (the route's body, one WebSocket frame).
+      if ((serverContext as { viewer?: unknown } | undefined)?.viewer) {
+        limits.set(request, Number.POSITIVE_INFINITY);
+        return;
+      }
+      const limit = limitOf(request, url.pathname);
       limits.set(request, limit);
       const length = Number(request.headers.get('content-length') ?? 0);
       if (!(length > limit)) return;
@@ -122,10 +137,7 @@ export function useBodyLimit({
       // node:http delivers exactly Content-Length bytes of body (a longer one is not this request's), and
       // onRequest refused a length over the limit: such a body needs no counting.
       const declared = request.headers.get('content-length');
-      if (declared !== null && DECIMAL.test(declared)) {
-        bodyBytes.set(request, Number(declared));
-        return;
-      }
+      if (declared !== null && DECIMAL.test(declared)) return;
       setRequestParser((original) => {
         if (!original.body) return requestParser(original);
         // A native stream needs the native TransformStream (as in yoga's own body limit).
@@ -136,20 +148,12 @@ export function useBodyLimit({
             method: original.method,
             headers: original.headers,
             signal: original.signal,
-            body: countingStream(original.body, limit, Transform, (bytes) => bodyBytes.set(request, bytes)),
+            body: countingStream(original.body, limit, Transform),
             // @ts-expect-error `duplex` is required for a streamed body but missing from the DOM types
             duplex: 'half',
           }),
         );
       });
-    },
-    onExecute({ args, setResultAndStopExecution }) {
-      // The operation is known only now: a large body is for the operations that carry attachments.
-      const request = (args.contextValue as { request?: Request }).request;
-      const bytes = request ? (bodyBytes.get(request) ?? 0) : 0;
-      if (bytes > maxBytes && !mayUseLargeBody(args)) {
-        setResultAndStopExecution({ errors: [payloadTooLarge(maxBytes)] });
-      }
     },
   };
 }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { type Cache, hashSHA256, useResponseCache } from '@graphql-yoga/plugin-response-cache';
-import { type DocumentNode, type GraphQLSchema, Kind, parse, type SelectionSetNode } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
 import { viewerIdentity as sessionOf } from '../auth/viewer.js';
+import { operationOf, parseWithinLimits, rootFieldNamesOf } from '../validation/document-limits.js';
 
 export interface UseCallerResponseCacheOptions {
   cache: Cache;
@@ -27,23 +28,11 @@ type CacheUse = 'cached' | 'mutation' | 'bypass';
 const MAX_REMEMBERED_DOCUMENTS = 1000;
 const MAX_REMEMBERED_DOCUMENT_LENGTH = 8192;
 
-function rootFieldNames(document: DocumentNode, selectionSet: SelectionSetNode, into: Set<string>): void {
-  for (const selection of selectionSet.selections) {
-    if (selection.kind === Kind.FIELD) into.add(selection.name.value);
-    else if (selection.kind === Kind.INLINE_FRAGMENT) rootFieldNames(document, selection.selectionSet, into);
-    else {
-      const fragment = document.definitions.find(
-        (definition) =>
-          definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === selection.name.value,
-      );
-      if (fragment?.kind === Kind.FRAGMENT_DEFINITION) rootFieldNames(document, fragment.selectionSet, into);
-    }
-  }
-}
-
 /**
- * Decides a document's use from its text alone, before yoga parses it. A document that does not parse, or
- * whose operation cannot be picked, bypasses the cache: yoga answers it with an error, never with data.
+ * Decides a document's use from its text alone, before yoga parses and validates it: so it is parsed within
+ * the token and nesting limits, and its root fields are collected visiting each fragment once. A document
+ * that does not parse within them, or whose operation cannot be picked, bypasses the cache: yoga answers it
+ * with an error, never with data.
  */
 function cacheUseOf(
   documentString: string,
@@ -52,23 +41,15 @@ function cacheUseOf(
 ): CacheUse {
   let document: DocumentNode;
   try {
-    document = parse(documentString, { noLocation: true });
+    document = parseWithinLimits(documentString);
   } catch {
     return 'bypass';
   }
-  const operations = document.definitions.filter(
-    (definition) => definition.kind === Kind.OPERATION_DEFINITION,
-  );
-  const operation = operationName
-    ? operations.find((candidate) => candidate.name?.value === operationName)
-    : operations.length === 1
-      ? operations[0]
-      : undefined;
+  const operation = operationOf(document, operationName);
   if (!operation) return 'bypass';
   if (operation.operation === 'mutation') return 'mutation';
   if (operation.operation !== 'query') return 'bypass';
-  const fields = new Set<string>();
-  rootFieldNames(document, operation.selectionSet, fields);
+  const fields = rootFieldNamesOf(document, operation);
   fields.delete('__typename');
   if (fields.size === 0) return 'bypass';
   for (const field of fields) if (!cachedFields.has(field)) return 'bypass';

@@ -1,4 +1,5 @@
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import type { Plugin } from 'graphql-yoga';
+import { documentDepthOf, nestedTooDeep as tooDeep } from '../validation/document-limits.js';
 import { depthOf, MAX_VARIABLES_DEPTH } from '../validation/input-rules.js';
 
 export interface UseInputDepthLimitOptions {
@@ -7,49 +8,6 @@ export interface UseInputDepthLimitOptions {
    * Default 128 (`MAX_VARIABLES_DEPTH`).
    */
   maxDepth?: number;
-}
-
-/**
- * Deepest nesting of brackets and braces in a GraphQL document, outside strings and comments, without
- * parsing it (the parser recurses once per level); stops counting past `limit`.
- */
-export function documentDepthOf(source: string, limit: number): number {
-  let depth = 0;
-  let deepest = 0;
-  let index = 0;
-  while (index < source.length) {
-    const char = source[index];
-    if (char === '#') {
-      while (index < source.length && source[index] !== '\n' && source[index] !== '\r') index++;
-    } else if (char === '"') {
-      const block = source.startsWith('"""', index);
-      index += block ? 3 : 1;
-      while (index < source.length) {
-        if (block ? source.startsWith('"""', index) : source[index] === '"') break;
-        if (!block && (source[index] === '\n' || source[index] === '\r')) break;
-        if (source[index] !== '\\') index += 1;
-        // In a string a backslash escapes the next character; in a block string only \""" is an escape.
-        else if (!block) index += 2;
-        else index += source.startsWith('\\"""', index) ? 4 : 1;
-      }
-      index += block ? 3 : 1;
-      continue;
-    } else if (char === '[' || char === '{' || char === '(') {
-      depth++;
-      if (depth > deepest) deepest = depth;
-      if (deepest > limit) return deepest;
-    } else if (char === ']' || char === '}' || char === ')') {
-      depth--;
-    }
-    index++;
-  }
-  return deepest;
-}
-
-function tooDeep(what: string, maxDepth: number) {
-  return createGraphQLError(`${what} nested deeper than ${maxDepth} levels`, {
-    extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
-  });
 }
 
 /**

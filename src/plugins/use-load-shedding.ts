@@ -1,72 +1,171 @@
 import type { Plugin } from 'graphql-yoga';
+import { verifiedViewerOf } from '../auth/request.js';
+import { serviceUnavailable } from '../errors.js';
+import { clientAddressOf } from './use-rate-limit.js';
 
 export interface UseLoadSheddingOptions {
-  /** Operations (GraphQL and REST requests) this instance works on at once; one more is refused. */
+  /**
+   * GraphQL and REST operations of authenticated callers this instance works on at once, counted once the
+   * body is read; one more is refused (503). No default: DATABASE_POOL_SIZE + DATABASE_QUEUE_SIZE.
+   */
   maxInFlight: number;
-  /** `Retry-After` of a refusal, in seconds. */
+  /**
+   * Requests without a verified caller one client address may have in flight at once; one more is refused
+   * (429). Default 20 (HTTP_MAX_ANONYMOUS_PER_ADDRESS).
+   */
+  maxAnonymousPerAddress?: number;
+  /** `Retry-After` of a refusal, in seconds. No default: RETRY_AFTER_SECONDS. */
   retryAfterSeconds: number;
-  /** Counts refused requests by surface (`rest` or `graphql`). Default: not counted. */
+  /** Paths never counted as unauthenticated requests. Default: the probes. */
+  exempt?: readonly string[];
+  /** Counts requests refused by the database budget, by surface (`rest` or `graphql`). Default: not counted. */
   refusals?: { inc(labels: { surface: 'rest' | 'graphql' }): void };
 }
 
-/** How each admitted request gives its place back; a request that was not admitted has none. */
-const admissions = new WeakMap<Request, () => void>();
-
-/**
- * Gives `request`'s place in the in-flight budget back before its response is written, for work that
- * then waits without the database (a connector call waiting on its upstream holds a connector call slot
- * instead). Idempotent, and a no-op for a request that was not admitted.
- */
-export function releaseAdmission(request: Request): void {
-  const release = admissions.get(request);
-  admissions.delete(request);
-  release?.();
+/** A request's place in the database budget: given back once, however often `release` is called. */
+export interface Admission {
+  release(): void;
 }
 
-const isOperation = (method: string, pathname: string) =>
-  (pathname === '/graphql' && method === 'POST') ||
-  (pathname.startsWith('/api/') && pathname !== '/api/v1/openapi.json');
+/** Why a request was not admitted: the message and headers of its 503. */
+export interface Refusal {
+  message: string;
+  headers: Record<string, string>;
+}
+
+interface Door {
+  admit(request: Request, surface: 'rest' | 'graphql'): Refusal | null;
+}
 
 /**
- * The bounded queue in front of the database, at the door: at most `maxInFlight` GraphQL and REST
- * requests are worked on at once (DATABASE_POOL_SIZE + DATABASE_QUEUE_SIZE), and the next one answers 503
- * SERVICE_UNAVAILABLE with Retry-After before any work is spent on it (token, parsing, query planning),
- * so a burst cannot starve the requests already admitted. The pool keeps its own bound for what reaches
- * it otherwise (WebSocket operations, background work).
+ * The place each admitted request holds, by request. A REST route's inner GraphQL request holds the place of
+ * its route request (`restRequest`, the same Admission), so whichever of the two is at hand can give it back.
+ */
+const admissions = new WeakMap<Request, Admission>();
+/** The instance each outer request came through (tests run several in one process). */
+const doors = new WeakMap<Request, Door>();
+
+/**
+ * Counts `request` against the database budget of the instance it came through, at the point where its
+ * caller is authenticated and its body read: yoga's onParams for GraphQL, rest/execute.ts once the body
+ * is read and checked. Null when admitted (also when it already was), the refusal otherwise.
+ */
+export function admitRequest(request: Request): Refusal | null {
+  if (admissions.has(request)) return null;
+  const door = doors.get(request);
+  if (!door) return null;
+  return door.admit(request, new URL(request.url).pathname.startsWith('/api/') ? 'rest' : 'graphql');
+}
+
+/**
+ * Gives `request`'s place in the database budget back before its response is written, for work that then
+ * waits without the database (a connector call waiting on its upstream holds a connector call slot
+ * instead). Idempotent, and a no-op for a request that was not admitted; a REST route's request and its
+ * inner GraphQL request give back the same place.
+ */
+export function releaseAdmission(request: Request): void {
+  admissions.get(request)?.release();
+}
+
+const tooManyAnonymous = (limit: number, retryAfterSeconds: number) =>
+  `Too many unauthenticated requests from this address at once (at most ${limit}); retry in ${retryAfterSeconds} s`;
+
+/**
+ * The door of the instance, with two bounds that spend nothing on a caller before it is known.
+ *
+ * The database budget: at most `maxInFlight` GraphQL and REST operations are worked on at once
+ * (DATABASE_POOL_SIZE + DATABASE_QUEUE_SIZE), and the next one answers 503 SERVICE_UNAVAILABLE with
+ * Retry-After before its document is parsed or its tenant looked up, so a burst cannot starve the
+ * requests already admitted. A request counts only once its caller is authenticated and its body is read
+ * (`admitRequest`): a client that sends its body slowly, or no token, holds no place. The pool keeps its own
+ * bound for what reaches it otherwise (WebSocket operations, background work).
+ *
+ * Unauthenticated requests: at most `maxAnonymousPerAddress` requests without a verified caller are in
+ * flight at once from one client address (each may hold its socket until HTTP_BODY_TIMEOUT_MS); the next
+ * answers 429 with Retry-After at once, its body unread. Runs after useAuthentication.
  */
 export function useLoadShedding({
   maxInFlight,
+  maxAnonymousPerAddress = 20,
   retryAfterSeconds,
+  exempt = ['/healthz', '/readyz'],
   refusals,
 }: UseLoadSheddingOptions): Plugin {
   let inFlight = 0;
+  const door: Door = {
+    admit(request, surface) {
+      if (inFlight >= maxInFlight) {
+        refusals?.inc({ surface });
+        return {
+          message: serviceUnavailable(retryAfterSeconds).message,
+          headers: { 'Retry-After': String(retryAfterSeconds) },
+        };
+      }
+      inFlight += 1;
+      let held = true;
+      admissions.set(request, {
+        release() {
+          if (!held) return;
+          held = false;
+          inFlight -= 1;
+        },
+      });
+      return null;
+    },
+  };
+
+  const anonymousByAddress = new Map<string, number>();
+  const anonymous = new WeakMap<Request, string>();
+  const releaseAnonymous = (request: Request) => {
+    const address = anonymous.get(request);
+    if (address === undefined) return;
+    anonymous.delete(request);
+    const count = (anonymousByAddress.get(address) ?? 1) - 1;
+    if (count > 0) anonymousByAddress.set(address, count);
+    else anonymousByAddress.delete(address);
+  };
+
   return {
     onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      // REST routes run their operation as an inner request; the outer one was already admitted.
-      if ((serverContext as { viewer?: unknown } | undefined)?.viewer) return;
-      if (!isOperation(request.method, url.pathname)) return;
-      if (inFlight < maxInFlight) {
-        inFlight += 1;
-        admissions.set(request, () => {
-          inFlight -= 1;
-        });
+      const inner = serverContext as { viewer?: unknown; restRequest?: Request } | undefined;
+      // REST routes and WebSocket operations run as inner requests: REST's holds its route request's place.
+      if (inner?.viewer) {
+        const held = inner.restRequest && admissions.get(inner.restRequest);
+        if (held) admissions.set(request, held);
         return;
       }
-      const rest = url.pathname.startsWith('/api/');
-      refusals?.inc({ surface: rest ? 'rest' : 'graphql' });
+      doors.set(request, door);
+      if (verifiedViewerOf(request) || exempt.includes(url.pathname)) return;
+      const address = clientAddressOf(serverContext);
+      if (address === undefined) return;
+      const count = anonymousByAddress.get(address) ?? 0;
+      if (count < maxAnonymousPerAddress) {
+        anonymousByAddress.set(address, count + 1);
+        anonymous.set(request, address);
+        return;
+      }
+      const message = tooManyAnonymous(maxAnonymousPerAddress, retryAfterSeconds);
+      // The body is not read: node:http drops what still arrives, within HTTP_BODY_TIMEOUT_MS.
       const headers = { 'Retry-After': String(retryAfterSeconds) };
-      const message = `Service temporarily unavailable; retry in ${retryAfterSeconds} s`;
       endResponse(
-        rest
-          ? fetchAPI.Response.json({ detail: message }, { status: 503, headers })
+        url.pathname.startsWith('/api/')
+          ? fetchAPI.Response.json({ detail: message }, { status: 429, headers })
           : fetchAPI.Response.json(
-              { errors: [{ message, extensions: { code: 'SERVICE_UNAVAILABLE' } }] },
-              { status: 503, headers },
+              { errors: [{ message, extensions: { code: 'RATE_LIMITED' } }] },
+              { status: 429, headers },
             ),
       );
     },
+    onParams({ request }) {
+      // Outer GraphQL requests of a verified caller: the body is read now. Anonymous ones never reach the
+      // database (the context refuses every field but introspection); inner ones are counted by their outer.
+      if (!doors.has(request) || !verifiedViewerOf(request)) return;
+      const refusal = admitRequest(request);
+      if (refusal) throw serviceUnavailable(retryAfterSeconds);
+    },
     onResponse({ request }) {
       releaseAdmission(request);
+      releaseAnonymous(request);
     },
   };
 }

@@ -104,6 +104,9 @@ function plausible(type: GraphQLInputType, name: string): fc.Arbitrary<unknown> 
         return fc.jsonValue({ maxDepth: 3 });
       case 'DateTime':
         return fc.date({ noInvalidDate: true }).map((date) => date.toISOString());
+      case 'File':
+        // Only a multipart request's file part is a file: any JSON value here must be refused.
+        return fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 2 }));
     }
   }
   throw new Error(`no generator for the input type ${String(type)} of ${name}: add one`);

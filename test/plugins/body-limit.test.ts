@@ -1,8 +1,11 @@
+import { connect } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/plugins/use-body-limit.js';
+import type { RunningServer } from '../../src/server.js';
 import { PDF } from '../domain/agents/attachment-samples.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { listen } from '../support/ws.js';
 
 const MiB = 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -132,17 +135,107 @@ describe('body limit after authentication', () => {
     expect(response.status).toBe(202);
   });
 
-  it('admits an authenticated sendChatMessage with a 3 MiB attachment over GraphQL', async () => {
+  it('refuses a 3 MiB sendChatMessage JSON body of an authenticated caller: files travel as multipart', async () => {
     const pdf = Buffer.concat([PDF, Buffer.alloc(3 * MiB)]).toString('base64');
-    const { stream } = {
-      stream: JSON.stringify({
-        query: `mutation Send($input: ChatMessageInput!) { sendChatMessage(role: "ceo", input: $input) { status } }`,
-        variables: {
-          input: { message: 'see attached', attachments: [{ data: pdf, mimeType: 'application/pdf' }] },
-        },
-      }),
-    };
-    const response = await send('/graphql', stream, { authorization: `Bearer ${member.token}` });
-    expect(response).toEqual({ status: 200, body: { data: { sendChatMessage: { status: 'pending' } } } });
+    const body = JSON.stringify({
+      query: `mutation Send($input: ChatMessageInput!) { sendChatMessage(role: "ceo", input: $input) { status } }`,
+      variables: {
+        input: { message: 'see attached', attachments: [{ data: pdf, mimeType: 'application/pdf' }] },
+      },
+    });
+    const response = await send('/graphql', body, { authorization: `Bearer ${member.token}` });
+    expect(response).toEqual({
+      status: 413,
+      body: {
+        errors: [
+          {
+            message: `Request body exceeds ${MAX_BODY_BYTES} bytes`,
+            extensions: { code: 'PAYLOAD_TOO_LARGE' },
+          },
+        ],
+      },
+    });
+  });
+
+  it('applies the chat route’s large limit only to a verified caller: a forged token gets 1 MiB', async () => {
+    const pdf = Buffer.concat([PDF, Buffer.alloc(3 * MiB)]).toString('base64');
+    const body = JSON.stringify({
+      message: 'see attached',
+      attachments: [{ data: pdf, mime_type: 'application/pdf' }],
+    });
+    expect(await send('/api/v1/agents/ceo/chat', body, { authorization: `Bearer ${forged}` })).toEqual({
+      status: 413,
+      body: { detail: `Request body exceeds ${MAX_BODY_BYTES} bytes` },
+    });
+  });
+});
+
+describe('a 72 MiB JSON body to /graphql over a real connection', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await listen(t);
+  });
+  afterAll(() => server.close());
+
+  /**
+   * Sends headers declaring `declared` bytes (or chunked when null), then writes the body 64 KiB at a time
+   * until the server answers or closes; resolves with the answer's status and the bytes written by then.
+   */
+  function sendUntilAnswered(declared: number | null): Promise<{ status: number; written: number }> {
+    const { hostname, port } = new URL(server.url);
+    const total = 72 * MiB;
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname);
+      let written = 0;
+      let answer = '';
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        socket.destroy();
+        resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]), written });
+      };
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        answer += chunk;
+        if (answer.includes('\r\n\r\n')) finish();
+      });
+      socket.on('error', () => finish());
+      socket.on('close', () => (answer ? finish() : reject(new Error('closed without an answer'))));
+      socket.on('connect', () => {
+        socket.write(
+          `POST /graphql HTTP/1.1\r\nHost: boardroom\r\nContent-Type: application/json\r\nAuthorization: Bearer ${member.token}\r\n${
+            declared === null ? 'Transfer-Encoding: chunked' : `Content-Length: ${declared}`
+          }\r\n\r\n`,
+        );
+        const chunk = Buffer.alloc(CHUNK, 0x7b);
+        const framed =
+          declared === null
+            ? Buffer.concat([Buffer.from(`${CHUNK.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+            : chunk;
+        const pump = () => {
+          while (!done && written < total) {
+            written += CHUNK;
+            if (!socket.write(framed)) {
+              socket.once('drain', pump);
+              return;
+            }
+          }
+        };
+        pump();
+      });
+    });
+  }
+
+  it('answers 413 to a declared 72 MiB before the body is sent', async () => {
+    const { status, written } = await sendUntilAnswered(72 * MiB);
+    expect(status).toBe(413);
+    expect(written).toBeLessThan(16 * MiB);
+  });
+
+  it('answers 413 to a chunked body once it passes 1 MiB, long before 72 MiB are sent', async () => {
+    const { status, written } = await sendUntilAnswered(null);
+    expect(status).toBe(413);
+    expect(written).toBeLessThan(16 * MiB);
   });
 });

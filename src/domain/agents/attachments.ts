@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 export const MAX_ATTACHMENTS_PER_MESSAGE = 5;
 export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 export const MAX_FILENAME_LENGTH = 255;
+/** Bytes of a received file kept for its signature check (the longest signature ends at byte 12). */
+export const SIGNATURE_BYTES = 16;
 
 interface FileSignature {
   mimeType: string;
@@ -126,13 +128,36 @@ export const EXECUTABLE_EXTENSIONS: ReadonlySet<string> = new Set([
 ]);
 
 export interface AttachmentProblem {
-  field: 'data' | 'mime_type' | 'filename';
+  field: 'data' | 'file' | 'mime_type' | 'filename';
   message: string;
 }
 
+/**
+ * An attachment's bytes as received in a file part of a GraphQL multipart request: written to a spool file as
+ * they arrived, hashed and counted on the way, so they are never held in memory. Only the upload parser makes
+ * one (a JSON value with the same keys is not an instance, and is never taken for a file). When `size` is over
+ * MAX_ATTACHMENT_BYTES the spool file holds only the first bytes and the digest is theirs: such a file is
+ * refused before either is used.
+ */
+export class ReceivedFile {
+  constructor(
+    /** The spool file, removed when its request ends. */
+    readonly path: string,
+    /** Bytes the part carried. */
+    readonly size: number,
+    /** Lower-case hex SHA-256 of the spooled bytes. */
+    readonly sha256: string,
+    /** The first bytes, for the signature check. */
+    readonly head: Uint8Array,
+  ) {}
+}
+
+/** What the blob store keeps for an attachment: decoded bytes, or the file they were received in. */
+export type AttachmentContent = Uint8Array | ReceivedFile;
+
 export interface InspectedAttachment {
-  bytes: Buffer;
-  /** Lower-case hex SHA-256 of `bytes`. */
+  content: AttachmentContent;
+  /** Lower-case hex SHA-256 of the content. */
   sha256: string;
   /** The normalised (lower-case) MIME type, one of ALLOWED_ATTACHMENT_TYPES. */
   mimeType: string;
@@ -141,8 +166,10 @@ export interface InspectedAttachment {
   size: number;
 }
 
+/** An attachment as a client sends it: base64 `data` (JSON bodies) or a `file` (multipart), not both. */
 export interface AttachmentInput {
-  data: string;
+  data?: string | null;
+  file?: ReceivedFile | null;
   mimeType: string;
   filename?: string | null;
 }
@@ -151,6 +178,29 @@ export type InspectionResult =
   | { ok: true; value: InspectedAttachment }
   | { ok: false; problems: AttachmentProblem[] };
 
+/** The content of an attachment before its type is checked, or why it cannot be one. */
+type Received =
+  | { field: 'data' | 'file'; content: AttachmentContent; head: Uint8Array }
+  | { field: 'data' | 'file'; problem: string };
+
+function receivedOf(input: AttachmentInput): Received {
+  if (input.file) {
+    const { file } = input;
+    if (file.size === 0) return { field: 'file', problem: 'file must not be empty' };
+    if (file.size > MAX_ATTACHMENT_BYTES) {
+      return { field: 'file', problem: `attachment exceeds ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MiB` };
+    }
+    return { field: 'file', content: file, head: file.head };
+  }
+  const decoded = decodeStrictBase64(input.data ?? '');
+  if (typeof decoded === 'string') return { field: 'data', problem: decoded };
+  return { field: 'data', content: decoded, head: decoded };
+}
+
+/**
+ * The one set of rules of an attachment, whichever way its bytes came: type, size, signature (the bytes must
+ * be of the declared type), filename.
+ */
 export function inspectAttachment(input: AttachmentInput): InspectionResult {
   const problems: AttachmentProblem[] = [];
 
@@ -163,15 +213,14 @@ export function inspectAttachment(input: AttachmentInput): InspectionResult {
     });
   }
 
-  const decoded = decodeStrictBase64(input.data);
-  let bytes: Buffer | null = null;
-  if (typeof decoded === 'string') {
-    problems.push({ field: 'data', message: decoded });
-  } else {
-    bytes = decoded;
-    if (signature && !signature.matches(bytes)) {
-      problems.push({ field: 'data', message: signatureMismatchMessage(signature, bytes) });
-    }
+  const received = receivedOf(input);
+  if ('problem' in received) {
+    problems.push({ field: received.field, message: received.problem });
+  } else if (signature && !signature.matches(received.head)) {
+    problems.push({
+      field: received.field,
+      message: signatureMismatchMessage(received.field, signature, received.head),
+    });
   }
 
   let filename: string | null = null;
@@ -181,15 +230,17 @@ export function inspectAttachment(input: AttachmentInput): InspectionResult {
     else filename = redactFilename(input.filename);
   }
 
-  if (problems.length > 0 || !bytes || !signature) return { ok: false, problems };
+  if (problems.length > 0 || 'problem' in received || !signature) return { ok: false, problems };
+  const { content } = received;
   return {
     ok: true,
     value: {
-      bytes,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
+      content,
+      sha256:
+        content instanceof ReceivedFile ? content.sha256 : createHash('sha256').update(content).digest('hex'),
       mimeType: signature.mimeType,
       filename,
-      size: bytes.length,
+      size: content instanceof ReceivedFile ? content.size : content.byteLength,
     },
   };
 }
@@ -203,9 +254,13 @@ function normaliseMimeType(mimeType: string): string {
   return mimeType.trim().toLowerCase();
 }
 
-function signatureMismatchMessage(expected: FileSignature, bytes: Uint8Array): string {
+function signatureMismatchMessage(
+  field: 'data' | 'file',
+  expected: FileSignature,
+  bytes: Uint8Array,
+): string {
   const actual = SIGNATURES.find((candidate) => candidate.matches(bytes));
-  const base = `data does not look like a ${expected.label} file`;
+  const base = `${field} does not look like a ${expected.label} file`;
   return actual ? `${base} (it looks like a ${actual.label} file)` : base;
 }
 

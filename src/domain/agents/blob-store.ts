@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
 export interface StoredBlob {
@@ -10,9 +11,20 @@ export interface StoredBlob {
   size: number;
 }
 
+/** Content already written to a file (an upload's spool file), with its digest computed as it was written. */
+export interface FileContent {
+  path: string;
+  /** Lower-case hex SHA-256 of the file's bytes. */
+  sha256: string;
+  size: number;
+}
+
 export interface BlobStore {
-  /** Stores `bytes` under their SHA-256; storing the same content again leaves the existing file untouched. */
-  put(bytes: Uint8Array): Promise<StoredBlob>;
+  /**
+   * Stores bytes, or a file's content (copied, the file is left as it is), under their SHA-256; storing the
+   * same content again leaves the existing file untouched.
+   */
+  put(content: Uint8Array | FileContent): Promise<StoredBlob>;
   /** Throws a TypeError unless `sha256` is 64 hexadecimal characters. */
   get(sha256: string): Promise<Buffer | null>;
   /** Throws a TypeError unless `sha256` is 64 hexadecimal characters. */
@@ -37,12 +49,18 @@ export function createBlobStore(rootDir: string): BlobStore {
   const pathFor = (sha256: string): string => join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
 
   return {
-    async put(bytes) {
-      const sha256 = createHash('sha256').update(bytes).digest('hex');
+    async put(content) {
+      const file = content instanceof Uint8Array ? undefined : content;
+      const sha256 = file
+        ? validDigest(file.sha256)
+        : createHash('sha256')
+            .update(content as Uint8Array)
+            .digest('hex');
       const path = pathFor(sha256);
-      const size = bytes.byteLength;
+      const size = file ? file.size : (content as Uint8Array).byteLength;
       // A file of another size under this name cannot be this content (e.g. truncated by a crash), so rewrite it.
-      if ((await fileSize(path)) !== size) await writeAtomically(path, bytes);
+      if ((await fileSize(path)) !== size)
+        await writeAtomically(path, file ? { copyOf: file.path } : (content as Uint8Array));
       return { sha256, path, size };
     },
 
@@ -69,14 +87,19 @@ export function createBlobStore(rootDir: string): BlobStore {
  * Readers never see a partly written blob: the content goes to a temporary file in the same directory (hence
  * the same file system), is flushed to disk, and is then renamed over the final name in one step.
  */
-async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
+async function writeAtomically(path: string, content: Uint8Array | { copyOf: string }): Promise<void> {
   const directory = dirname(path);
   await mkdir(directory, { recursive: true });
   const temporary = join(directory, `.${randomBytes(8).toString('hex')}.tmp`);
-  const handle = await open(temporary, 'wx', 0o644);
   try {
+    // A file's content is copied in the kernel (a clone where the file system can), never read into memory.
+    if (!(content instanceof Uint8Array)) {
+      await copyFile(content.copyOf, temporary, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    }
+    const handle = await open(temporary, content instanceof Uint8Array ? 'wx' : 'r+', 0o644);
     try {
-      await handle.writeFile(bytes);
+      if (content instanceof Uint8Array) await handle.writeFile(content);
+      else await handle.chmod(0o644);
       await handle.sync();
     } finally {
       await handle.close();

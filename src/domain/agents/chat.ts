@@ -40,7 +40,7 @@ export async function sendChatMessage(context: AuthedContext, command: ChatComma
   const blobs = context.services.blobs;
   const digests = [...new Set(command.attachments.map((attachment) => attachment.sha256))];
   try {
-    for (const attachment of command.attachments) await blobs.put(attachment.bytes);
+    for (const attachment of command.attachments) await blobs.put(attachment.content);
     // A refusal is explained by a read afterwards; should that read find nothing wrong (the role was
     // registered in between), the statement runs again.
     for (let attempt = 1; ; attempt++) {
@@ -218,7 +218,7 @@ async function holdBlobs(
 ) {
   for (const attachment of attachments) {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(hashtextextended(${blobLockKey(attachment.sha256)}, 0))`;
-    if (!(await blobs.has(attachment.sha256))) await blobs.put(attachment.bytes);
+    if (!(await blobs.has(attachment.sha256))) await blobs.put(attachment.content);
   }
 }
 

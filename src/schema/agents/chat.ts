@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
 import {
@@ -5,17 +6,38 @@ import {
   type AttachmentInput,
   inspectAttachment,
   MAX_ATTACHMENTS_PER_MESSAGE,
+  ReceivedFile,
 } from '../../domain/agents/attachments.js';
 import { type ChatReceipt, sendChatMessage } from '../../domain/agents/chat.js';
 import { roleArg, TaskRef, TaskStatusEnum, ThreadRef } from './types.js';
 
 export const MAX_MESSAGE_LENGTH = 4096;
 
+builder.scalarType('File', {
+  description:
+    'A file part of a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec). Input only.',
+  serialize: () => {
+    throw new Error('File is an input type');
+  },
+  parseValue: (value) => {
+    if (value instanceof ReceivedFile) return value;
+    throw new GraphQLError('File takes a file part of a multipart request, not a JSON value');
+  },
+  parseLiteral: () => {
+    throw new GraphQLError('File takes a file part of a multipart request, not a literal');
+  },
+});
+
 const ChatAttachmentInput = builder.inputType('ChatAttachmentInput', {
+  description: 'One attachment: its bytes as base64 `data` or as a `file` part, exactly one of the two.',
   fields: (t) => ({
     data: t.string({
-      required: true,
-      description: 'Standard base64 (RFC 4648, padded), at most 10 MiB decoded.',
+      description:
+        'Standard base64 (RFC 4648, padded), at most 10 MiB decoded; the whole JSON body is at most 1 MiB, so larger attachments travel as `file`.',
+    }),
+    file: t.field({
+      type: 'File',
+      description: 'The bytes as a file part of a multipart request, at most 10 MiB.',
     }),
     mimeType: t.string({
       required: true,
@@ -40,13 +62,43 @@ const ChatMessageInput = builder.inputType('ChatMessageInput', {
 /** Longest attachment data echoed back in a 422 item: the data can be megabytes. */
 const DATA_ECHO_LIMIT = 64;
 const echo = (key: string, value: unknown) =>
-  key === 'data' && typeof value === 'string' && value.length > DATA_ECHO_LIMIT
-    ? `${value.slice(0, DATA_ECHO_LIMIT)}…`
-    : value;
+  // A received file is never echoed: it names a spool file of the server.
+  key === 'file'
+    ? null
+    : key === 'data' && typeof value === 'string' && value.length > DATA_ECHO_LIMIT
+      ? `${value.slice(0, DATA_ECHO_LIMIT)}…`
+      : value;
 
-const problemKeys = { data: 'data', mime_type: 'mimeType', filename: 'filename' } as const;
+const problemKeys = { data: 'data', file: 'file', mime_type: 'mimeType', filename: 'filename' } as const;
 
-/** Checks an attachment completely (type, strict base64, size, signature, filename) and yields it decoded. */
+/** Inspects an attachment (type, size, signature, filename): its content, or the issues at their fields. */
+function inspected(value: AttachmentInput, context: z.RefinementCtx) {
+  const inspection = inspectAttachment(value);
+  if (inspection.ok) return inspection.value;
+  for (const problem of inspection.problems) {
+    const key = problemKeys[problem.field];
+    context.addIssue({
+      code: 'custom',
+      path: [key],
+      message: problem.message,
+      input: echo(key, value[key]),
+    });
+  }
+  return z.NEVER;
+}
+
+const attachmentType = z.string().describe(ALLOWED_ATTACHMENT_TYPES.join(', '));
+const attachmentFilename = z
+  .string()
+  .nullish()
+  .describe(
+    'A bare file name of at most 255 characters without an executable extension; stored with personal data redacted.',
+  );
+
+/**
+ * An attachment as a JSON body carries it (REST, as the spec defines the body): strict base64 `data`,
+ * checked completely and decoded.
+ */
 const attachmentArg = z
   .object({
     data: z
@@ -54,28 +106,47 @@ const attachmentArg = z
       .describe(
         'Standard base64 (RFC 4648, padded), at most 10 MiB decoded; the bytes must match mime_type.',
       ),
-    mimeType: z.string().describe(ALLOWED_ATTACHMENT_TYPES.join(', ')),
-    filename: z
-      .string()
-      .nullish()
-      .describe(
-        'A bare file name of at most 255 characters without an executable extension; stored with personal data redacted.',
-      ),
+    mimeType: attachmentType,
+    filename: attachmentFilename,
+  })
+  .transform(inspected);
+
+/**
+ * An attachment over GraphQL: base64 `data` within the 1 MiB JSON body, or a `file` part of a multipart
+ * request, exactly one of the two, under the same rules.
+ */
+const fileOrDataAttachmentArg = z
+  .object({
+    data: z.string().nullish(),
+    file: z.custom<ReceivedFile>((value) => value instanceof ReceivedFile).nullish(),
+    mimeType: attachmentType,
+    filename: attachmentFilename,
   })
   .transform((value, context) => {
-    const inspected = inspectAttachment(value as AttachmentInput);
-    if (inspected.ok) return inspected.value;
-    for (const problem of inspected.problems) {
-      const key = problemKeys[problem.field];
-      context.addIssue({
-        code: 'custom',
-        path: [key],
-        message: problem.message,
-        input: echo(key, value[key]),
-      });
+    const given = (value.data ?? null) !== null;
+    if (given === ((value.file ?? null) !== null)) {
+      context.addIssue(
+        given
+          ? { code: 'custom', path: ['file'], message: 'send either data or file, not both', input: null }
+          : {
+              code: 'custom',
+              path: ['data'],
+              message: 'data (base64) or file (a file part of a multipart request) is required',
+              input: null,
+            },
+      );
+      return z.NEVER;
     }
-    return z.NEVER;
+    return inspected(value, context);
   });
+
+/** A message's attachments, of either kind. */
+const attachmentsOf = <Attachment extends z.ZodType>(attachment: Attachment) =>
+  z
+    .array(attachment)
+    .max(MAX_ATTACHMENTS_PER_MESSAGE)
+    .nullish()
+    .transform((attachments) => attachments ?? []);
 
 /** Length in characters (code points), as the spec and Python count them. */
 const characters = (text: string) => {
@@ -102,11 +173,7 @@ export const chatArgs = z.object({
         }
       })
       .meta({ maxLength: MAX_MESSAGE_LENGTH }),
-    attachments: z
-      .array(attachmentArg)
-      .max(MAX_ATTACHMENTS_PER_MESSAGE)
-      .nullish()
-      .transform((attachments) => attachments ?? []),
+    attachments: attachmentsOf(attachmentArg),
     threadId: z.guid().nullish().describe('A thread of the caller’s tenant and the same role.'),
     persistThread: z
       .boolean()
@@ -114,6 +181,14 @@ export const chatArgs = z.object({
       .transform((persist) => persist ?? true)
       .describe('Default true; internal callers that already stored the turn send false.'),
   }),
+});
+
+/**
+ * The arguments as GraphQL takes them: an attachment may also be a file. REST checks and documents `chatArgs`
+ * (the spec's body, base64 only); both apply the same attachment rules.
+ */
+const chatArgsWithFiles = chatArgs.extend({
+  input: chatArgs.shape.input.extend({ attachments: attachmentsOf(fileOrDataAttachmentArg) }),
 });
 
 const ChatReceiptRef = builder.objectRef<ChatReceipt>('ChatReceipt').implement({
@@ -147,9 +222,10 @@ builder.mutationField('sendChatMessage', (t) =>
       role: t.arg.string({ required: true }),
       input: t.arg({ type: ChatMessageInput, required: true }),
     },
-    ...validatedArgs(chatArgs, (_root, { role, input }, context) =>
+    ...validatedArgs(chatArgsWithFiles, (_root, { role, input }, context) =>
       sendChatMessage(context, { role, ...input }),
     ),
+    extensions: { argsSchema: chatArgs },
   }),
 );
 

@@ -64,7 +64,7 @@ describe('inspectAttachment with real files', () => {
     const value = inspected({ data: bytes.toString('base64'), mimeType });
 
     expect(value.mimeType).toBe(mimeType);
-    expect(value.bytes.equals(bytes)).toBe(true);
+    expect(value.content).toEqual(bytes);
     expect(value.size).toBe(bytes.length);
   });
 
@@ -141,7 +141,7 @@ describe('inspectAttachment base64', () => {
 
   it('accepts canonical padding', () => {
     expect(gif87a.endsWith('Ow==')).toBe(true);
-    expect(inspected({ data: gif87a, mimeType: 'image/gif' }).bytes.equals(GIF87A)).toBe(true);
+    expect(inspected({ data: gif87a, mimeType: 'image/gif' }).content).toEqual(GIF87A);
   });
 
   it.each([
