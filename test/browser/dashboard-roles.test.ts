@@ -74,18 +74,29 @@ describe.each([
     expect(ceo.paused).toBe(false);
     await page.close();
   });
+});
 
-  it('decides a recommendation, which its role may', async () => {
+describe.each([
+  ['chairman', 'chair-roles', 'accept', 'matched'],
+  ['operator', 'op-1', 'reject', 'missed'],
+  ['member', 'member-1', 'accept', 'missed'],
+] as const)('recommendations as a %s', (role, sub, decision, outcome) => {
+  it(`${decision}s a recommendation and records its outcome as ${outcome}`, async () => {
     const caller = await t.caller([role], { tenantId: chairman.tenantId, sub });
     const page = await openDashboard(browser, server.url, caller);
     await page.evaluate((id) => window.boardroomDashboard?.openTask(id), advised);
     const item = `[data-task-detail="${advised}"] [data-recommendation-id]`;
     await page.waitForSelector(item, { timeout: WAIT_MS });
-    const decision = role === 'operator' ? 'accept' : 'reject';
     await page.click(`${item} button[data-decide="${decision}"]`);
     await page.waitForSelector(`${item}[data-decision="${decision}ed"]`, { timeout: WAIT_MS });
+    await page.click(`${item} button[data-outcome-button="${outcome}"]`);
+    await page.waitForSelector(`${item}[data-outcome="${outcome}"]`, { timeout: WAIT_MS });
     const stored = await t.db.prisma.recommendation.findFirstOrThrow({ where: { taskId: advised } });
-    expect(stored.decidedBy).toBe(sub);
+    expect([stored.accepted, stored.outcomeMatched, stored.decidedBy]).toEqual([
+      decision === 'accept',
+      outcome === 'matched',
+      sub,
+    ]);
     await page.close();
   });
 });
