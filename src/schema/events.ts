@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { builder } from '../builder.js';
+import { builder, validatedArgs } from '../builder.js';
+import { type RecordedEvent, recentEvents } from '../events/history.js';
 import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { parseArgs } from '../validation/index.js';
@@ -101,5 +102,45 @@ builder.subscriptionField('events', (t) =>
       return startingWithPosition(stream);
     },
     resolve: (event) => event.payload as never,
+  }),
+);
+
+const RecordedEventRef = builder.objectRef<RecordedEvent>('RecordedEvent').implement({
+  description: 'An event of the tenant’s replay window, with when its change was committed.',
+  fields: (t) => ({
+    recordedAt: t.field({
+      type: 'DateTime',
+      description: 'When the change the event announces was committed.',
+      resolve: (recorded) => recorded.recordedAt,
+    }),
+    event: t.field({ type: TenantEvent, resolve: (recorded) => recorded.event.payload as never }),
+  }),
+});
+
+const recentEventsArgs = z.object({
+  first: z.int().min(1).max(200).nullish(),
+  types: z.array(z.enum(EVENT_TYPES)).nullish(),
+});
+
+builder.queryField('recentEvents', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: [RecordedEventRef],
+    description:
+      'The tenant’s most recent events (or those of the given types), newest first, from the replay ' +
+      'window (EVENT_RETENTION_HOURS): the history a feed shows before its `events` subscription brings ' +
+      'more. Read after the subscription’s EventStreamStarted, it misses nothing: what was published before ' +
+      'the start is here, what comes after arrives on the stream (an event in both has the same eventId).',
+    args: {
+      first: t.arg.int({ description: '1 to 200; default 50.' }),
+      types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
+    },
+    ...validatedArgs(recentEventsArgs, (_root, { first, types }, context) =>
+      recentEvents(context.prisma, {
+        tenantId: context.viewer.tenantId,
+        types: types?.length ? types : EVENT_TYPES,
+        first: first ?? 50,
+        retentionHours: context.services.config.eventRetentionHours,
+      }),
+    ),
   }),
 );

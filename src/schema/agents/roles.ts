@@ -1,8 +1,14 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
-import { findAgentRole, listAgentRoles, registerAgentRole } from '../../domain/agents/registry.js';
+import {
+  findAgentRole,
+  listAgentRoles,
+  registerAgentRole,
+  requireAgentRole,
+} from '../../domain/agents/registry.js';
 import { AGENT_ROLE_PATTERN } from '../../domain/agents/roles.js';
 import { type AgentVitals, agentVitals } from '../../domain/agents/vitals.js';
+import { agentVitalsByHour } from '../../domain/agents/vitals-by-hour.js';
 import { AgentRoleRef, roleArg } from './types.js';
 
 builder.queryField('agents', (t) =>
@@ -82,5 +88,20 @@ builder.queryField('agentVitals', (t) =>
     description: 'Vital signs of an agent role; 404 for a role the tenant does not have.',
     args: { role: t.arg.string({ required: true }) },
     ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => agentVitals(context, role)),
+  }),
+);
+
+builder.queryField('agentVitalsByHour', (t) =>
+  t.withAuth({ authenticated: true }).field({
+    type: [AgentVitalsRef],
+    description:
+      'Vital signs of an agent role for each hour of the trailing 24 hours ending at the request, oldest ' +
+      'first: 24 periods that tile the period of agentVitals (the last ends at the request), each counted ' +
+      'by the same rules, so their counts and sums add up to it. 404 for a role the tenant does not have.',
+    args: { role: t.arg.string({ required: true }) },
+    ...validatedArgs(z.object({ role: roleArg }), async (_root, { role }, context) => {
+      const found = await requireAgentRole(context, role);
+      return agentVitalsByHour(context.prisma, context.viewer.tenantId, found.role);
+    }),
   }),
 );

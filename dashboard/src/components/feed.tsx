@@ -1,0 +1,120 @@
+import { useEffect, useState } from 'preact/hooks';
+import { formatDateTime, roleLabel, timeZone } from '../format.js';
+import type { LiveEvent } from '../live.js';
+
+/** A feed entry: an event and when it happened (its own time, or when it was recorded or received). */
+export interface FeedEntry {
+  event: LiveEvent;
+  at: string;
+}
+
+/** The time an event carries, if its type has one. */
+export function timeOf(event: LiveEvent): string | null {
+  switch (event.__typename) {
+    case 'AgentPausedEvent':
+      return event.pausedAt;
+    case 'AgentResumedEvent':
+      return event.resumedAt;
+    case 'TaskUpdatedEvent':
+      return event.updatedAt;
+    case 'ConnectorInvokedEvent':
+      return event.invokedAt;
+    case 'AbTestResultsChangedEvent':
+      return event.changedAt;
+    case 'ModelVersionChangedEvent':
+      return null;
+  }
+}
+
+const kindOf: Record<LiveEvent['__typename'], string> = {
+  AgentPausedEvent: 'pause',
+  AgentResumedEvent: 'resume',
+  TaskUpdatedEvent: 'task',
+  ModelVersionChangedEvent: 'model',
+  ConnectorInvokedEvent: 'connector',
+  AbTestResultsChangedEvent: 'ab-test',
+};
+
+function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: string): void }) {
+  switch (event.__typename) {
+    case 'AgentPausedEvent':
+      return (
+        <>
+          {roleLabel(event.role)} paused by {event.actorUserId}
+        </>
+      );
+    case 'AgentResumedEvent':
+      return (
+        <>
+          {roleLabel(event.role)} resumed by {event.actorUserId}
+        </>
+      );
+    case 'TaskUpdatedEvent':
+      return (
+        <>
+          {roleLabel(event.role)}{' '}
+          <button type="button" class="link" onClick={() => onOpenTask(event.taskId)}>
+            task {event.taskId.slice(0, 8)}
+          </button>{' '}
+          {event.status}
+        </>
+      );
+    case 'ModelVersionChangedEvent':
+      return (
+        <>
+          {event.baseModel} v{event.versionNumber} {event.previousStatus ?? 'new'} → {event.deploymentStatus}
+        </>
+      );
+    case 'ConnectorInvokedEvent':
+      return (
+        <>
+          Connector {event.connectorId.slice(0, 8)} {event.method} {event.path} →{' '}
+          {event.httpStatus ?? event.outcome}
+        </>
+      );
+    case 'AbTestResultsChangedEvent':
+      return (
+        <>
+          A/B test {event.name} {event.testStatus}
+        </>
+      );
+  }
+}
+
+export function Feed({
+  entries,
+  loading,
+  onOpenTask,
+}: {
+  entries: FeedEntry[];
+  loading: boolean;
+  onOpenTask(id: string): void;
+}) {
+  // Announced from the first event after the history: not the hundred entries the page loads with.
+  const [announce, setAnnounce] = useState(false);
+  useEffect(() => {
+    if (!loading) setAnnounce(true);
+  }, [loading]);
+  return (
+    <section class="panel feed" aria-labelledby="feed-heading">
+      <h2 id="feed-heading">Events</h2>
+      <p class="muted small">
+        The last 24 hours and what happens now; times in {timeZone()}.
+        {entries.length === 0 ? (loading ? ' Loading…' : ' Nothing has happened yet.') : null}
+      </p>
+      <ol
+        aria-live={announce ? 'polite' : 'off'}
+        aria-relevant="additions"
+        aria-labelledby="feed-heading"
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling list must be reachable by keyboard (WCAG 2.1.1)
+        tabIndex={0}
+      >
+        {entries.map(({ event, at }) => (
+          <li key={event.eventId} data-event-id={event.eventId} class={kindOf[event.__typename]}>
+            <time dateTime={at}>{formatDateTime(at)}</time> <Describe event={event} onOpenTask={onOpenTask} />
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

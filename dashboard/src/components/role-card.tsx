@@ -1,0 +1,101 @@
+import type {
+  DashboardRoleFieldsFragment,
+  DashboardVitalsFieldsFragment,
+} from '../../../src/generated/dashboard/graphql.js';
+import {
+  formatCount,
+  formatDateTime,
+  formatPercent,
+  formatSeconds,
+  formatUsd,
+  NONE,
+  roleLabel,
+} from '../format.js';
+
+export interface RoleState {
+  role: DashboardRoleFieldsFragment;
+  vitals: DashboardVitalsFieldsFragment | null;
+}
+
+type VitalKey = Exclude<keyof DashboardVitalsFieldsFragment, 'periodStart' | 'periodEnd'>;
+
+/** Vital signs under their REST (snake_case) names, with how each reads. */
+const VITALS: { key: VitalKey; field: string; label: string; format(value: number): string }[] = [
+  { key: 'tasksCompleted', field: 'tasks_completed', label: 'Tasks completed', format: formatCount },
+  { key: 'tasksFailed', field: 'tasks_failed', label: 'Tasks failed', format: formatCount },
+  {
+    key: 'avgExecutionTimeSeconds',
+    field: 'avg_execution_time_seconds',
+    label: 'Avg execution',
+    format: formatSeconds,
+  },
+  { key: 'acceptanceRate', field: 'acceptance_rate', label: 'Acceptance', format: formatPercent },
+  { key: 'outcomeAccuracy', field: 'outcome_accuracy', label: 'Outcome accuracy', format: formatPercent },
+  { key: 'tokensUsed', field: 'tokens_used', label: 'Tokens used', format: formatCount },
+  { key: 'costUsd', field: 'cost_usd', label: 'Cost', format: formatUsd },
+];
+
+export type RoleAction = 'pause' | 'resume';
+
+export function RoleCard({
+  state,
+  canPause,
+  onAction,
+}: {
+  state: RoleState;
+  /** Offer pause and resume (the chairman's); otherwise the card only reads. */
+  canPause: boolean;
+  onAction(role: string, action: RoleAction): void;
+}) {
+  const { role, vitals } = state;
+  const status = role.paused ? 'paused' : 'active';
+  const name = roleLabel(role.role, role.displayName);
+  const headingId = `role-${role.role}`;
+  return (
+    <section class="card" data-role={role.role} data-state={status} aria-labelledby={headingId}>
+      <header>
+        <h3 id={headingId}>{name}</h3>
+        <span class={`badge ${status}`}>{status}</span>
+      </header>
+      <p class="who">
+        {role.paused ? (
+          <>
+            Paused by <strong>{role.pausedBy ?? 'unknown'}</strong>
+            {role.pausedAt ? (
+              <>
+                {' '}
+                since <time dateTime={role.pausedAt}>{formatDateTime(role.pausedAt)}</time>
+              </>
+            ) : null}
+          </>
+        ) : (
+          'Running'
+        )}
+      </p>
+      <dl class="vitals">
+        {VITALS.map(({ key, field, label, format }) => {
+          const value = vitals?.[key];
+          const known = value !== null && value !== undefined;
+          return (
+            <div key={field}>
+              <dt>{label}</dt>
+              <dd data-field={field} data-value={known ? String(value) : undefined}>
+                {known ? format(value) : NONE}
+              </dd>
+            </div>
+          );
+        })}
+      </dl>
+      {canPause ? (
+        <button
+          type="button"
+          class={role.paused ? 'action' : 'action danger'}
+          data-action={role.paused ? 'resume' : 'pause'}
+          onClick={() => onAction(role.role, role.paused ? 'resume' : 'pause')}
+        >
+          {role.paused ? `Resume ${name}…` : `Pause ${name}…`}
+        </button>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,62 @@
+import type { DashboardQueueQuery } from '../../../src/generated/dashboard/graphql.js';
+import { formatCount } from '../format.js';
+
+export type TaskCounts = DashboardQueueQuery['taskCounts'];
+
+/** Something that needs the chairman's attention, in words. */
+export interface Alert {
+  id: string;
+  level: 'warning' | 'critical';
+  text: string;
+}
+
+const QUEUE: { status: keyof TaskCounts; label: string }[] = [
+  { status: 'pending', label: 'Pending' },
+  { status: 'running', label: 'Running' },
+  { status: 'completed', label: 'Completed' },
+  { status: 'failed', label: 'Failed' },
+];
+
+/**
+ * What to look at first, before the role cards on a narrow screen: the queue and the alerts. The approvals
+ * waiting for a decision join them once the gateway has approvals: an `approvalsWaiting` count, shown
+ * here beside the queue (never a stand-in number while there is none).
+ */
+export function Summary({ counts, alerts }: { counts: TaskCounts | null; alerts: Alert[] }) {
+  return (
+    <section class="panel summary" aria-labelledby="summary-heading">
+      <h2 id="summary-heading">Summary</h2>
+      <div class="summary-grid">
+        <div>
+          <h3 class="minor">Task queue (all time)</h3>
+          <ul class="counts">
+            {QUEUE.map(({ status, label }) => (
+              <li key={status} data-task-status={status}>
+                <span class="count" data-value={counts ? String(counts[status]) : undefined}>
+                  {counts ? formatCount(counts[status]) : '…'}
+                </span>
+                <span class="count-label">{label}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+        <div>
+          <h3 class="minor" id="alerts-heading">
+            Alerts{' '}
+            <span class="pill" data-field="alert_count">
+              {formatCount(alerts.length)}
+            </span>
+          </h3>
+          <ul class="alerts" aria-labelledby="alerts-heading" aria-live="polite" data-alerts="">
+            {alerts.length === 0 ? <li class="muted">Nothing needs attention.</li> : null}
+            {alerts.map((alert) => (
+              <li key={alert.id} class={alert.level} data-alert={alert.id}>
+                {alert.text}
+              </li>
+            ))}
+          </ul>
+        </div>
+      </div>
+    </section>
+  );
+}

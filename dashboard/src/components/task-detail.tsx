@@ -1,0 +1,335 @@
+import { useEffect, useState } from 'preact/hooks';
+import type {
+  DashboardModelVersionFragment,
+  DashboardRecommendationFragment,
+  DashboardTaskQuery,
+} from '../../../src/generated/dashboard/graphql.js';
+import { request } from '../api.js';
+import { DecideRecommendation, RecordOutcome, TaskDetail as TaskDocument } from '../documents.js';
+import {
+  formatBytes,
+  formatCount,
+  formatDateTime,
+  formatSeconds,
+  formatUsd,
+  NONE,
+  roleLabel,
+} from '../format.js';
+import { Modal } from './modal.js';
+import { durationOf } from './tasks.js';
+
+type Task = NonNullable<DashboardTaskQuery['task']> & {
+  /**
+   * The model version that ran the task. The schema does not say yet: once `Task` has it, select
+   * `modelVersion { ...DashboardModelVersion }` in the task's document and this shows it.
+   */
+  modelVersion?: DashboardModelVersionFragment | null;
+};
+
+const when = (iso: string | null) => (iso ? <time dateTime={iso}>{formatDateTime(iso)}</time> : NONE);
+
+function Recommendation({
+  token,
+  recommendation,
+  canDecide,
+  onChange,
+  onProblem,
+}: {
+  token: string;
+  recommendation: DashboardRecommendationFragment;
+  canDecide: boolean;
+  onChange(next: DashboardRecommendationFragment): void;
+  onProblem(message: string | null): void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const run = (action: () => Promise<DashboardRecommendationFragment>) => {
+    setBusy(true);
+    onProblem(null);
+    action().then(
+      (next) => {
+        setBusy(false);
+        onChange(next);
+      },
+      (error: unknown) => {
+        setBusy(false);
+        onProblem(error instanceof Error ? error.message : String(error));
+      },
+    );
+  };
+  const { accepted, outcomeMatched } = recommendation;
+  const decision = accepted === null ? 'undecided' : accepted ? 'accepted' : 'rejected';
+  const outcome = outcomeMatched === null ? 'not recorded' : outcomeMatched ? 'matched' : 'missed';
+  const summaryId = `recommendation-${recommendation.id}`;
+  return (
+    <li
+      data-recommendation-id={recommendation.id}
+      data-decision={decision}
+      data-outcome={outcomeMatched === null ? 'none' : outcome}
+    >
+      <p id={summaryId} class="recommendation-summary">
+        {recommendation.summary}
+      </p>
+      {recommendation.predictedOutcome ? (
+        <p class="small">Predicted outcome: {recommendation.predictedOutcome}</p>
+      ) : null}
+      <p class="small muted">
+        {accepted === null
+          ? 'Not decided yet.'
+          : `${decision === 'accepted' ? 'Accepted' : 'Rejected'} by ${recommendation.decidedBy ?? 'unknown'}`}
+        {recommendation.decidedAt ? <> on {when(recommendation.decidedAt)}</> : null}
+        {recommendation.predictedOutcome ? `; outcome ${outcome}.` : null}
+      </p>
+      {canDecide ? (
+        <div class="buttons left">
+          <fieldset class="choice" aria-describedby={summaryId}>
+            <legend class="sr-only">Decision</legend>
+            <button
+              type="button"
+              aria-pressed={accepted === true}
+              disabled={busy}
+              data-decide="accept"
+              onClick={() =>
+                run(
+                  async () =>
+                    (await request(token, DecideRecommendation, { id: recommendation.id, accepted: true }))
+                      .decideRecommendation,
+                )
+              }
+            >
+              Accept
+            </button>
+            <button
+              type="button"
+              aria-pressed={accepted === false}
+              disabled={busy}
+              data-decide="reject"
+              onClick={() =>
+                run(
+                  async () =>
+                    (await request(token, DecideRecommendation, { id: recommendation.id, accepted: false }))
+                      .decideRecommendation,
+                )
+              }
+            >
+              Reject
+            </button>
+          </fieldset>
+          {recommendation.predictedOutcome ? (
+            <fieldset class="choice" aria-describedby={summaryId}>
+              <legend class="sr-only">Outcome</legend>
+              <button
+                type="button"
+                aria-pressed={outcomeMatched === true}
+                disabled={busy}
+                data-outcome-button="matched"
+                onClick={() =>
+                  run(
+                    async () =>
+                      (await request(token, RecordOutcome, { id: recommendation.id, matched: true }))
+                        .recordRecommendationOutcome,
+                  )
+                }
+              >
+                Outcome matched
+              </button>
+              <button
+                type="button"
+                aria-pressed={outcomeMatched === false}
+                disabled={busy}
+                data-outcome-button="missed"
+                onClick={() =>
+                  run(
+                    async () =>
+                      (await request(token, RecordOutcome, { id: recommendation.id, matched: false }))
+                        .recordRecommendationOutcome,
+                  )
+                }
+              >
+                Outcome missed
+              </button>
+            </fieldset>
+          ) : null}
+        </div>
+      ) : null}
+    </li>
+  );
+}
+
+/** A task in full, in a dialog: what was asked, what came back, what it cost and took, and its advice. */
+export function TaskDetail({
+  token,
+  id,
+  version,
+  canDecide,
+  onDecided,
+  onClose,
+}: {
+  token: string;
+  id: string;
+  /** A recommendation of the task's role was decided or its outcome recorded: its vitals changed. */
+  onDecided(role: string): void;
+  /** Changes when an event announced a change of this task: it is read again. */
+  version: number;
+  canDecide: boolean;
+  onClose(): void;
+}) {
+  const [task, setTask] = useState<Task | null | undefined>(undefined);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  useEffect(() => {
+    let active = true;
+    request(token, TaskDocument, { id }).then(
+      (data) => active && setTask(data.task),
+      (error: unknown) => active && setProblem(error instanceof Error ? error.message : String(error)),
+    );
+    return () => {
+      active = false;
+    };
+  }, [token, id, version]);
+
+  const duration = task ? durationOf(task) : null;
+  const replace = (next: DashboardRecommendationFragment) => {
+    setTask((current) =>
+      current
+        ? {
+            ...current,
+            recommendations: current.recommendations.map((one) => (one.id === next.id ? next : one)),
+          }
+        : current,
+    );
+    if (task) onDecided(task.role);
+  };
+
+  return (
+    <Modal labelledBy="task-heading" onClose={onClose} kind="task">
+      <div class="task-detail" data-task-detail={id} data-status={task?.status}>
+        <header class="panel-header">
+          <h2 id="task-heading">
+            Task {id.slice(0, 8)}
+            {task ? ` · ${roleLabel(task.role)} · ${task.status}` : ''}
+          </h2>
+          <button type="button" onClick={onClose} data-close="">
+            Close
+          </button>
+        </header>
+        {problem ? (
+          <p class="problem" role="alert" data-problem="">
+            {problem}
+          </p>
+        ) : null}
+        {task === undefined ? <p class="muted">Loading…</p> : null}
+        {task === null ? <p class="muted">There is no such task in this tenant.</p> : null}
+        {task ? (
+          <>
+            <dl class="facts">
+              <div>
+                <dt>Created</dt>
+                <dd>
+                  {when(task.createdAt)} by {task.createdBy}
+                </dd>
+              </div>
+              <div>
+                <dt>Started</dt>
+                <dd>{when(task.startedAt)}</dd>
+              </div>
+              <div>
+                <dt>Finished</dt>
+                <dd>{when(task.finishedAt)}</dd>
+              </div>
+              <div>
+                <dt>Duration</dt>
+                <dd data-field="duration_seconds">{duration === null ? NONE : formatSeconds(duration)}</dd>
+              </div>
+              <div>
+                <dt>Attempts</dt>
+                <dd>{formatCount(task.attempts)}</dd>
+              </div>
+              <div>
+                <dt>Agent</dt>
+                <dd>{task.claimedBy ?? NONE}</dd>
+              </div>
+              <div>
+                <dt>Tokens</dt>
+                <dd
+                  data-field="tokens_used"
+                  data-value={task.tokensUsed === null ? undefined : String(task.tokensUsed)}
+                >
+                  {task.tokensUsed === null ? NONE : formatCount(task.tokensUsed)}
+                </dd>
+              </div>
+              <div>
+                <dt>Cost</dt>
+                <dd
+                  data-field="cost_usd"
+                  data-value={task.costUsd === null ? undefined : String(task.costUsd)}
+                >
+                  {task.costUsd === null ? NONE : formatUsd(task.costUsd)}
+                </dd>
+              </div>
+              {task.modelVersion ? (
+                <div>
+                  <dt>Model version</dt>
+                  <dd data-field="model_version">
+                    {task.modelVersion.baseModel} v{task.modelVersion.versionNumber}
+                  </dd>
+                </div>
+              ) : null}
+            </dl>
+            <h3>Message</h3>
+            <p class="text" data-field="message">
+              {task.message}
+            </p>
+            <h3>Attachments</h3>
+            {task.attachments.length === 0 ? (
+              <p class="muted">None.</p>
+            ) : (
+              <ul data-field="attachments">
+                {task.attachments.map((attachment) => (
+                  <li key={attachment.id}>
+                    {attachment.filename ?? 'unnamed'}{' '}
+                    <span class="muted">
+                      ({attachment.mimeType}, {formatBytes(attachment.size)})
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            )}
+            <h3>Output</h3>
+            {task.output ? (
+              <p class="text" data-field="output">
+                {task.output}
+              </p>
+            ) : (
+              <p class="muted">{task.status === 'completed' ? 'No output.' : 'Not finished yet.'}</p>
+            )}
+            {task.error ? (
+              <>
+                <h3>Error</h3>
+                <p class="text" data-field="error">
+                  {task.error}
+                </p>
+              </>
+            ) : null}
+            <h3>Recommendations</h3>
+            {task.recommendations.length === 0 ? (
+              <p class="muted">None.</p>
+            ) : (
+              <ul class="recommendations">
+                {task.recommendations.map((recommendation) => (
+                  <Recommendation
+                    key={recommendation.id}
+                    token={token}
+                    recommendation={recommendation}
+                    canDecide={canDecide}
+                    onChange={replace}
+                    onProblem={setProblem}
+                  />
+                ))}
+              </ul>
+            )}
+          </>
+        ) : null}
+      </div>
+    </Modal>
+  );
+}

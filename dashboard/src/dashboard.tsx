@@ -1,0 +1,452 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type {
+  DashboardModelVersionFragment,
+  DashboardRoleFieldsFragment,
+} from '../../src/generated/dashboard/graphql.js';
+import { abilitiesOf } from './abilities.js';
+import { GraphQLRequestError, request } from './api.js';
+import { type AbTestSummary, AbTests } from './components/ab-tests.js';
+import { Feed, type FeedEntry, timeOf } from './components/feed.js';
+import { Header, type Viewer } from './components/header.js';
+import { Models } from './components/models.js';
+import { PauseDialog } from './components/pause-dialog.js';
+import { type RoleAction, RoleCard, type RoleState } from './components/role-card.js';
+import { type Alert, Summary, type TaskCounts } from './components/summary.js';
+import { TaskDetail } from './components/task-detail.js';
+import { Tasks } from './components/tasks.js';
+import { type HourlyVitals, Trends } from './components/trends.js';
+import {
+  AbResults,
+  AbTests as AbTestsDocument,
+  Agents,
+  History,
+  Models as ModelsDocument,
+  PauseAgent,
+  Queue,
+  ResumeAgent,
+  Role,
+  VitalsByHour,
+} from './documents.js';
+import { formatCount, roleLabel } from './format.js';
+import { type ConnectionState, type LiveEvent, openLiveFeed } from './live.js';
+
+const FEED_LENGTH = 200;
+/**
+ * Event ids remembered to show each event once. A repeat comes from the replay window's edge (the history
+ * read and the stream's first events) or from a reconnection's replay, both far shorter than this.
+ */
+const SEEN_IDS = 10_000;
+/** How much history the feed shows on load (the replay window holds at most 24 hours of it). */
+const HISTORY_LENGTH = 100;
+/**
+ * The sliding 24 h window of the vitals changes without an event: the roles are reread on a timer. The
+ * running A/B tests are reread with them, in case an announcement of their results was lost with the
+ * instance that owed it (they otherwise follow their events).
+ */
+const UNANNOUNCED_REFRESH_MS = 30_000;
+
+export interface DashboardHandle {
+  /** Go offline, and come back resuming where the feed left off. */
+  disconnect(): void;
+  reconnect(): void;
+  /**
+   * Opens the confirmation of a pause or resume of `role` whatever the viewer's roles: the server decides,
+   * and the dialog shows its refusal.
+   */
+  confirm(role: string, action: RoleAction): void;
+  /** Opens a task's detail. */
+  openTask(id: string): void;
+}
+
+declare global {
+  interface Window {
+    boardroomDashboard?: DashboardHandle;
+  }
+}
+
+const cardOf = (role: DashboardRoleFieldsFragment): RoleState => ({ role, vitals: null });
+
+/** The tests with one test's row replaced (`next`), added first, or removed (null: it no longer runs). */
+function withAbTest(tests: AbTestSummary[], id: string, next: AbTestSummary | null): AbTestSummary[] {
+  if (!next) return tests.filter((test) => test.id !== id);
+  if (!tests.some((test) => test.id === id)) return [next, ...tests];
+  return tests.map((test) => (test.id === id ? next : test));
+}
+
+/** A snapshot of the running tests, except those an event changed since it was requested (`changed`). */
+function mergeAbTests(snapshot: AbTestSummary[], current: AbTestSummary[], changed: Set<string>) {
+  if (changed.size === 0) return snapshot;
+  const live = current.filter((test) => changed.has(test.id));
+  const older = snapshot.filter((test) => !changed.has(test.id));
+  return [...live, ...older];
+}
+
+/** Newest first; entries without a difference in time keep their order. */
+const byTime = (entries: FeedEntry[]) =>
+  entries
+    .map((entry, index) => ({ entry, index, at: Date.parse(entry.at) }))
+    .sort((a, b) => b.at - a.at || a.index - b.index)
+    .map(({ entry }) => entry);
+
+function alertsOf(cards: RoleState[], connection: ConnectionState): Alert[] {
+  const alerts: Alert[] = [];
+  if (connection === 'reconnecting' || connection === 'offline') {
+    alerts.push({
+      id: 'connection',
+      level: 'warning',
+      text: 'Live updates are interrupted; what is shown may be out of date.',
+    });
+  }
+  for (const { role } of cards) {
+    if (role.paused) {
+      alerts.push({
+        id: `paused-${role.role}`,
+        level: 'critical',
+        text: `${roleLabel(role.role, role.displayName)} is paused${role.pausedBy ? ` by ${role.pausedBy}` : ''}.`,
+      });
+    }
+  }
+  for (const { role, vitals } of cards) {
+    if (vitals && vitals.tasksFailed > 0) {
+      alerts.push({
+        id: `failed-${role.role}`,
+        level: 'warning',
+        text: `${roleLabel(role.role, role.displayName)}: ${formatCount(vitals.tasksFailed)} ${
+          vitals.tasksFailed === 1 ? 'task' : 'tasks'
+        } failed in the last 24 hours.`,
+      });
+    }
+  }
+  return alerts;
+}
+
+export function Dashboard({
+  token,
+  viewer,
+  onRefused,
+  onSignOut,
+}: {
+  token: string;
+  viewer: Viewer;
+  /** The server refused the token (a 401 message or the socket's close reason). */
+  onRefused(message: string): void;
+  onSignOut(): void;
+}) {
+  const abilities = useMemo(() => abilitiesOf(viewer.roles), [viewer.roles]);
+  const [roles, setRoles] = useState<DashboardRoleFieldsFragment[]>([]);
+  const [cards, setCards] = useState<RoleState[]>([]);
+  const [counts, setCounts] = useState<TaskCounts | null>(null);
+  const [models, setModels] = useState<DashboardModelVersionFragment[]>([]);
+  const [tests, setTests] = useState<AbTestSummary[]>([]);
+  const [feed, setFeed] = useState<FeedEntry[]>([]);
+  const [historyLoaded, setHistoryLoaded] = useState(false);
+  const [connection, setConnection] = useState<ConnectionState>('connecting');
+  const [problem, setProblem] = useState<string | null>(null);
+  const [status, setStatus] = useState('');
+  const [confirming, setConfirming] = useState<{ role: string; action: RoleAction } | null>(null);
+  const [openTask, setOpenTask] = useState<string | null>(null);
+  const [openTaskVersion, setOpenTaskVersion] = useState(0);
+  const [tasksVersion, setTasksVersion] = useState(0);
+  const [trendRole, setTrendRole] = useState<string | null>(null);
+  const [trend, setTrend] = useState<HourlyVitals | null>(null);
+  const [trendVersion, setTrendVersion] = useState(0);
+  const [loaded, setLoaded] = useState(false);
+
+  // Bumped by every event of a role: a read started before it must not overwrite what the event set.
+  const generations = useRef(new Map<string, number>());
+  // The same for A/B tests: the count of results events so far, and the last one of each test.
+  const abEvents = useRef({ count: 0, last: new Map<string, number>() });
+  const seen = useRef(new Set<string>());
+  const openTaskRef = useRef<string | null>(null);
+  openTaskRef.current = openTask;
+  // What the page does after an action of its own that announces no event (a recommendation decided).
+  const refreshRoleRef = useRef<(role: string) => void>(() => undefined);
+
+  const fail = useCallback(
+    (error: unknown) => {
+      if (error instanceof GraphQLRequestError && error.code === 'UNAUTHENTICATED') onRefused(error.message);
+      else setProblem(error instanceof Error ? error.message : String(error));
+    },
+    [onRefused],
+  );
+
+  useEffect(() => {
+    let active = true;
+    const generation = (role: string) => generations.current.get(role) ?? 0;
+    /** False for an event seen already; the ids of the last SEEN_IDS events are kept (a tab stays open for days). */
+    const remember = (eventId: string) => {
+      const seenIds = seen.current;
+      if (seenIds.has(eventId)) return false;
+      seenIds.add(eventId);
+      if (seenIds.size > SEEN_IDS) seenIds.delete(seenIds.values().next().value as string);
+      return true;
+    };
+    const putRole = (next: RoleState, startedAt: number) => {
+      if (!active || generation(next.role.role) !== startedAt) return;
+      setCards((current) => current.map((card) => (card.role.role === next.role.role ? next : card)));
+    };
+    const refreshRole = (role: string, eventId?: string) => {
+      const startedAt = generation(role);
+      request(token, Role, { role }, eventId ? { readAfterEvent: eventId } : {}).then((data) => {
+        if (data.agent) putRole({ role: data.agent, vitals: data.agentVitals }, startedAt);
+      }, fail);
+    };
+    refreshRoleRef.current = (role) => {
+      refreshRole(role);
+      setTrendVersion((version) => version + 1);
+    };
+    const reloadRoles = async () => {
+      const { agents } = await request(token, Agents, {});
+      if (!active) return;
+      setRoles(agents);
+      setTrendRole((current) => current ?? agents[0]?.role ?? null);
+      const builtIn = agents.filter((agent) => agent.builtIn);
+      setCards((current) =>
+        builtIn.map((role) => current.find((card) => card.role.role === role.role) ?? cardOf(role)),
+      );
+      await Promise.all(
+        builtIn.map(async (agent) => {
+          const startedAt = generation(agent.role);
+          const data = await request(token, Role, { role: agent.role });
+          if (data.agent) putRole({ role: data.agent, vitals: data.agentVitals }, startedAt);
+        }),
+      );
+      if (active) setProblem(null);
+    };
+    const reloadAbTests = () => {
+      const startedAt = abEvents.current.count;
+      request(token, AbTestsDocument, {})
+        .then(({ abTests }) =>
+          Promise.all(
+            abTests.nodes.map(async (test) => ({
+              id: test.id,
+              name: test.name,
+              results: (await request(token, AbResults, { id: test.id })).abTestResults,
+            })),
+          ),
+        )
+        .then((snapshot) => {
+          if (!active) return;
+          const changed = new Set(
+            [...abEvents.current.last].filter(([, at]) => at > startedAt).map(([id]) => id),
+          );
+          setTests((current) => mergeAbTests(snapshot, current, changed));
+        }, fail);
+    };
+    const reloadModels = () =>
+      request(token, ModelsDocument, {}).then((data) => active && setModels(data.productionModels), fail);
+    const reloadHistory = () =>
+      request(token, History, { first: HISTORY_LENGTH }).then((data) => {
+        if (!active) return;
+        const older: FeedEntry[] = [];
+        for (const { recordedAt, event } of data.recentEvents) {
+          if (event.__typename === 'EventStreamStarted' || !remember(event.eventId)) continue;
+          older.push({ event, at: recordedAt });
+        }
+        setFeed((current) => byTime([...current, ...older]).slice(0, FEED_LENGTH));
+        setHistoryLoaded(true);
+      }, fail);
+    let queueTimer: ReturnType<typeof setTimeout> | undefined;
+    let tasksTimer: ReturnType<typeof setTimeout> | undefined;
+    function refreshQueue() {
+      clearTimeout(queueTimer);
+      queueTimer = setTimeout(
+        () => request(token, Queue, {}).then((data) => active && setCounts(data.taskCounts), fail),
+        50,
+      );
+    }
+    function refreshTasks() {
+      clearTimeout(tasksTimer);
+      tasksTimer = setTimeout(() => {
+        setTasksVersion((version) => version + 1);
+        setTrendVersion((version) => version + 1);
+      }, 200);
+    }
+    const refreshAll = () => {
+      const started = performance.now();
+      Promise.all([
+        reloadRoles(),
+        request(token, Queue, {}).then((data) => active && setCounts(data.taskCounts)),
+        reloadModels(),
+        reloadHistory(),
+      ]).then(() => {
+        if (!active) return;
+        setLoaded(true);
+        performance.mark('boardroom:loaded', { detail: { ms: performance.now() - started } });
+      }, fail);
+      reloadAbTests();
+      refreshTasks();
+    };
+
+    const onEvent = (event: LiveEvent) => {
+      if (!remember(event.eventId)) return;
+      if (event.__typename === 'AbTestResultsChangedEvent') {
+        // Several a second while a test records events: its row follows them, the feed does not.
+        const { testId, testStatus, results } = event;
+        abEvents.current.count += 1;
+        abEvents.current.last.set(testId, abEvents.current.count);
+        const next = testStatus === 'running' ? { id: testId, name: event.name, results } : null;
+        setTests((current) => withAbTest(current, testId, next));
+        return;
+      }
+      setFeed((current) =>
+        [{ event, at: timeOf(event) ?? new Date().toISOString() }, ...current].slice(0, FEED_LENGTH),
+      );
+      if (event.__typename === 'ModelVersionChangedEvent') {
+        reloadModels();
+      } else if (event.__typename === 'TaskUpdatedEvent') {
+        refreshQueue();
+        refreshTasks();
+        if (openTaskRef.current === event.taskId) setOpenTaskVersion((version) => version + 1);
+        if (event.status === 'completed' || event.status === 'failed') refreshRole(event.role, event.eventId);
+      } else if (event.__typename === 'AgentPausedEvent' || event.__typename === 'AgentResumedEvent') {
+        const { role } = event;
+        const paused = event.__typename === 'AgentPausedEvent';
+        generations.current.set(role, generation(role) + 1);
+        setCards((current) =>
+          current.map((card) =>
+            card.role.role === role
+              ? {
+                  ...card,
+                  role: {
+                    ...card.role,
+                    paused,
+                    pausedBy: paused ? event.actorUserId : null,
+                    pausedAt: paused ? event.pausedAt : card.role.pausedAt,
+                  },
+                }
+              : card,
+          ),
+        );
+        refreshRole(role, event.eventId);
+      }
+    };
+
+    // Read once the subscription has started: whatever happens from then on arrives as an event.
+    const live = openLiveFeed(token, {
+      onEvent,
+      onState: setConnection,
+      onRefused: (reason) => onRefused(reason),
+      onFreshStart: refreshAll,
+    });
+    window.boardroomDashboard = {
+      disconnect: () => live.disconnect(),
+      reconnect: () => live.reconnect(),
+      confirm: (role, action) => setConfirming({ role, action }),
+      openTask: (id) => setOpenTask(id),
+    };
+    const timer = setInterval(() => {
+      if (document.visibilityState !== 'visible') return;
+      reloadAbTests();
+      reloadRoles().catch(fail);
+      setTrendVersion((version) => version + 1);
+    }, UNANNOUNCED_REFRESH_MS);
+
+    return () => {
+      active = false;
+      clearInterval(timer);
+      clearTimeout(queueTimer);
+      clearTimeout(tasksTimer);
+      live.stop();
+      delete window.boardroomDashboard;
+    };
+  }, [token, onRefused, fail]);
+
+  // The trend of the chosen role, read again when a task of it may have finished.
+  useEffect(() => {
+    if (!trendRole) return;
+    let active = true;
+    request(token, VitalsByHour, { role: trendRole }).then(
+      (data) => active && setTrend(data.agentVitalsByHour),
+      fail,
+    );
+    return () => {
+      active = false;
+    };
+  }, [token, trendRole, trendVersion, fail]);
+
+  const act = async (role: string, action: RoleAction, reason: string) => {
+    const input = { actorUserId: viewer.sub, reason: reason || null };
+    try {
+      if (action === 'pause') await request(token, PauseAgent, { role, input });
+      else await request(token, ResumeAgent, { role, input });
+    } catch (error) {
+      if (error instanceof GraphQLRequestError && error.code === 'UNAUTHENTICATED') onRefused(error.message);
+      throw error;
+    }
+    setStatus(`${roleLabel(role)} ${action === 'pause' ? 'paused' : 'resumed'}.`);
+  };
+
+  const alerts = alertsOf(cards, connection);
+
+  return (
+    <>
+      <Header viewer={viewer} connection={connection} onSignOut={onSignOut} />
+      <p class="status" role="status" data-status-message="">
+        {status}
+      </p>
+      {problem ? (
+        <p class="problem page-problem" role="alert" data-problem="">
+          {problem}
+        </p>
+      ) : null}
+      <main data-loaded={loaded ? 'true' : undefined}>
+        <Summary counts={counts} alerts={alerts} />
+        <section class="roles" aria-labelledby="roles-heading">
+          <h2 id="roles-heading" class="sr-only">
+            Agents
+          </h2>
+          <div class="cards">
+            {cards.map((card) => (
+              <RoleCard
+                key={card.role.role}
+                state={card}
+                canPause={abilities.pauseAgents}
+                onAction={(role, action) => setConfirming({ role, action })}
+              />
+            ))}
+          </div>
+        </section>
+        <Feed entries={feed} loading={!historyLoaded} onOpenTask={(id) => setOpenTask(id)} />
+        {trendRole ? (
+          <Trends
+            roles={roles}
+            role={trendRole}
+            hours={trend}
+            onRole={(role) => {
+              setTrend(null);
+              setTrendRole(role);
+            }}
+          />
+        ) : null}
+        <AbTests tests={tests} />
+        <Models models={models} />
+        <Tasks
+          token={token}
+          roles={roles}
+          version={tasksVersion}
+          onOpen={(id) => setOpenTask(id)}
+          onError={fail}
+        />
+      </main>
+      {confirming ? (
+        <PauseDialog
+          role={confirming.role}
+          action={confirming.action}
+          onConfirm={(reason) => act(confirming.role, confirming.action, reason)}
+          onClose={() => setConfirming(null)}
+        />
+      ) : null}
+      {openTask ? (
+        <TaskDetail
+          token={token}
+          id={openTask}
+          version={openTaskVersion}
+          canDecide={abilities.decideRecommendations}
+          onDecided={(role) => refreshRoleRef.current(role)}
+          onClose={() => setOpenTask(null)}
+        />
+      ) : null}
+    </>
+  );
+}
