@@ -16,6 +16,14 @@ import { listen, subscribe } from '../support/ws.js';
 const HOST = 'api.acme-payments.com';
 const OTHER_HOST = 'files.acme-payments.com';
 
+const MemberEvents = graphql(`
+  subscription MemberEventsForTest {
+    events(types: [CONNECTOR_CALL_APPROVAL_REQUESTED, CONNECTOR_CALL_APPROVAL_DECIDED, CONNECTOR_INVOKED]) {
+      __typename
+    }
+  }
+`);
+
 const ApprovalChanged = graphql(`
   subscription ApprovalChangedForTest($connectorId: ID) {
     connectorCallApprovalChanged(connectorId: $connectorId) {
@@ -526,6 +534,20 @@ describe('the connectorCallApprovalChanged subscription', () => {
       });
     } finally {
       await Promise.all([subscription.close(), agentSubscription.close()]);
+    }
+  });
+
+  it('leaves approval events out of a member’s tenant stream', async () => {
+    const { agent, member, connectorId } = await tenant(gateWrites, solo);
+    const stream = await subscribe(running.url, member, MemberEvents, {});
+    try {
+      expect((await stream.next()).data?.events.__typename).toBe('EventStreamStarted');
+      expect((await invoke(agent, connectorId, createCustomer, solo)).status).toBe(202);
+      const ungated = { endpoint: { method: 'GET', path: '/customers' } };
+      expect((await invoke(agent, connectorId, ungated, solo)).status).toBe(200);
+      expect((await stream.next()).data?.events.__typename).toBe('ConnectorInvokedEvent');
+    } finally {
+      await stream.close();
     }
   });
 });
