@@ -35,7 +35,7 @@ export interface BudgetState {
   updatedAt: Date;
 }
 
-interface BudgetRow {
+export interface BudgetRow {
   id: string;
   tenant_id: string;
   role: string;
