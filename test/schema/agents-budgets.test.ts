@@ -67,6 +67,14 @@ describe('setBudget', () => {
     expect(audit.map((entry) => [entry.action, entry.outcome])).toEqual([['budget.set', 'created']]);
   });
 
+  it('takes a threshold of up to 3 decimals as given', async () => {
+    const { chairman } = await tenant();
+
+    const budget = await setBudget(t, chairman, roleBudget('cfo', '10', '1', { warningThreshold: 0.57 }));
+
+    expect(budget.warningThreshold).toBe(0.57);
+  });
+
   it('starts a new budget from what the period already spent', async () => {
     const { chairman, agent, tenantId } = await tenant();
     await queueTasks(t, tenantId, 'cmo', 1);
@@ -88,6 +96,7 @@ describe('setBudget', () => {
     ['a zero estimate', { estimateUsd: '0' }],
     ['a threshold of 0', { warningThreshold: 0 }],
     ['a threshold above 1', { warningThreshold: 1.5 }],
+    ['a threshold with 4 decimals', { warningThreshold: 0.5705 }],
     ['a token limit without a token estimate', { limitTokens: 1000 }],
     ['a bad role slug', { role: '../ceo' }],
   ])('refuses %s with BAD_USER_INPUT and writes nothing', async (_name, change) => {

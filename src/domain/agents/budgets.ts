@@ -231,10 +231,8 @@ export async function releaseReservations(
   if (taskIds.length === 0) return;
   // Budgets first, in id order, as every other writer locks them, then the reservations.
   const budgets = await lockBudgets(tx, tenantId, role);
-  if (budgets.length === 0) {
-    await takeReservations(tx, taskIds);
-    return;
-  }
+  // Reservations go with their budget (ON DELETE CASCADE): without budgets there is none to release.
+  if (budgets.length === 0) return;
   const reservations = await takeReservations(tx, taskIds);
   for (const budget of budgets) {
     const held = reservations.filter((reservation) => reservation.budget_id === budget.id);
@@ -266,6 +264,7 @@ export async function settleTask(
   cost: TaskCost,
 ): Promise<void> {
   const budgets = await lockBudgets(tx, context.viewer.tenantId, task.role);
+  if (budgets.length === 0) return;
   const reservations = await takeReservations(tx, [task.id]);
   for (const budget of budgets) {
     const held = reservations.find((reservation) => reservation.budget_id === budget.id);

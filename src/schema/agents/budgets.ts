@@ -160,7 +160,7 @@ const setBudgetArgs = z.object({
         .number()
         .gt(0)
         .lte(1)
-        .refine((value) => Math.round(value * 1000) === value * 1000, 'must have at most 3 decimals')
+        .refine((value) => Number(value.toFixed(3)) === value, 'must have at most 3 decimals')
         .nullish(),
     })
     .refine((input) => input.limitTokens == null || (input.estimateTokens ?? 0) >= 1, {
