@@ -143,6 +143,20 @@ describe('setBudget', () => {
     expect(await budgetRows(t, tenantId)).toEqual(before);
   });
 
+  it('shows each role’s budget on the role', async () => {
+    const { chairman } = await tenant();
+    await setBudget(t, chairman, roleBudget('cfo', '10', '1'));
+
+    const result = await t.graphql<
+      { agents: { role: string; budget: { limitUsd: string } | null }[] },
+      unknown
+    >('{ agents { role budget { limitUsd } } }', undefined, chairman);
+
+    const byRole = Object.fromEntries(result.data?.agents.map((agent) => [agent.role, agent.budget]) ?? []);
+    expect(byRole.cfo).toEqual({ limitUsd: '10' });
+    expect(byRole.ceo).toBeNull();
+  });
+
   it('shows no budget of another tenant', async () => {
     const { chairman } = await tenant();
     await setBudget(t, chairman, { period: 'month', limitUsd: '10', estimateUsd: '1' });

@@ -13,7 +13,7 @@ import {
 import { type ClaimOutcome, claimNextTask } from '../../domain/agents/queue.js';
 import { requireAgentRole } from '../../domain/agents/registry.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
-import { roleArg, TaskRef } from './types.js';
+import { AgentRoleRef, roleArg, TaskRef } from './types.js';
 
 const BudgetPeriodEnum = builder.enumType('BudgetPeriod', {
   description: 'A UTC day, or a calendar month in UTC.',
@@ -94,6 +94,18 @@ export const BudgetRef = builder.objectRef<BudgetState>('Budget').implement({
     exhaustedAt: t.field({ type: 'DateTime', nullable: true, resolve: (budget) => budget.exhaustedAt }),
   }),
 });
+
+builder.objectField(AgentRoleRef, 'budget', (t) =>
+  t.field({
+    type: BudgetRef,
+    nullable: true,
+    description: 'The role’s own budget for the current period; null when none is set.',
+    resolve: async (role, _args, context) => {
+      const [budget] = await readBudgets(context.prisma, role.tenantId, role.role);
+      return budget ?? null;
+    },
+  }),
+);
 
 builder.queryField('budgets', (t) =>
   t.withAuth({ authenticated: true }).field({
