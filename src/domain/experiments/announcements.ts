@@ -3,6 +3,7 @@ import { enqueueEvent } from '../../events/outbox.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import type { AbTestStatus } from './lifecycle.js';
+import type { AbTestAnalysis } from './results.js';
 
 /**
  * Shortest time between two AB_TEST_RESULTS_CHANGED events of one test: at most four a second per test,
@@ -16,6 +17,8 @@ export interface AbTestResultsPayload {
   name: string;
   status: AbTestStatus;
   alpha: number;
+  /** Absent from events written before tests had an analysis: those were all `fixed_horizon`. */
+  analysis?: AbTestAnalysis;
   /** When the counters were read, in the transaction that wrote the event. */
   changed_at: string;
   /** Control first. */
@@ -34,11 +37,12 @@ export async function announceResults(
   testId: string,
 ): Promise<void> {
   const [test] = await tx.$queryRaw<
-    { name: string; status: AbTestStatus; alpha: number; changed_at: Date }[]
+    { name: string; status: AbTestStatus; alpha: number; analysis: AbTestAnalysis; changed_at: Date }[]
   >`
     UPDATE ab_tests SET results_announced_at = clock_timestamp(), results_pending = false
     WHERE id = ${testId}::uuid AND tenant_id = ${tenantId}::uuid
-    RETURNING name, status::text AS status, alpha, results_announced_at AS changed_at`;
+    RETURNING name, status::text AS status, alpha, analysis::text AS analysis,
+      results_announced_at AS changed_at`;
   if (!test) throw new Error(`A/B test ${testId} vanished while it was locked`);
   const variants = await tx.abTestVariant.findMany({
     where: { testId },
@@ -50,6 +54,7 @@ export async function announceResults(
     name: test.name,
     status: test.status,
     alpha: test.alpha,
+    analysis: test.analysis,
     changed_at: test.changed_at.toISOString(),
     variants,
   };

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SRM_ALPHA } from '../../../src/domain/experiments/index.js';
 import { summarizeExperiment, type VariantTally } from '../../../src/domain/experiments/results.js';
 import { expectClose, reference } from './reference.js';
+import { sequentialReference } from './sequential-reference.js';
 
 const tallies = (counts: { observations: number; successes: number }[], weights?: number[]): VariantTally[] =>
   counts.map((c, i) => ({ id: `v${i}`, name: `variant ${i}`, weight: weights?.[i] ?? 1, ...c }));
@@ -105,6 +106,57 @@ describe('summarizeExperiment', () => {
       0.05,
     );
     expect(results.sampleRatioMismatch.mismatch).toBe(false);
+  });
+});
+
+describe('summarizeExperiment, sequential analysis', () => {
+  const family = (name: string) => {
+    const found = sequentialReference.families.find((c) => c.name === name);
+    if (!found) throw new Error(`no reference family ${name}`);
+    return found;
+  };
+
+  it('is fixed_horizon unless told, and computes the sequential figures for every test', () => {
+    const c = family('three variants');
+    const results = summarizeExperiment(tallies(c.variants), c.alpha);
+    expect([results.analysis, results.sequentialDecision]).toEqual(['fixed_horizon', 'significant']);
+    expect(results.variants[0]?.sequential).toBeNull();
+    results.variants.slice(1).forEach((variant, i) => {
+      const expected = c.comparisons[i];
+      expectClose(variant.sequential?.alwaysValidPValue, expected?.alwaysValidPValue ?? null);
+      expectClose(variant.sequential?.adjustedPValue, expected?.adjustedPValue ?? null);
+      expectClose(variant.sequential?.confidenceSequence?.lower, expected?.lower ?? null);
+      expectClose(variant.sequential?.confidenceSequence?.upper, expected?.upper ?? null);
+    });
+  });
+
+  it('leaves every fixed-horizon figure as it is whichever analysis decides', () => {
+    const c = family('three variants');
+    const strip = ({ analysis: _a, ...rest }: ReturnType<typeof summarizeExperiment>) => rest;
+    expect(strip(summarizeExperiment(tallies(c.variants), c.alpha, { analysis: 'sequential' }))).toEqual(
+      strip(summarizeExperiment(tallies(c.variants), c.alpha)),
+    );
+  });
+
+  it.each([
+    [false, 'collecting'],
+    [true, 'not_significant'],
+  ] as const)('without a difference shown, ended %s decides %s', (ended, decision) => {
+    const c = family('four variants, no difference');
+    const results = summarizeExperiment(tallies(c.variants), c.alpha, { analysis: 'sequential', ended });
+    expect(results.sequentialDecision).toBe(decision);
+    expect(results.variants.slice(1).map((v) => v.sequential?.decision)).toEqual([
+      decision,
+      decision,
+      decision,
+    ]);
+  });
+
+  it('stays significant when the test ends after a difference was shown', () => {
+    const c = family('three variants');
+    expect(summarizeExperiment(tallies(c.variants), c.alpha, { ended: true }).sequentialDecision).toBe(
+      'significant',
+    );
   });
 });
 
