@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { summarizeExperiment } from '../../src/domain/experiments/results.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { expectClose } from '../domain/experiments/reference.js';
 import { sequentialReference } from '../domain/experiments/sequential-reference.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { listen, subscribe } from '../support/ws.js';
+import { watchBus } from './agents-support.js';
 import {
   CompleteAbTest,
   CreateAbTest,
@@ -247,6 +249,68 @@ describe('abTestResults of a sequential test', () => {
     const theirs = await t.graphql(Results, { testId: test.id }, stranger);
     expect(mine.data?.abTestResults.analysis).toBe('sequential');
     expect([theirs.data ?? null, codeOf(theirs)]).toEqual([null, 'NOT_FOUND']);
+  });
+});
+
+describe('the sequential state kept at each announcement', () => {
+  const observationsOf = (payload: Record<string, unknown>) =>
+    (payload.variants as { observations: number }[]).map((variant) => variant.observations);
+
+  it('keeps a comparison significant once an announced look showed it, however the counts move after', async () => {
+    const test = await runningTest(t, operator, 2, undefined, 'sequential');
+    await t.app.services.relay.kick();
+    const watch = await watchBus(t, 'AB_TEST_RESULTS_CHANGED', operator.tenantId);
+    // 10% against 50% of 200 each: shown at this look.
+    await seedCounts(t, operator, test, [
+      { observations: 200, successes: 20 },
+      { observations: 200, successes: 100 },
+    ]);
+    await watch.next((payload) => payload.test_id === test.id && observationsOf(payload)[0] === 200);
+    const shown = await t.graphql(Results, { testId: test.id }, operator);
+    expect(shown.data?.abTestResults.sequentialDecision).toBe('significant');
+
+    // 2,000 more subjects a variant, half converting in both: the counts alone no longer show it
+    // (46% against 50%), but a look that showed it stays valid.
+    const more = test.variantIds.flatMap((variantId, index) =>
+      Array.from({ length: 2000 }, (_, k) => ({
+        subjectId: `more-${index}-${k}`,
+        variantId,
+        converted: k % 2 === 0,
+      })),
+    );
+    for (let start = 0; start < more.length; start += 1000) {
+      const batch = await t.graphql(
+        RecordAbTestEvents,
+        { testId: test.id, events: more.slice(start, start + 1000) },
+        operator,
+      );
+      expect(batch.errors).toBeUndefined();
+    }
+    const later = await watch.next(
+      (payload) => payload.test_id === test.id && observationsOf(payload).join() === '2200,2200',
+    );
+    await watch.close();
+    const fromCounts = summarizeExperiment(
+      [
+        { id: 'c', name: 'c', weight: 1, observations: 2200, successes: 1020 },
+        { id: 't', name: 't', weight: 1, observations: 2200, successes: 1100 },
+      ],
+      0.05,
+    );
+    expect(fromCounts.sequentialDecision).toBe('collecting');
+
+    const read = await t.graphql(Results, { testId: test.id }, operator);
+    const variant = read.data?.abTestResults.variants[1]?.sequential;
+    expect([read.data?.abTestResults.sequentialDecision, variant?.decision]).toEqual([
+      'significant',
+      'significant',
+    ]);
+    expect(variant?.alwaysValidPValue).toBe(
+      shown.data?.abTestResults.variants[1]?.sequential?.alwaysValidPValue,
+    );
+    expect(later.payload.sequential_state).toEqual([
+      expect.objectContaining({ observations: 4400, alwaysValidPValue: variant?.alwaysValidPValue }),
+    ]);
   });
 });
 

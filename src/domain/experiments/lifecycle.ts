@@ -138,6 +138,7 @@ export async function abTestResults(context: AuthedContext, testId: string): Pro
     ...summarizeExperiment(test.variants, test.alpha, {
       analysis: test.analysis,
       ended: test.status === 'completed',
+      storedState: test.sequentialState,
     }),
   };
 }

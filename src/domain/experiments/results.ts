@@ -3,6 +3,7 @@ import {
   compareWithControlSequentially,
   type SequentialControlComparison,
   type SequentialDecision,
+  type SequentialState,
 } from './sequential.js';
 import { type SampleRatioMismatch, SRM_ALPHA, sampleRatioMismatch } from './srm.js';
 import {
@@ -10,6 +11,7 @@ import {
   completionRate,
   type SignificanceMethod,
   testSignificance,
+  type VariantCounts,
 } from './statistics.js';
 
 /** Confidence of the per-variant intervals and of the lift intervals. */
@@ -99,6 +101,58 @@ export interface SummaryOptions {
   analysis?: AbTestAnalysis;
   /** The test is completed: a sequential comparison not yet significant is then not significant. */
   ended?: boolean;
+  /** The sequential state stored with the test (JSON, checked by `storedSequentialState`), if any. */
+  storedState?: unknown;
+}
+
+const isState = (value: unknown): value is SequentialState => {
+  const state = value as SequentialState | null;
+  return (
+    typeof state === 'object' &&
+    state !== null &&
+    Number.isSafeInteger(state.observations) &&
+    typeof state.alwaysValidPValue === 'number' &&
+    state.alwaysValidPValue >= 0 &&
+    state.alwaysValidPValue <= 1 &&
+    typeof state.lower === 'number' &&
+    typeof state.upper === 'number' &&
+    state.lower <= state.upper
+  );
+};
+
+/**
+ * The sequential state stored with a test (JSON, one entry per non-control variant), checked against the
+ * variants' counts: an entry that does not fit them (more observations than the comparison has, or not a
+ * state at all) is dropped, so a stored value can only ever narrow valid figures, never fail a read.
+ */
+export function storedSequentialState(
+  stored: unknown,
+  variants: readonly VariantCounts[],
+): (SequentialState | null)[] | null {
+  if (!Array.isArray(stored) || stored.length !== variants.length - 1) return null;
+  const [control] = variants;
+  return stored.map((state: unknown, index) => {
+    const treatment = variants[index + 1];
+    if (!control || !treatment || !isState(state)) return null;
+    return state.observations <= control.observations + treatment.observations ? state : null;
+  });
+}
+
+/**
+ * The always-valid comparisons of a test with its stored state, and the state to store after this look:
+ * the smallest p-value and the intersection of the intervals seen at every look stored so far.
+ */
+export function sequentialLook(
+  variants: readonly VariantCounts[],
+  alpha: number,
+  options: Pick<SummaryOptions, 'ended' | 'storedState'> = {},
+): { comparisons: SequentialControlComparison[]; state: (SequentialState | null)[] } {
+  const comparisons = compareWithControlSequentially(variants, {
+    alpha,
+    ended: options.ended ?? false,
+    previous: storedSequentialState(options.storedState, variants) ?? undefined,
+  });
+  return { comparisons, state: comparisons.map((comparison) => comparison.state) };
 }
 
 /**
@@ -117,7 +171,7 @@ export function summarizeExperiment(
   const [control] = variants;
   const comparisons = compareWithControl(variants, alpha);
   const ended = options.ended ?? false;
-  const sequential = compareWithControlSequentially(variants, { alpha, ended });
+  const sequential = sequentialLook(variants, alpha, options).comparisons;
   const sequentialDecision: SequentialDecision = sequential.some((c) => c.decision === 'significant')
     ? 'significant'
     : ended

@@ -33,6 +33,7 @@ export const AbTestResultsChangedEvent = builder.objectRef<Payload>('AbTestResul
         ...summarizeExperiment(event.variants, event.alpha, {
           analysis: event.analysis,
           ended: event.status === 'completed',
+          storedState: event.sequential_state,
         }),
       }),
     }),

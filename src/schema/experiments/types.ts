@@ -105,7 +105,8 @@ const SequentialComparisonRef = builder
       }),
       alwaysValidPValue: t.exposeFloat('alwaysValidPValue', {
         nullable: true,
-        description: 'Always-valid p-value of “no difference”; null with the difference.',
+        description:
+          'Always-valid p-value of “no difference”: the smallest over the announced looks and this read; null with the difference.',
       }),
       adjustedPValue: t.exposeFloat('adjustedPValue', {
         nullable: true,
@@ -115,7 +116,7 @@ const SequentialComparisonRef = builder
         type: Interval,
         nullable: true,
         description:
-          'Interval of the difference at `confidence`, holding at every look at once; significant exactly when it leaves out 0.',
+          'Interval of the difference at `confidence`, holding at every look at once: the intersection of the announced looks’ intervals and this read’s.',
         resolve: (comparison) => comparison.confidenceSequence,
       }),
       confidence: t.exposeFloat('confidence', { description: '1 − alpha / m.' }),

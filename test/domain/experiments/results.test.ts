@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { SRM_ALPHA } from '../../../src/domain/experiments/index.js';
-import { summarizeExperiment, type VariantTally } from '../../../src/domain/experiments/results.js';
+import {
+  storedSequentialState,
+  summarizeExperiment,
+  type VariantTally,
+} from '../../../src/domain/experiments/results.js';
 import { expectClose, reference } from './reference.js';
 import { sequentialReference } from './sequential-reference.js';
 
@@ -150,6 +154,60 @@ describe('summarizeExperiment, sequential analysis', () => {
       decision,
       decision,
     ]);
+  });
+
+  it('stays significant with the state of an earlier look that showed it, once the counts no longer do', () => {
+    const early = summarizeExperiment(
+      tallies([
+        { observations: 200, successes: 20 },
+        { observations: 200, successes: 100 },
+      ]),
+      0.05,
+    );
+    const state = [
+      {
+        observations: 400,
+        alwaysValidPValue: early.variants[1]?.sequential?.alwaysValidPValue as number,
+        ...(early.variants[1]?.sequential?.confidenceSequence as { lower: number; upper: number }),
+      },
+    ];
+    const diluted = tallies([
+      { observations: 2200, successes: 1020 },
+      { observations: 2200, successes: 1100 },
+    ]);
+    expect(summarizeExperiment(diluted, 0.05).sequentialDecision).toBe('collecting');
+    const kept = summarizeExperiment(diluted, 0.05, { storedState: state, ended: true });
+    expect(kept.sequentialDecision).toBe('significant');
+    expect(kept.variants[1]?.sequential?.alwaysValidPValue).toBe(state[0]?.alwaysValidPValue);
+  });
+
+  it.each([
+    ['not an array', { observations: 1 }],
+    ['one entry too many', [null, null]],
+  ])('ignores a stored state that is %s', (_name, stored) => {
+    expect(
+      storedSequentialState(
+        stored,
+        tallies([
+          { observations: 1, successes: 0 },
+          { observations: 1, successes: 1 },
+        ]),
+      ),
+    ).toBeNull();
+  });
+
+  it.each([
+    ['more observations than the counts', { observations: 3, alwaysValidPValue: 0.5, lower: -1, upper: 1 }],
+    ['a p-value above 1', { observations: 1, alwaysValidPValue: 2, lower: -1, upper: 1 }],
+    ['an empty interval', { observations: 1, alwaysValidPValue: 0.5, lower: 1, upper: -1 }],
+    ['a string', 'significant'],
+  ])('drops a stored entry with %s, so a read never fails on it', (_name, entry) => {
+    const variants = tallies([
+      { observations: 1, successes: 0 },
+      { observations: 1, successes: 1 },
+    ]);
+    expect(storedSequentialState([entry], variants)).toEqual([null]);
+    expect(() => summarizeExperiment(variants, 0.05, { storedState: [entry] })).not.toThrow();
   });
 
   it('stays significant when the test ends after a difference was shown', () => {
