@@ -175,7 +175,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       if (cause === 'disk full') storage.noteDiskFull();
       return cause;
     },
-    tracing: options.tracing,
   };
   const routeTemplates = routes.map((route) => route.path);
 

@@ -1,8 +1,8 @@
 import type { PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import type { AbTestStatus } from '../../generated/prisma/enums.js';
 import type { Logger } from '../../logger.js';
-import type { AbTestStatus } from './lifecycle.js';
 import { type AbTestAnalysis, sequentialLook } from './results.js';
 import type { SequentialState } from './sequential.js';
 

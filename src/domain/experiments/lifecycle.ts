@@ -7,7 +7,9 @@ import { type AbTestAnalysis, type ExperimentResults, summarizeExperiment } from
 
 type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 
-export type AbTestStatus = 'draft' | 'running' | 'completed';
+import type { AbTestStatus } from '../../generated/prisma/enums.js';
+
+export type { AbTestStatus };
 
 export interface NewAbTest {
   name: string;

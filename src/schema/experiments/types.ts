@@ -36,7 +36,7 @@ const SignificanceMethod = builder.enumType('AbTestSignificanceMethod', {
   values: ['two_proportion_z', 'chi_squared_homogeneity'] as const,
 });
 
-export const AbTestVariantRef = builder.prismaObject('AbTestVariant', {
+builder.prismaObject('AbTestVariant', {
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
