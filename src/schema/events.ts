@@ -4,6 +4,7 @@ import { type RecordedEvent, recentEvents } from '../events/history.js';
 import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { parseArgs } from '../validation/index.js';
+import { BudgetAlertEvent } from './agents/budgets.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
 import {
   APPROVAL_EVENT_TYPES,
@@ -52,6 +53,8 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   CONNECTOR_CALL_APPROVAL_REQUESTED: 'ConnectorCallApprovalEvent',
   CONNECTOR_CALL_APPROVAL_DECIDED: 'ConnectorCallApprovalEvent',
   AB_TEST_RESULTS_CHANGED: 'AbTestResultsChangedEvent',
+  BUDGET_WARNING: 'BudgetAlertEvent',
+  BUDGET_EXHAUSTED: 'BudgetAlertEvent',
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
@@ -67,6 +70,7 @@ const TenantEvent = builder.unionType('TenantEvent', {
     ConnectorInvokedEvent,
     ConnectorCallApprovalEvent,
     AbTestResultsChangedEvent,
+    BudgetAlertEvent,
   ],
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });
@@ -98,7 +102,7 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates, model version changes, connector calls and A/B results, led by an ' +
+      'task updates, model version changes, connector calls, A/B results and budget alerts, led by an ' +
       'EventStreamStarted message. Resumable with `after`.',
     args: {
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),

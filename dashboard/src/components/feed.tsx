@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { formatDateTime, roleLabel, timeZone } from '../format.js';
+import { formatDateTime, formatUsd, roleLabel, timeZone } from '../format.js';
 import type { LiveEvent } from '../live.js';
 
 /** A feed entry: an event and when it happened (its own time, or when it was recorded or received). */
@@ -24,6 +24,7 @@ export function timeOf(event: LiveEvent): string | null {
     case 'AbTestResultsChangedEvent':
       return event.changedAt;
     case 'ModelVersionChangedEvent':
+    case 'BudgetAlertEvent':
       return null;
   }
 }
@@ -36,6 +37,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   ConnectorInvokedEvent: 'connector',
   ConnectorCallApprovalEvent: 'approval',
   AbTestResultsChangedEvent: 'ab-test',
+  BudgetAlertEvent: 'budget',
 };
 
 function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: string): void }) {
@@ -86,6 +88,14 @@ function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: stri
       return (
         <>
           A/B test {event.name} {event.testStatus}
+        </>
+      );
+    case 'BudgetAlertEvent':
+      return (
+        <>
+          {event.budgetRole === null ? 'Company' : roleLabel(event.budgetRole)} budget{' '}
+          {event.alert === 'BUDGET_EXHAUSTED' ? 'exhausted' : 'warning'}: {formatUsd(Number(event.spentUsd))}{' '}
+          of {formatUsd(Number(event.limitUsd))} spent {event.period === 'day' ? 'today' : 'this month'}
         </>
       );
   }
