@@ -302,6 +302,9 @@ export async function executeRoute(
     );
   }
   const data = result.data as never;
+  if (route.alternative?.when(data)) {
+    return Response.json(route.alternative.respond(data), { status: route.alternative.status });
+  }
   return Response.json(route.respond(data, { requestId }), {
     status: route.status,
     headers: route.headers?.(data) ?? {},

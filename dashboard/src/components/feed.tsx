@@ -19,6 +19,8 @@ export function timeOf(event: LiveEvent): string | null {
       return event.updatedAt;
     case 'ConnectorInvokedEvent':
       return event.invokedAt;
+    case 'ConnectorCallApprovalEvent':
+      return event.changedAt;
     case 'AbTestResultsChangedEvent':
       return event.changedAt;
     case 'ModelVersionChangedEvent':
@@ -33,6 +35,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   TaskUpdatedEvent: 'task',
   ModelVersionChangedEvent: 'model',
   ConnectorInvokedEvent: 'connector',
+  ConnectorCallApprovalEvent: 'approval',
   AbTestResultsChangedEvent: 'ab-test',
   BudgetAlertEvent: 'budget',
 };
@@ -72,6 +75,13 @@ function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: stri
         <>
           Connector {event.connectorId.slice(0, 8)} {event.method} {event.path} →{' '}
           {event.httpStatus ?? event.outcome}
+        </>
+      );
+    case 'ConnectorCallApprovalEvent':
+      return (
+        <>
+          Approval {event.approvalId.slice(0, 8)} {event.method} {event.path}{' '}
+          {event.approvalStatus.replace('_', ' ')}
         </>
       );
     case 'AbTestResultsChangedEvent':
