@@ -21,6 +21,8 @@ import { createConnectorCallSlots } from './domain/connectors/call-slots.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
+import { recordWebhookDeliveries } from './domain/webhooks/deliveries.js';
+import { createWebhookDispatcher, type WebhookDispatcherOptions } from './domain/webhooks/dispatcher.js';
 import { isInputCoercionError, serviceUnavailable } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
@@ -83,6 +85,11 @@ export interface AppOptions {
    * and answer DNS themselves (`lookup`). Default: none.
    */
   egress?: Pick<EgressClientOptions, 'ca' | 'lookup'>;
+  /**
+   * Webhook delivery settings: tests shorten the retry schedule, the disable threshold and the call
+   * timeout. Default: the documented ones (docs/decisions.md, "Webhooks").
+   */
+  webhooks?: Pick<WebhookDispatcherOptions, 'retry' | 'claimMs' | 'idleMs'> & { callTimeoutMs?: number };
 }
 
 /**
@@ -107,6 +114,9 @@ const largeBodyRoutes = routes
 function allowsLargeBody(method: string, pathname: string): boolean {
   return largeBodyRoutes.some(({ route, pattern }) => route.method === method && pattern.test(pathname));
 }
+
+/** How long one webhook attempt may take (connect, send, the receiver's answer), before it counts as failed. */
+const WEBHOOK_CALL_TIMEOUT_MS = 10_000;
 
 /** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -142,6 +152,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     redisUrl: config.redisUrl,
     logger,
   });
+  const webhookEgress = createEgressClient({
+    ...options.egress,
+    allowlist: config.connectorEgressAllow,
+    maxRedirects: 0,
+    callTimeoutMs: options.webhooks?.callTimeoutMs ?? WEBHOOK_CALL_TIMEOUT_MS,
+    maxResponseBytes: 64 * 1024,
+  });
   const services: Services = {
     config: { ...config, auth: { ...config.auth, jwtSecret } },
     db,
@@ -157,6 +174,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       listen: db.listen,
       onPass: (outcome) => metrics.relayPasses.inc({ outcome }),
       tracing: options.tracing,
+      onPublished: recordWebhookDeliveries,
     }),
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
@@ -167,6 +185,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...options.egress,
       allowlist: config.connectorEgressAllow,
       callTimeoutMs: config.connectorCalls.timeoutMs,
+    }),
+    webhookEgress,
+    webhooks: createWebhookDispatcher({
+      prisma: db.prisma,
+      logger,
+      listen: db.listen,
+      egress: webhookEgress,
+      keyring: config.connectorSecretsKeys,
+      ...options.webhooks,
     }),
     connectorCalls: createConnectorCallSlots(config.connectorCalls.perTenant),
     storage,
@@ -282,14 +309,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         );
       }
       await services.relay.start();
+      await services.webhooks.start();
       return applied;
     },
     async close() {
       await services.relay.stop();
+      await services.webhooks.stop();
       await Promise.all(background.splice(0).map((stop) => stop()));
       await bus.close();
       await rateLimiter.close();
       await services.egress.close();
+      await services.webhookEgress.close();
       if (!options.db) await db.close();
       await options.tracing?.shutdown();
     },

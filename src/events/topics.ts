@@ -7,6 +7,8 @@ export const EVENT_TYPES = [
   'CONNECTOR_INVOKED',
   /** A test's counters or status changed; at most one per test per 250 ms (domain/experiments/announcements.ts). */
   'AB_TEST_RESULTS_CHANGED',
+  /** A webhook's deliveries kept failing and it was disabled (domain/webhooks/dispatcher.ts). */
+  'WEBHOOK_DISABLED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -10,6 +10,7 @@ import { AgentPausedEvent, AgentResumedEvent } from './dogfood.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 import { AbTestResultsChangedEvent } from './experiments/events.js';
 import { ModelVersionChangedEvent } from './finetuning.js';
+import { WebhookDisabledEvent } from './webhooks.js';
 
 const EventTypeEnum = builder.enumType('EventType', {
   description: 'The kinds of durable events a tenant’s stream carries.',
@@ -45,6 +46,7 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   MODEL_VERSION_CHANGED: 'ModelVersionChangedEvent',
   CONNECTOR_INVOKED: 'ConnectorInvokedEvent',
   AB_TEST_RESULTS_CHANGED: 'AbTestResultsChangedEvent',
+  WEBHOOK_DISABLED: 'WebhookDisabledEvent',
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
@@ -59,6 +61,7 @@ const TenantEvent = builder.unionType('TenantEvent', {
     ModelVersionChangedEvent,
     ConnectorInvokedEvent,
     AbTestResultsChangedEvent,
+    WebhookDisabledEvent,
   ],
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });
