@@ -192,3 +192,10 @@ export async function deliveriesOf(
   expect(result.errors).toBeUndefined();
   return result.data.webhookDeliveries as { nodes: any[]; nextCursor: string | null };
 }
+
+/** The `index`th item, which the test expects to exist. */
+export function nth<T>(list: readonly T[], index = 0): T {
+  const item = list[index];
+  if (item === undefined) throw new Error(`expected an item at ${index} of ${list.length}`);
+  return item;
+}
