@@ -331,6 +331,18 @@ describe('disabling', () => {
       where: { tenantId: boss.tenantId, type: 'WEBHOOK_DISABLED' },
     });
     expect(events.map((event) => event.payload)).toMatchObject([{ webhook_id: id, role: 'cmo' }]);
+    const member = await t.caller(['member'], { tenantId: boss.tenantId });
+    const recent = await t.graphql<any, unknown>(
+      `query { recentEvents(types: [WEBHOOK_DISABLED]) {
+        event { __typename ... on WebhookDisabledEvent { webhookId role failingSince disabledAt } }
+      } }`,
+      undefined,
+      member,
+    );
+    expect(recent.errors).toBeUndefined();
+    expect(recent.data.recentEvents).toMatchObject([
+      { event: { __typename: 'WebhookDisabledEvent', webhookId: id, role: 'cmo' } },
+    ]);
     const audits = await t.db.prisma.auditEntry.findMany({
       where: { tenantId: boss.tenantId, action: 'webhook.disabled' },
     });
