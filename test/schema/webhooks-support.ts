@@ -199,3 +199,9 @@ export function nth<T>(list: readonly T[], index = 0): T {
   if (item === undefined) throw new Error(`expected an item at ${index} of ${list.length}`);
   return item;
 }
+
+/**
+ * How long a test waits for a delivery's outcome to be recorded: the same deadline as `waitFor` gives a
+ * delivery to arrive (vitest's default of 1 s is shorter than a cold first delivery on a loaded machine).
+ */
+export const RECORDED = { timeout: 5000, interval: 25 };

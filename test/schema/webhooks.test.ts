@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import {
   CREATE_WEBHOOK,
@@ -10,6 +10,7 @@ import {
   PRIVATE_HOST,
   queueTask,
   RECEIVER_HOST,
+  RECORDED,
   REDELIVER,
   type Receiver,
   ROTATE_SECRET,
@@ -157,7 +158,11 @@ describe('roles', () => {
       const chairman = await t.caller(['chairman']);
       const { id } = await createWebhook(t, chairman, { url: receiver.url('/hook'), role: 'cfo' });
       await queueTask(t, chairman, 'cfo');
-      const delivery = await t.db.prisma.webhookDelivery.findFirst({ where: { webhookId: id } });
+      // The relay writes the delivery just after the chat commits.
+      const delivery = await vi.waitFor(
+        () => t.db.prisma.webhookDelivery.findFirstOrThrow({ where: { webhookId: id, status: 'delivered' } }),
+        RECORDED,
+      );
       const before = await rowsOf(t, chairman.tenantId);
       const caller = await t.caller([role], { tenantId: chairman.tenantId });
       const operations: [string, Record<string, unknown>][] = [
@@ -165,7 +170,7 @@ describe('roles', () => {
         [ROTATE_SECRET, { id }],
         [DISABLE_WEBHOOK, { id }],
         [ENABLE_WEBHOOK, { id }],
-        [REDELIVER, { id: delivery?.id ?? id }],
+        [REDELIVER, { id: delivery.id }],
         [WEBHOOKS, {}],
         [WEBHOOK, { id }],
         [DELIVERIES, { webhookId: id }],
@@ -191,7 +196,11 @@ describe('tenant isolation', () => {
     const owner = await t.caller(['chairman']);
     const { id } = await createWebhook(t, owner, { url: receiver.url('/hook'), role: 'cfo' });
     await queueTask(t, owner, 'cfo');
-    const delivery = await t.db.prisma.webhookDelivery.findFirstOrThrow({ where: { webhookId: id } });
+    // The relay writes the delivery just after the chat commits.
+    const delivery = await vi.waitFor(
+      () => t.db.prisma.webhookDelivery.findFirstOrThrow({ where: { webhookId: id, status: 'delivered' } }),
+      RECORDED,
+    );
     const before = await rowsOf(t, owner.tenantId);
 
     const stranger: Caller = await t.caller(['chairman']);

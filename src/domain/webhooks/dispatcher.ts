@@ -302,6 +302,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     }
     running = drain().finally(() => {
       running = undefined;
+      // A wake-up that came after the pass's last look starts another pass rather than being lost.
+      if (again && !stopped) kick();
     });
   }
 
