@@ -23,6 +23,7 @@ import { createEgressClient, type EgressClientOptions } from './domain/connector
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
 import { recordWebhookDeliveries } from './domain/webhooks/deliveries.js';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './domain/webhooks/dispatcher.js';
+import { webhooksUnderMissingKeys } from './domain/webhooks/store.js';
 import { isInputCoercionError, serviceUnavailable } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
@@ -300,6 +301,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         );
       } else if (config.production && config.connectorSecretsKeys.length === 0) {
         logger.warn('CONNECTOR_SECRETS_KEY is not set: connector credentials cannot be stored');
+      }
+      const unopenedWebhooks = await webhooksUnderMissingKeys(db.prisma, config.connectorSecretsKeys);
+      if (unopenedWebhooks > 0) {
+        logger.error(
+          { webhooks: unopenedWebhooks },
+          'webhook secrets are sealed under keys CONNECTOR_SECRETS_KEY does not hold: their deliveries fail until the keys are added back or the secrets are rotated',
+        );
       }
       if (background.length === 0) {
         background.push(

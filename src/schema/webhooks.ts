@@ -286,7 +286,12 @@ export const WebhookDisabledEvent = builder
       eventId: t.exposeID('event_id'),
       tenantId: t.exposeID('tenant_id'),
       webhookId: t.exposeID('webhook_id'),
-      role: t.exposeString('role', { nullable: true }),
+      // Not `role`: a nullable `role` beside the other events' non-null ones would make one selection of
+      // `role` across the TenantEvent union invalid (conflicting types).
+      webhookRole: t.exposeString('role', {
+        nullable: true,
+        description: 'The agent role the webhook was for; null for a tenant-wide webhook.',
+      }),
       failingSince: t.field({ type: 'DateTime', resolve: (event) => event.failing_since }),
       disabledAt: t.field({ type: 'DateTime', resolve: (event) => event.disabled_at }),
     }),

@@ -341,14 +341,14 @@ describe('disabling', () => {
     const member = await t.caller(['member'], { tenantId: boss.tenantId });
     const recent = await t.graphql<any, unknown>(
       `query { recentEvents(types: [WEBHOOK_DISABLED]) {
-        event { __typename ... on WebhookDisabledEvent { webhookId role failingSince disabledAt } }
+        event { __typename ... on WebhookDisabledEvent { webhookId webhookRole failingSince disabledAt } }
       } }`,
       undefined,
       member,
     );
     expect(recent.errors).toBeUndefined();
     expect(recent.data.recentEvents).toMatchObject([
-      { event: { __typename: 'WebhookDisabledEvent', webhookId: id, role: 'cmo' } },
+      { event: { __typename: 'WebhookDisabledEvent', webhookId: id, webhookRole: 'cmo' } },
     ]);
     const audits = await t.db.prisma.auditEntry.findMany({
       where: { tenantId: boss.tenantId, action: 'webhook.disabled' },

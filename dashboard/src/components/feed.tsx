@@ -21,6 +21,8 @@ export function timeOf(event: LiveEvent): string | null {
       return event.invokedAt;
     case 'AbTestResultsChangedEvent':
       return event.changedAt;
+    case 'WebhookDisabledEvent':
+      return event.disabledAt;
     case 'ModelVersionChangedEvent':
       return null;
   }
@@ -33,6 +35,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   ModelVersionChangedEvent: 'model',
   ConnectorInvokedEvent: 'connector',
   AbTestResultsChangedEvent: 'ab-test',
+  WebhookDisabledEvent: 'webhook',
 };
 
 function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: string): void }) {
@@ -76,6 +79,13 @@ function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: stri
       return (
         <>
           A/B test {event.name} {event.testStatus}
+        </>
+      );
+    case 'WebhookDisabledEvent':
+      return (
+        <>
+          Webhook {event.webhookId.slice(0, 8)}
+          {event.webhookRole ? ` (${roleLabel(event.webhookRole)})` : ''} disabled after failing
         </>
       );
   }

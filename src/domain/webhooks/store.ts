@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
 import { conflict, invalidInput, notConfigured, notFound } from '../../errors.js';
-import type { Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
+import type { PrismaClient, Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
 import { type AuthedContext, findAgentRole, unknownAgentRole } from '../agents/registry.js';
 import { EgressError } from '../connectors/egress/index.js';
+import type { Keyring } from '../connectors/sealing.js';
 import { newWebhookSecret, ROTATION_OVERLAP_MS, sealWebhookSecret } from './signing.js';
 
 const KEY_NOT_SET =
@@ -194,5 +195,18 @@ export async function redeliverWebhookDelivery(context: AuthedContext, id: strin
       details: { redelivery_id: redelivery.id, webhook_id: original.webhookId },
     });
     return redelivery;
+  });
+}
+
+/** How many webhooks sign with a secret no configured key opens (their deliveries fail until fixed). */
+export function webhooksUnderMissingKeys(prisma: PrismaClient, keyring: Keyring): Promise<number> {
+  const keyIds = keyring.map((key) => key.id);
+  return prisma.webhook.count({
+    where: {
+      OR: [
+        { keyId: { notIn: keyIds } },
+        { previousKeyId: { notIn: keyIds }, previousExpiresAt: { gt: new Date() } },
+      ],
+    },
   });
 }
