@@ -5,6 +5,7 @@ import type { Plan, Summary } from './measure.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
 import type { FanoutCase, FanoutReport } from './subscriptions.js';
+import type { WebhookLatencyFigures } from './webhooks.js';
 
 export interface ThroughputReport {
   title: string;
@@ -26,6 +27,7 @@ export interface BenchReport {
   fanout: (FanoutCase & { report: FanoutReport })[];
   startup: Partial<Record<DatabaseKind, StartupFigures>>;
   propagation?: PropagationFigures;
+  webhooks?: WebhookLatencyFigures;
   errors: { case: string; error: string }[];
 }
 
@@ -177,6 +179,12 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { rollbacks, medianMs, worstMs } = report.propagation;
     console.log(
       `\nModel rollback seen by the other instance (PostgreSQL + Redis, ${rollbacks} rollbacks): median ${fixed(medianMs, 1)} ms, worst ${fixed(worstMs, 1)} ms (target < 1000)`,
+    );
+  }
+  if (report.webhooks) {
+    const { deliveries, medianMs, p99Ms, worstMs, mutationMedianMs } = report.webhooks;
+    console.log(
+      `\nWebhook delivery after the commit that queued the work (PGlite, loopback HTTPS, ${deliveries} deliveries): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 100), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(mutationMedianMs, 1)} ms`,
     );
   }
   const startup = Object.entries(report.startup);

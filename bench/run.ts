@@ -33,8 +33,16 @@ import {
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
+import { measureWebhookLatency } from './webhooks.js';
 
-const CASES = [...throughputCases.map((c) => c.id), 'ingestion', 'fanout', 'propagation', 'startup'];
+const CASES = [
+  ...throughputCases.map((c) => c.id),
+  'ingestion',
+  'fanout',
+  'propagation',
+  'webhooks',
+  'startup',
+];
 const usage = `usage: npm run bench -- [options]
   --cases a,b         ${CASES.join(', ')} (default: all)
   --databases a,b     pglite, postgres (default: both)
@@ -278,6 +286,11 @@ try {
     await attempt('rollback propagation between two instances (PostgreSQL + Redis)', async () => {
       if (!(await redisAnswers(redisUrl))) throw new Error(`no Redis answers at ${redisUrl}`);
       report.propagation = await measurePropagation(runDir, postgresUrl, redisUrl, quick ? 5 : 20);
+    });
+  }
+  if (cases.includes('webhooks')) {
+    await attempt('webhook delivery latency (PGlite, in process)', async () => {
+      report.webhooks = await measureWebhookLatency(quick ? 100 : 500);
     });
   }
   if (cases.includes('startup')) {

@@ -22,6 +22,9 @@ import { createConnectorCallSlots } from './domain/connectors/call-slots.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
+import { recordWebhookDeliveries } from './domain/webhooks/deliveries.js';
+import { createWebhookDispatcher, type WebhookDispatcherOptions } from './domain/webhooks/dispatcher.js';
+import { webhooksUnderMissingKeys } from './domain/webhooks/store.js';
 import { isInputCoercionError, serviceUnavailable } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
@@ -84,6 +87,11 @@ export interface AppOptions {
    * and answer DNS themselves (`lookup`). Default: none.
    */
   egress?: Pick<EgressClientOptions, 'ca' | 'lookup'>;
+  /**
+   * Webhook delivery settings: tests shorten the retry schedule, the disable threshold and the call
+   * timeout. Default: the documented ones (docs/decisions.md, "Webhooks").
+   */
+  webhooks?: Pick<WebhookDispatcherOptions, 'retry' | 'claimMs' | 'idleMs'> & { callTimeoutMs?: number };
 }
 
 /**
@@ -108,6 +116,9 @@ const largeBodyRoutes = routes
 function allowsLargeBody(method: string, pathname: string): boolean {
   return largeBodyRoutes.some(({ route, pattern }) => route.method === method && pattern.test(pathname));
 }
+
+/** How long one webhook attempt may take (connect, send, the receiver's answer), before it counts as failed. */
+const WEBHOOK_CALL_TIMEOUT_MS = 10_000;
 
 /** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -143,6 +154,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     redisUrl: config.redisUrl,
     logger,
   });
+  const webhookEgress = createEgressClient({
+    ...options.egress,
+    allowlist: config.connectorEgressAllow,
+    maxRedirects: 0,
+    callTimeoutMs: options.webhooks?.callTimeoutMs ?? WEBHOOK_CALL_TIMEOUT_MS,
+    maxResponseBytes: 64 * 1024,
+  });
   const services: Services = {
     config: { ...config, auth: { ...config.auth, jwtSecret } },
     db,
@@ -158,6 +176,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       listen: db.listen,
       onPass: (outcome) => metrics.relayPasses.inc({ outcome }),
       tracing: options.tracing,
+      onPublished: recordWebhookDeliveries,
     }),
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
@@ -168,6 +187,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...options.egress,
       allowlist: config.connectorEgressAllow,
       callTimeoutMs: config.connectorCalls.timeoutMs,
+    }),
+    webhookEgress,
+    webhooks: createWebhookDispatcher({
+      prisma: db.prisma,
+      logger,
+      listen: db.listen,
+      egress: webhookEgress,
+      keyring: config.connectorSecretsKeys,
+      ...options.webhooks,
     }),
     connectorCalls: createConnectorCallSlots(config.connectorCalls.perTenant),
     storage,
@@ -275,6 +303,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       } else if (config.production && config.connectorSecretsKeys.length === 0) {
         logger.warn('CONNECTOR_SECRETS_KEY is not set: connector credentials cannot be stored');
       }
+      const unopenedWebhooks = await webhooksUnderMissingKeys(db.prisma, config.connectorSecretsKeys);
+      if (unopenedWebhooks > 0) {
+        logger.error(
+          { webhooks: unopenedWebhooks },
+          'webhook secrets are sealed under keys CONNECTOR_SECRETS_KEY does not hold: their deliveries fail until the keys are added back or the secrets are rotated',
+        );
+      }
       if (background.length === 0) {
         background.push(
           startModelCacheInvalidation(services),
@@ -284,14 +319,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         );
       }
       await services.relay.start();
+      await services.webhooks.start();
       return applied;
     },
     async close() {
       await services.relay.stop();
+      await services.webhooks.stop();
       await Promise.all(background.splice(0).map((stop) => stop()));
       await bus.close();
       await rateLimiter.close();
       await services.egress.close();
+      await services.webhookEgress.close();
       if (!options.db) await db.close();
       await options.tracing?.shutdown();
     },

@@ -6,6 +6,7 @@ import type { StorageGuard } from './db/storage-guard.js';
 import type { BlobStore } from './domain/agents/blob-store.js';
 import type { ConnectorCallSlots } from './domain/connectors/call-slots.js';
 import type { EgressClient } from './domain/connectors/egress/index.js';
+import type { WebhookDispatcher } from './domain/webhooks/dispatcher.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxRelay } from './events/relay.js';
 import type { Logger } from './logger.js';
@@ -33,6 +34,13 @@ export interface Services {
   metrics: Metrics;
   /** The only way connector calls leave the instance (address checks at connect time, caps, timeouts). */
   egress: EgressClient;
+  /**
+   * The guarded client webhook deliveries leave by: the same address checks and allowlist as connector
+   * calls, but redirects are never followed and calls end sooner.
+   */
+  webhookEgress: EgressClient;
+  /** Sends queued webhook deliveries; woken when they commit. */
+  webhooks: WebhookDispatcher;
   /** Connector calls in flight per tenant (CONNECTOR_CALLS_PER_TENANT). */
   connectorCalls: ConnectorCallSlots;
   /** Readiness of DATA_DIR's disk after a write failed for lack of space. */

@@ -1,7 +1,8 @@
 import type { Database, PrismaClient } from '../db/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus.js';
-import type { EventType } from './topics.js';
+import type { BusEvent, EventType } from './topics.js';
 
 /** What the relay needs of tracing (src/observability/tracing.ts provides it when tracing is on). */
 export interface RelayTracing {
@@ -37,6 +38,12 @@ export interface OutboxRelayOptions {
   onPass?: (outcome: 'published' | 'empty' | 'failed') => void;
   /** Spans around passes that publish (only when tracing is configured). Default: none. */
   tracing?: RelayTracing | undefined;
+  /**
+   * Runs in the transaction of each pass that publishes, after the events are stamped: what must follow
+   * every event at least once (webhook deliveries) writes its rows here, committed with the publication
+   * and rolled back with it. Default: nothing.
+   */
+  onPublished?: ((tx: Prisma.TransactionClient, events: readonly BusEvent[]) => Promise<void>) | undefined;
 }
 
 interface Row {
@@ -76,6 +83,7 @@ export function createOutboxRelay({
   batchSize = 100,
   onPass = () => {},
   tracing,
+  onPublished,
 }: OutboxRelayOptions): OutboxRelay {
   const untraced: RelayTracing['untraced'] = tracing ? (pass) => tracing.untraced(pass) : (pass) => pass();
   const publishing: RelayTracing['publishing'] = tracing
@@ -111,15 +119,15 @@ export function createOutboxRelay({
           stamped.map((row) => row.id),
           stamped.map((row) => row.seq),
         );
-        for (const row of stamped) {
-          await bus.publish({
-            eventId: row.id,
-            type: row.type as EventType,
-            tenantId: row.tenant_id,
-            payload: row.payload,
-            seq: row.seq,
-          });
-        }
+        const events: BusEvent[] = stamped.map((row) => ({
+          eventId: row.id,
+          type: row.type as EventType,
+          tenantId: row.tenant_id,
+          payload: row.payload,
+          seq: row.seq,
+        }));
+        await onPublished?.(tx, events);
+        for (const event of events) await bus.publish(event);
         return rows.length;
       });
     });

@@ -15,6 +15,8 @@ export const EVENT_TYPES = [
   'BUDGET_WARNING',
   /** A budget has no room for one more task's estimate; at most one per budget per period. */
   'BUDGET_EXHAUSTED',
+  /** A webhook's deliveries kept failing and it was disabled (domain/webhooks/dispatcher.ts). */
+  'WEBHOOK_DISABLED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

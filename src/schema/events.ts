@@ -16,6 +16,7 @@ import { AgentPausedEvent, AgentResumedEvent } from './dogfood.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 import { AbTestResultsChangedEvent } from './experiments/events.js';
 import { ModelVersionChangedEvent } from './finetuning.js';
+import { WebhookDisabledEvent } from './webhooks.js';
 
 const EventTypeEnum = builder.enumType('EventType', {
   description: 'The kinds of durable events a tenant’s stream carries.',
@@ -55,6 +56,7 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   AB_TEST_RESULTS_CHANGED: 'AbTestResultsChangedEvent',
   BUDGET_WARNING: 'BudgetAlertEvent',
   BUDGET_EXHAUSTED: 'BudgetAlertEvent',
+  WEBHOOK_DISABLED: 'WebhookDisabledEvent',
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
@@ -71,6 +73,7 @@ const TenantEvent = builder.unionType('TenantEvent', {
     ConnectorCallApprovalEvent,
     AbTestResultsChangedEvent,
     BudgetAlertEvent,
+    WebhookDisabledEvent,
   ],
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });

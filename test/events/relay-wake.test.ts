@@ -96,7 +96,7 @@ describe('the outbox relay', () => {
       try {
         const cut = await admin.query(
           `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-           WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+           WHERE datname = current_database() AND query LIKE 'LISTEN %outbox_events%'`,
         );
         expect(cut.rowCount).toBe(1);
         const received = nextEvent(t, tenantId);

@@ -61,6 +61,8 @@ export interface TestAppOptions {
   logger?: Logger;
   /** Certificate authority and resolver of the egress client (test HTTPS servers on loopback). */
   egress?: AppOptions['egress'];
+  /** Webhook retry schedule, disable threshold and call timeout. */
+  webhooks?: AppOptions['webhooks'];
 }
 
 /** One app instance on a fresh database (PGlite, or PostgreSQL + Redis in the postgres project). */
@@ -86,6 +88,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     tracing: options.tracing,
     // Tests resolve no names through the machine's DNS: a connector call reaches only what a test answers.
     egress: options.egress ?? { lookup: offlineLookup },
+    webhooks: options.webhooks,
   });
   await app.start();
 

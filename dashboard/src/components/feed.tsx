@@ -23,6 +23,8 @@ export function timeOf(event: LiveEvent): string | null {
       return event.changedAt;
     case 'AbTestResultsChangedEvent':
       return event.changedAt;
+    case 'WebhookDisabledEvent':
+      return event.disabledAt;
     case 'ModelVersionChangedEvent':
     case 'BudgetAlertEvent':
       return null;
@@ -38,6 +40,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   ConnectorCallApprovalEvent: 'approval',
   AbTestResultsChangedEvent: 'ab-test',
   BudgetAlertEvent: 'budget',
+  WebhookDisabledEvent: 'webhook',
 };
 
 function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: string): void }) {
@@ -96,6 +99,13 @@ function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: stri
           {event.budgetRole === null ? 'Company' : roleLabel(event.budgetRole)} budget{' '}
           {event.alert === 'BUDGET_EXHAUSTED' ? 'exhausted' : 'warning'}: {formatUsd(Number(event.spentUsd))}{' '}
           of {formatUsd(Number(event.limitUsd))} spent {event.period === 'day' ? 'today' : 'this month'}
+        </>
+      );
+    case 'WebhookDisabledEvent':
+      return (
+        <>
+          Webhook {event.webhookId.slice(0, 8)}
+          {event.webhookRole ? ` (${roleLabel(event.webhookRole)})` : ''} disabled after failing
         </>
       );
   }

@@ -75,7 +75,8 @@ function describeHost(hostname: string): string | null {
 }
 
 /**
- * Checks a connector `base_url` and returns the reason for the first problem, or null when it is acceptable.
+ * Checks a connector `base_url` (or another outbound URL, such as a webhook's, named `field` in the
+ * reasons) and returns the reason for the first problem, or null when it is acceptable.
  *
  * - It must be an absolute URL written with `https://`, at most 2048 characters, without whitespace or
  *   control characters, and without user info (`user:password@`, including an empty `@`).
@@ -102,33 +103,33 @@ function describeHost(hostname: string): string | null {
  * public name that resolves to a private address passes here; the outbound request must check the address
  * it connects to.
  */
-export function checkBaseUrl(raw: string): string | null {
-  if (raw.length === 0) return 'base_url must not be empty';
-  if (raw.length > BASE_URL_MAX_LENGTH) return `base_url must be at most ${BASE_URL_MAX_LENGTH} characters`;
-  if (WHITESPACE_OR_CONTROL.test(raw)) return 'base_url must not contain whitespace or control characters';
+export function checkBaseUrl(raw: string, field = 'base_url'): string | null {
+  if (raw.length === 0) return `${field} must not be empty`;
+  if (raw.length > BASE_URL_MAX_LENGTH) return `${field} must be at most ${BASE_URL_MAX_LENGTH} characters`;
+  if (WHITESPACE_OR_CONTROL.test(raw)) return `${field} must not contain whitespace or control characters`;
   // The URL parser reads a backslash as a slash in https URLs, other parsers do not: the host is ambiguous.
-  if (raw.includes('\\')) return 'base_url must not contain a backslash';
+  if (raw.includes('\\')) return `${field} must not contain a backslash`;
 
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return 'base_url must be an absolute URL';
+    return `${field} must be an absolute URL`;
   }
-  if (url.protocol !== 'https:') return 'base_url must use https';
-  if (!/^https:\/\//iu.test(raw)) return 'base_url must start with https://';
+  if (url.protocol !== 'https:') return `${field} must use https`;
+  if (!/^https:\/\//iu.test(raw)) return `${field} must start with https://`;
 
   const authority = /^https:\/\/([^/\\?#]*)/iu.exec(raw)?.[1] ?? '';
-  if (authority === '') return 'base_url must include a host';
+  if (authority === '') return `${field} must include a host`;
   if (authority.includes('@') || url.username !== '' || url.password !== '') {
-    return 'base_url must not contain user info (username or password)';
+    return `${field} must not contain user info (username or password)`;
   }
-  if (raw.includes('#')) return 'base_url must not contain a fragment';
-  if (raw.includes('?')) return 'base_url must not contain a query string';
-  if (url.port === '0') return 'base_url port must be between 1 and 65535';
+  if (raw.includes('#')) return `${field} must not contain a fragment`;
+  if (raw.includes('?')) return `${field} must not contain a query string`;
+  if (url.port === '0') return `${field} port must be between 1 and 65535`;
 
   const reason = describeHost(url.hostname);
-  return reason === null ? null : `base_url host ${url.hostname} ${reason}`;
+  return reason === null ? null : `${field} host ${url.hostname} ${reason}`;
 }
 
 /**

@@ -83,6 +83,12 @@ export interface EgressSendOptions {
 export interface EgressClient {
   /** Sends one request; resolves with any HTTP status, rejects with an EgressError. */
   send(request: EgressRequest, options?: EgressSendOptions): Promise<EgressResponse>;
+  /**
+   * Resolves the host of an https `url` and checks every address as a connection would (allowlist
+   * included), without connecting: rejects with the EgressError a request would meet. For refusing a
+   * target when it is registered; requests are checked again when they connect.
+   */
+  checkTarget(url: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -334,9 +340,17 @@ export function createEgressClient(options: EgressClientOptions = {}): EgressCli
     }
   }
 
+  async function checkTarget(raw: string): Promise<void> {
+    const url = new URL(raw);
+    if (url.protocol !== 'https:')
+      throw new EgressSchemeRefusedError(`${url.protocol} URLs are refused: https only`);
+    await resolveChecked(url.hostname.replace(/^\[|\]$/gu, ''), Number(url.port) || 443);
+  }
+
   let closing: Promise<void> | undefined;
   return {
     send,
+    checkTarget,
     // Idempotent: an app may be closed by its server and again by its owner.
     close: () => {
       closing ??= agent.close();

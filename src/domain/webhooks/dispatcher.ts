@@ -1,0 +1,325 @@
+import type { Database, PrismaClient } from '../../db/client.js';
+import { enqueueEvent } from '../../events/outbox.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { Logger } from '../../logger.js';
+import type { EgressClient } from '../connectors/egress/index.js';
+import type { Keyring } from '../connectors/sealing.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry.js';
+import { signedHeaders, unsealWebhookSecret } from './signing.js';
+
+export interface WebhookDispatcherOptions {
+  prisma: PrismaClient;
+  logger: Logger;
+  /** Wakes the dispatcher when deliveries commit (the webhook_deliveries_notify rule). */
+  listen: Database['listen'];
+  /** The guarded client deliveries are sent with (redirects are not followed: see app.ts). */
+  egress: EgressClient;
+  /** Opens the webhooks' sealed secrets. */
+  keyring: Keyring;
+  /** Default DEFAULT_RETRY_POLICY. */
+  retry?: Partial<RetryPolicy>;
+  /** How long a claimed delivery is held before another worker may take it over; above the call timeout. Default 60 s. */
+  claimMs?: number;
+  /** Attempts in flight at once per instance (each webhook has at most one). Default 16. */
+  concurrency?: number;
+  /** Longest sleep between looks for due retries when nothing woke the dispatcher. Default 15 s. */
+  idleMs?: number;
+}
+
+export interface WebhookDispatcher {
+  /** Claims and sends what is due now. */
+  kick(): void;
+  /** Sends what is due, then whenever deliveries commit or retries fall due; resolves once listening. */
+  start(): Promise<void>;
+  /** Stops claiming and waits for the attempts in flight. */
+  stop(): Promise<void>;
+}
+
+interface ClaimedDelivery {
+  id: string;
+  tenant_id: string;
+  webhook_id: string;
+  message_id: string;
+  body: string;
+  attempts: number;
+  url: string;
+  key_id: string;
+  sealed_secret: Uint8Array<ArrayBuffer>;
+  previous_key_id: string | null;
+  previous_secret: Uint8Array<ArrayBuffer> | null;
+  previous_expires_at: Date | null;
+  role: string | null;
+}
+
+interface AttemptOutcome {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+const DELIVERIES_CHANNEL = 'webhook_deliveries';
+const USER_AGENT = 'Boardroom-Webhooks/1';
+
+/**
+ * Sends queued webhook deliveries. Each webhook's deliveries go one at a time in `seq` order: a delivery is
+ * claimable only when no earlier one of its webhook is still pending, so a later delivery waits for the
+ * earlier one, retries included. Claims take rows with FOR UPDATE SKIP LOCKED and hold them with a lease
+ * (`locked_until`) for the attempt, so instances share the work and a crash mid-attempt only delays it.
+ */
+export function createWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
+  const { prisma, logger, egress, keyring } = options;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const claimMs = options.claimMs ?? 60_000;
+  const concurrency = options.concurrency ?? 16;
+  const idleMs = options.idleMs ?? 15_000;
+
+  const inFlight = new Set<Promise<void>>();
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = true;
+  let timer: NodeJS.Timeout | undefined;
+  let unlisten: (() => Promise<void>) | undefined;
+
+  async function claim(limit: number): Promise<ClaimedDelivery[]> {
+    return prisma.$queryRaw<ClaimedDelivery[]>`
+      WITH due AS (
+        SELECT d.id FROM webhook_deliveries AS d
+        JOIN webhooks AS w ON w.id = d.webhook_id
+        WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+          AND (d.locked_until IS NULL OR d.locked_until < now())
+          AND w.status = 'active'
+          AND NOT EXISTS (
+            SELECT 1 FROM webhook_deliveries AS e
+            WHERE e.webhook_id = d.webhook_id AND e.status = 'pending' AND e.seq < d.seq)
+        ORDER BY d.seq
+        LIMIT ${limit}
+        FOR UPDATE OF d SKIP LOCKED
+      )
+      UPDATE webhook_deliveries AS d
+      SET locked_until = now() + ${claimMs} * interval '1 millisecond', attempts = d.attempts + 1,
+          last_attempt_at = clock_timestamp()
+      FROM due, webhooks AS w
+      WHERE d.id = due.id AND w.id = d.webhook_id
+      RETURNING d.id::text, d.tenant_id::text, d.webhook_id::text, d.message_id::text, d.body, d.attempts,
+        w.url, w.key_id, w.sealed_secret, w.previous_key_id, w.previous_secret, w.previous_expires_at, w.role`;
+  }
+
+  /** The secrets that sign: the current one, and the previous one during a rotation's overlap. */
+  function secretsOf(delivery: ClaimedDelivery, now: Date): string[] {
+    const current = unsealWebhookSecret(keyring, delivery.tenant_id, delivery.webhook_id, {
+      keyId: delivery.key_id,
+      sealed: delivery.sealed_secret,
+    });
+    const { previous_key_id: keyId, previous_secret: sealed, previous_expires_at: expiresAt } = delivery;
+    if (!keyId || !sealed || !expiresAt || expiresAt <= now) return [current];
+    return [
+      current,
+      unsealWebhookSecret(keyring, delivery.tenant_id, delivery.webhook_id, { keyId, sealed }),
+    ];
+  }
+
+  async function attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
+    const started = Date.now();
+    const took = () => Date.now() - started;
+    let secrets: string[];
+    try {
+      secrets = secretsOf(delivery, new Date());
+    } catch (error) {
+      return {
+        ok: false,
+        statusCode: null,
+        error: `the signing secret cannot be opened: ${(error as Error).message}`,
+        durationMs: 0,
+      };
+    }
+    try {
+      const response = await egress.send({
+        url: delivery.url,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          ...signedHeaders(secrets, delivery.message_id, new Date(), delivery.body),
+        },
+        body: delivery.body,
+      });
+      const ok = response.status >= 200 && response.status < 300;
+      return {
+        ok,
+        statusCode: response.status,
+        error: ok ? null : `the receiver answered ${response.status}`,
+        durationMs: took(),
+      };
+    } catch (error) {
+      const reason = (error as { reason?: unknown }).reason;
+      const message =
+        typeof reason === 'string' ? `${reason}: ${(error as Error).message}` : 'the request failed';
+      return { ok: false, statusCode: null, error: message, durationMs: took() };
+    }
+  }
+
+  async function recordSuccess(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
+    await prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`
+        UPDATE webhook_deliveries SET status = 'delivered', delivered_at = clock_timestamp(),
+          latency_ms = round(extract(epoch FROM clock_timestamp() - created_at) * 1000)::int,
+          last_status_code = ${outcome.statusCode}, last_error = NULL, last_duration_ms = ${outcome.durationMs},
+          locked_until = NULL
+        WHERE id = ${delivery.id}::uuid`;
+      await tx.$executeRaw`
+        UPDATE webhooks SET failing_since = NULL, updated_at = now()
+        WHERE id = ${delivery.webhook_id}::uuid AND failing_since IS NOT NULL`;
+    });
+  }
+
+  async function recordFailure(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
+    const delayMs = retryDelayMs(policy, delivery.attempts);
+    await prisma.$transaction(async (tx) => {
+      const [webhook] = await tx.$queryRaw<{ failing_since: Date; status: string }[]>`
+        UPDATE webhooks SET failing_since = coalesce(failing_since, now())
+        WHERE id = ${delivery.webhook_id}::uuid
+        RETURNING failing_since, status`;
+      await tx.$executeRaw`
+        UPDATE webhook_deliveries SET next_attempt_at = clock_timestamp() + ${delayMs} * interval '1 millisecond',
+          last_status_code = ${outcome.statusCode}, last_error = ${outcome.error},
+          last_duration_ms = ${outcome.durationMs}, locked_until = NULL
+        WHERE id = ${delivery.id}::uuid`;
+      if (webhook?.status !== 'active') return;
+      if (Date.now() - webhook.failing_since.getTime() < policy.disableAfterMs) return;
+      await disableFailingWebhook(tx, delivery, webhook.failing_since, outcome);
+    });
+  }
+
+  /** Gives up on a webhook that kept failing: disabled, its pending deliveries failed, an event and an audit row. */
+  async function disableFailingWebhook(
+    tx: Prisma.TransactionClient,
+    delivery: ClaimedDelivery,
+    failingSince: Date,
+    outcome: AttemptOutcome,
+  ): Promise<void> {
+    const reason = `deliveries failed without a success since ${failingSince.toISOString()}; last: ${outcome.error}`;
+    const [disabled] = await tx.$queryRaw<{ disabled_at: Date }[]>`
+      UPDATE webhooks SET status = 'disabled', disabled_at = now(), disabled_reason = ${reason}, updated_at = now()
+      WHERE id = ${delivery.webhook_id}::uuid AND status = 'active'
+      RETURNING disabled_at`;
+    if (!disabled) return;
+    const failed = await tx.$executeRaw`
+      UPDATE webhook_deliveries SET status = 'failed', locked_until = NULL
+      WHERE webhook_id = ${delivery.webhook_id}::uuid AND status = 'pending'`;
+    await enqueueEvent(tx, {
+      type: 'WEBHOOK_DISABLED',
+      tenantId: delivery.tenant_id,
+      payload: {
+        webhook_id: delivery.webhook_id,
+        role: delivery.role,
+        failing_since: failingSince.toISOString(),
+        disabled_at: disabled.disabled_at.toISOString(),
+      },
+    });
+    await tx.auditEntry.create({
+      data: {
+        tenantId: delivery.tenant_id,
+        actor: 'system',
+        action: 'webhook.disabled',
+        targetType: 'webhook',
+        targetId: delivery.webhook_id,
+        outcome: 'failing',
+        details: {
+          failing_since: failingSince.toISOString(),
+          last_error: outcome.error,
+          last_status_code: outcome.statusCode,
+          deliveries_failed: failed,
+        } as Prisma.InputJsonValue,
+      },
+    });
+    logger.warn(
+      { webhookId: delivery.webhook_id, tenantId: delivery.tenant_id },
+      'webhook disabled after failing',
+    );
+  }
+
+  async function deliver(delivery: ClaimedDelivery): Promise<void> {
+    const outcome = await attempt(delivery);
+    if (outcome.ok) await recordSuccess(delivery, outcome);
+    else await recordFailure(delivery, outcome);
+  }
+
+  function track(delivery: ClaimedDelivery) {
+    const work: Promise<void> = deliver(delivery)
+      .catch((error: unknown) => {
+        // The lease lapses and another pass sends it again: at least once.
+        logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery could not be recorded');
+      })
+      .finally(() => {
+        inFlight.delete(work);
+        // The webhook's next delivery may be claimable now.
+        if (!stopped) kick();
+      });
+    inFlight.add(work);
+  }
+
+  /** Sleeps until the earliest pending delivery falls due (at most idleMs). */
+  async function scheduleNext(): Promise<void> {
+    const [next] = await prisma.$queryRaw<{ due: Date | null }[]>`
+      SELECT min(greatest(next_attempt_at, coalesce(locked_until, next_attempt_at))) AS due
+      FROM webhook_deliveries WHERE status = 'pending'`;
+    clearTimeout(timer);
+    if (stopped) return;
+    const wait = next?.due ? Math.max(0, next.due.getTime() - Date.now()) : idleMs;
+    timer = setTimeout(kick, Math.min(Math.max(wait, 10), idleMs));
+    timer.unref();
+  }
+
+  async function drain(): Promise<void> {
+    do {
+      again = false;
+      try {
+        for (;;) {
+          const room = concurrency - inFlight.size;
+          if (stopped || room <= 0) break;
+          const claimed = await claim(room);
+          for (const delivery of claimed) track(delivery);
+          if (claimed.length < room) break;
+        }
+        await scheduleNext();
+      } catch (error) {
+        logger.error({ err: error }, 'webhook dispatch pass failed; it is tried again');
+        clearTimeout(timer);
+        if (!stopped) {
+          timer = setTimeout(kick, 1000);
+          timer.unref();
+        }
+      }
+    } while (again && !stopped);
+  }
+
+  function kick(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = drain().finally(() => {
+      running = undefined;
+      // A wake-up that came after the pass's last look starts another pass rather than being lost.
+      if (again && !stopped) kick();
+    });
+  }
+
+  return {
+    kick,
+    async start() {
+      stopped = false;
+      unlisten ??= await options.listen(DELIVERIES_CHANNEL, kick);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await unlisten?.();
+      unlisten = undefined;
+      await running;
+      await Promise.all([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import type { BusEvent, EventType } from '../../events/topics.js';
+
+/** What a webhook receives, before it is serialised and signed. */
+export interface WebhookEvent {
+  /** `task.queued`, `agent.paused`, `agent.resumed`, ... */
+  type: string;
+  /** The agent role it concerns: role webhooks receive only their role's events. Null: the tenant's webhooks only. */
+  role: string | null;
+  /** Ids, types, the role and timestamps only: never a reason, a credential, message text or a sealed body. */
+  data: Record<string, string | number | null>;
+}
+
+type Payload = Record<string, unknown>;
+type WebhookEventOf = (payload: Payload) => WebhookEvent | null;
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const count = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+
+/**
+ * Which outbox events reach webhooks, and as what. A new event type plugs in with one entry here: it picks
+ * the fields a receiver may see (allow-listed, so a field added to an event later never leaks) and the role
+ * it belongs to. Types without an entry are not delivered.
+ */
+export const WEBHOOK_EVENT_OF: Partial<Record<EventType, WebhookEventOf>> = {
+  // A task is pending when it is created or when its lease lapsed: either way there is work to claim.
+  TASK_UPDATED: (payload) => {
+    const role = text(payload.role);
+    if (payload.status !== 'pending' || !role) return null;
+    return {
+      type: 'task.queued',
+      role,
+      data: {
+        task_id: text(payload.task_id),
+        attempts: count(payload.attempts),
+        updated_at: text(payload.updated_at),
+      },
+    };
+  },
+  DOGFOOD_AGENT_PAUSED: (payload) => {
+    const role = text(payload.role);
+    if (!role) return null;
+    return {
+      type: 'agent.paused',
+      role,
+      data: { actor_user_id: text(payload.actor_user_id), paused_at: text(payload.paused_at) },
+    };
+  },
+  DOGFOOD_AGENT_RESUMED: (payload) => {
+    const role = text(payload.role);
+    if (!role) return null;
+    return {
+      type: 'agent.resumed',
+      role,
+      data: { actor_user_id: text(payload.actor_user_id), resumed_at: text(payload.resumed_at) },
+    };
+  },
+  // A role's budget reaches its role's webhooks and the tenant's; the tenant's budget (role null) only the tenant's.
+  BUDGET_WARNING: (payload) => budgetEvent('budget.warning', payload),
+  BUDGET_EXHAUSTED: (payload) => budgetEvent('budget.exhausted', payload),
+  // Approvals belong to a connector, not a role: the tenant's webhooks receive them. No input, note or result.
+  CONNECTOR_CALL_APPROVAL_REQUESTED: (payload) => approvalEvent('approval.requested', payload),
+  CONNECTOR_CALL_APPROVAL_DECIDED: (payload) => approvalEvent('approval.decided', payload),
+};
+
+function budgetEvent(type: string, payload: Payload): WebhookEvent {
+  return {
+    type,
+    role: text(payload.role),
+    data: {
+      budget_id: text(payload.budget_id),
+      period: text(payload.period),
+      period_start: text(payload.period_start),
+      period_end: text(payload.period_end),
+      limit_usd: text(payload.limit_usd),
+      spent_usd: text(payload.spent_usd),
+      reserved_usd: text(payload.reserved_usd),
+    },
+  };
+}
+
+function approvalEvent(type: string, payload: Payload): WebhookEvent {
+  return {
+    type,
+    role: null,
+    data: {
+      approval_id: text(payload.approval_id),
+      connector_id: text(payload.connector_id),
+      method: text(payload.method),
+      status: text(payload.status),
+      expires_at: text(payload.expires_at),
+      changed_at: text(payload.changed_at),
+    },
+  };
+}
+
+/** The webhook event an outbox event becomes, or null when webhooks do not carry it. */
+export function webhookEventOf(event: Pick<BusEvent, 'type' | 'payload'>): WebhookEvent | null {
+  return WEBHOOK_EVENT_OF[event.type]?.(event.payload) ?? null;
+}
+
+/**
+ * The JSON body of a delivery (Standard Webhooks' recommended shape: `type`, `timestamp`, `data`). The
+ * timestamp is when the event happened; the `webhook-timestamp` header says when the attempt was signed.
+ */
+export function webhookBody(event: BusEvent, webhookEvent: WebhookEvent, occurredAt: Date): string {
+  return JSON.stringify({
+    type: webhookEvent.type,
+    timestamp: occurredAt.toISOString(),
+    data: {
+      event_id: event.eventId,
+      tenant_id: event.tenantId,
+      role: webhookEvent.role,
+      ...webhookEvent.data,
+    },
+  });
+}

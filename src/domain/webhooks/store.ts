@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { recordAudit } from '../../audit.js';
+import { conflict, invalidInput, notConfigured, notFound } from '../../errors.js';
+import type { PrismaClient, Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
+import { type AuthedContext, findAgentRole, unknownAgentRole } from '../agents/registry.js';
+import { EgressError } from '../connectors/egress/index.js';
+import type { Keyring } from '../connectors/sealing.js';
+import { newWebhookSecret, ROTATION_OVERLAP_MS, sealWebhookSecret } from './signing.js';
+
+const KEY_NOT_SET =
+  'Webhook secrets cannot be stored: CONNECTOR_SECRETS_KEY is not set (see docs/operations.md, "Connector credentials")';
+
+/** A webhook with its signing secret, answered only when the secret is created or rotated. */
+export interface WebhookWithSecret {
+  webhook: Webhook;
+  secret: string;
+}
+
+export const webhookNotFound = (id: string) => notFound(`Webhook ${id} not found`);
+export const deliveryNotFound = (id: string) => notFound(`Webhook delivery ${id} not found`);
+
+function refusedUrl(url: string, reason: string) {
+  return invalidInput([
+    {
+      type: 'value_error',
+      loc: ['input', 'url'],
+      msg: `Value error, ${reason}`,
+      input: url,
+      ctx: { error: reason },
+    },
+  ]);
+}
+
+function keyringOf(context: AuthedContext) {
+  const keyring = context.services.config.connectorSecretsKeys;
+  if (keyring.length === 0) throw notConfigured(KEY_NOT_SET);
+  return keyring;
+}
+
+/**
+ * Registers a delivery URL for one agent role of the tenant (or, without a role, for every event) and
+ * answers its new secret, which is stored sealed and never shown again. The URL has passed the same
+ * static checks as a connector's base_url; here its host is resolved and its addresses checked by the
+ * egress guard, so a name that points inside the network is refused now, with the reason.
+ */
+export async function createWebhook(
+  context: AuthedContext,
+  input: { url: string; role: string | null },
+): Promise<WebhookWithSecret> {
+  const { tenantId, sub } = context.viewer;
+  const keyring = keyringOf(context);
+  let role: string | null = null;
+  if (input.role !== null) {
+    const agentRole = await findAgentRole(context, input.role);
+    if (!agentRole) throw unknownAgentRole(input.role);
+    role = agentRole.role;
+  }
+  await checkTarget(context, input.url);
+  const id = randomUUID();
+  const secret = newWebhookSecret();
+  const sealed = sealWebhookSecret(keyring, tenantId, id, secret);
+  const webhook = await context.prisma.$transaction(async (tx) => {
+    const created = await tx.webhook.create({
+      data: {
+        id,
+        tenantId,
+        role,
+        url: input.url,
+        keyId: sealed.keyId,
+        sealedSecret: sealed.sealed,
+        createdBy: sub,
+      },
+    });
+    await recordAudit(tx, context, {
+      action: 'webhook.created',
+      targetType: 'webhook',
+      targetId: id,
+      outcome: 'created',
+      details: { url: input.url, role },
+    });
+    return created;
+  });
+  return { webhook, secret };
+}
+
+async function checkTarget(context: AuthedContext, url: string): Promise<void> {
+  try {
+    await context.services.webhookEgress.checkTarget(url);
+  } catch (error) {
+    if (error instanceof EgressError) throw refusedUrl(url, error.message);
+    throw error;
+  }
+}
+
+/**
+ * Replaces the webhook's secret and answers the new one. The previous secret keeps signing beside it for
+ * ROTATION_OVERLAP_MS (every delivery carries both signatures meanwhile), so receivers can switch over.
+ */
+export async function rotateWebhookSecret(context: AuthedContext, id: string): Promise<WebhookWithSecret> {
+  const { tenantId } = context.viewer;
+  const keyring = keyringOf(context);
+  const secret = newWebhookSecret();
+  const sealed = sealWebhookSecret(keyring, tenantId, id, secret);
+  const webhook = await context.prisma.$transaction(async (tx) => {
+    const [current] = await tx.$queryRaw<{ key_id: string; sealed_secret: Uint8Array<ArrayBuffer> }[]>`
+      SELECT key_id, sealed_secret FROM webhooks WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+    if (!current) throw webhookNotFound(id);
+    const now = new Date();
+    const rotated = await tx.webhook.update({
+      where: { id },
+      data: {
+        keyId: sealed.keyId,
+        sealedSecret: sealed.sealed,
+        previousKeyId: current.key_id,
+        previousSecret: current.sealed_secret,
+        previousExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+        secretRotatedAt: now,
+      },
+    });
+    await recordAudit(tx, context, {
+      action: 'webhook.secret.rotated',
+      targetType: 'webhook',
+      targetId: id,
+      outcome: 'rotated',
+      details: { previous_valid_until: rotated.previousExpiresAt?.toISOString() },
+    });
+    return rotated;
+  });
+  return { webhook, secret };
+}
+
+/**
+ * Turns a webhook on or off. Enabling a disabled webhook clears its failure record; deliveries queued
+ * from then on are sent (those failed when it was disabled can be redelivered one by one).
+ */
+export async function setWebhookEnabled(
+  context: AuthedContext,
+  id: string,
+  enabled: boolean,
+): Promise<Webhook> {
+  const { tenantId } = context.viewer;
+  return context.prisma.$transaction(async (tx) => {
+    const existing = await tx.webhook.findFirst({ where: { id, tenantId } });
+    if (!existing) throw webhookNotFound(id);
+    const status = enabled ? 'active' : 'disabled';
+    if (existing.status === status) return existing;
+    const webhook = await tx.webhook.update({
+      where: { id },
+      data: enabled
+        ? { status, failingSince: null, disabledAt: null, disabledReason: null }
+        : { status, disabledAt: new Date(), disabledReason: 'disabled by a user' },
+    });
+    await recordAudit(tx, context, {
+      action: enabled ? 'webhook.enabled' : 'webhook.disabled',
+      targetType: 'webhook',
+      targetId: id,
+      outcome: status,
+    });
+    return webhook;
+  });
+}
+
+/**
+ * Queues the delivery's message again, with the same `webhook-id` (so a receiver that already handled it
+ * can tell), after whatever the webhook has pending. The webhook must be active.
+ */
+export async function redeliverWebhookDelivery(context: AuthedContext, id: string): Promise<WebhookDelivery> {
+  const { tenantId } = context.viewer;
+  return context.prisma.$transaction(async (tx) => {
+    const original = await tx.webhookDelivery.findFirst({
+      where: { id, tenantId },
+      include: { webhook: true },
+    });
+    if (!original) throw deliveryNotFound(id);
+    if (original.webhook.status !== 'active') {
+      throw conflict(`Webhook ${original.webhookId} is disabled: enable it before redelivering`);
+    }
+    const redelivery = await tx.webhookDelivery.create({
+      data: {
+        id: randomUUID(),
+        tenantId,
+        webhookId: original.webhookId,
+        messageId: original.messageId,
+        eventId: original.eventId,
+        eventType: original.eventType,
+        body: original.body,
+        redeliveryOf: original.id,
+      },
+    });
+    await recordAudit(tx, context, {
+      action: 'webhook.delivery.redelivered',
+      targetType: 'webhook_delivery',
+      targetId: original.id,
+      outcome: 'queued',
+      details: { redelivery_id: redelivery.id, webhook_id: original.webhookId },
+    });
+    return redelivery;
+  });
+}
+
+/** How many webhooks sign with a secret no configured key opens (their deliveries fail until fixed). */
+export function webhooksUnderMissingKeys(prisma: PrismaClient, keyring: Keyring): Promise<number> {
+  const keyIds = keyring.map((key) => key.id);
+  return prisma.webhook.count({
+    where: {
+      OR: [
+        { keyId: { notIn: keyIds } },
+        { previousKeyId: { notIn: keyIds }, previousExpiresAt: { gt: new Date() } },
+      ],
+    },
+  });
+}

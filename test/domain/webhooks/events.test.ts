@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { webhookBody, webhookEventOf } from '../../../src/domain/webhooks/events.js';
+import type { BusEvent } from '../../../src/events/topics.js';
+
+const event = (type: BusEvent['type'], payload: Record<string, unknown>): BusEvent => ({
+  eventId: '2d7c3f4e-1111-4a4a-8888-000000000001',
+  tenantId: '2d7c3f4e-2222-4a4a-8888-000000000002',
+  type,
+  payload,
+});
+
+describe('webhookEventOf', () => {
+  it('makes a pending task task.queued, and ignores its other states', () => {
+    const task = { task_id: 't1', role: 'cfo', attempts: 1, updated_at: '2026-11-25T20:00:00.000Z' };
+    expect(webhookEventOf(event('TASK_UPDATED', { ...task, status: 'pending' }))).toEqual({
+      type: 'task.queued',
+      role: 'cfo',
+      data: { task_id: 't1', attempts: 1, updated_at: '2026-11-25T20:00:00.000Z' },
+    });
+    for (const status of ['running', 'completed', 'failed', 'cancelled']) {
+      expect(webhookEventOf(event('TASK_UPDATED', { ...task, status }))).toBeNull();
+    }
+  });
+
+  it('keeps only allow-listed fields: a pause reason or any new field never reaches the body', () => {
+    const paused = event('DOGFOOD_AGENT_PAUSED', {
+      role: 'ceo',
+      actor_user_id: 'chair-1',
+      paused_at: '2026-11-25T20:00:00.000Z',
+      reason: 'secret reason',
+      credential: 'sk_live_x',
+    });
+    const mapped = webhookEventOf(paused);
+    expect(mapped).toEqual({
+      type: 'agent.paused',
+      role: 'ceo',
+      data: { actor_user_id: 'chair-1', paused_at: '2026-11-25T20:00:00.000Z' },
+    });
+    const body = webhookBody(
+      paused,
+      mapped as NonNullable<typeof mapped>,
+      new Date('2026-11-25T20:00:01.000Z'),
+    );
+    expect(body).not.toMatch(/secret|sk_live/);
+    expect(JSON.parse(body)).toEqual({
+      type: 'agent.paused',
+      timestamp: '2026-11-25T20:00:01.000Z',
+      data: {
+        event_id: paused.eventId,
+        tenant_id: paused.tenantId,
+        role: 'ceo',
+        actor_user_id: 'chair-1',
+        paused_at: '2026-11-25T20:00:00.000Z',
+      },
+    });
+  });
+
+  it('makes budget alerts budget.warning and budget.exhausted, the tenant budget for tenant webhooks only', () => {
+    const budget = {
+      budget_id: 'b1',
+      role: 'cfo',
+      period: 'day',
+      period_start: '2026-11-25T00:00:00.000Z',
+      period_end: '2026-11-26T00:00:00.000Z',
+      limit_usd: '10',
+      spent_usd: '8.5',
+      reserved_usd: '1',
+      warning_threshold: 0.8,
+    };
+    const data = {
+      budget_id: 'b1',
+      period: 'day',
+      period_start: '2026-11-25T00:00:00.000Z',
+      period_end: '2026-11-26T00:00:00.000Z',
+      limit_usd: '10',
+      spent_usd: '8.5',
+      reserved_usd: '1',
+    };
+    expect(webhookEventOf(event('BUDGET_WARNING', budget))).toEqual({
+      type: 'budget.warning',
+      role: 'cfo',
+      data,
+    });
+    expect(webhookEventOf(event('BUDGET_EXHAUSTED', { ...budget, role: null }))).toEqual({
+      type: 'budget.exhausted',
+      role: null,
+      data,
+    });
+  });
+
+  it('gives approvals to tenant webhooks without their reason or who asked', () => {
+    const mapped = webhookEventOf(
+      event('CONNECTOR_CALL_APPROVAL_DECIDED', {
+        approval_id: 'a1',
+        connector_id: 'c1',
+        method: 'POST',
+        path: '/v1/customers/42/refunds',
+        status: 'rejected',
+        requested_by: 'agent-7',
+        decided_by: 'chair-1',
+        reason: 'not this customer',
+        expires_at: '2026-11-26T20:00:00.000Z',
+        changed_at: '2026-11-25T20:00:00.000Z',
+      }),
+    );
+    expect(mapped).toEqual({
+      type: 'approval.decided',
+      role: null,
+      data: {
+        approval_id: 'a1',
+        connector_id: 'c1',
+        method: 'POST',
+        status: 'rejected',
+        expires_at: '2026-11-26T20:00:00.000Z',
+        changed_at: '2026-11-25T20:00:00.000Z',
+      },
+    });
+  });
+
+  it('does not carry event types without a mapping', () => {
+    expect(webhookEventOf(event('CONNECTOR_INVOKED', { role: 'cfo' }))).toBeNull();
+    expect(webhookEventOf(event('MODEL_VERSION_CHANGED', {}))).toBeNull();
+    expect(webhookEventOf(event('WEBHOOK_DISABLED', { role: 'cfo' }))).toBeNull();
+  });
+});
