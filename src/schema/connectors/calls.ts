@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
-import type { Context, ServerContext } from '../../context.js';
+import type { Context } from '../../context.js';
 import { CONNECTOR_HTTP_METHODS, ENDPOINT_PATH_MAX_LENGTH } from '../../domain/connectors/endpoint-path.js';
 import {
   type ConnectorInvocation,
@@ -42,14 +42,13 @@ const ConnectorCallInput = builder.inputType('ConnectorCallInput', {
 
 /**
  * Gives the request's place in the in-flight budget back (use-load-shedding): a connector call waits on
- * its upstream under its own per-tenant slots, not on the budget that protects the database. Over REST
- * the route's own request holds the place.
+ * its upstream under its own per-tenant slots, not on the budget that protects the database.
  */
 function leavingAdmission(context: Context) {
-  const { request, restRequest } = context as Context & ServerContext & { request?: Request };
+  const { request } = context as Context & { request?: Request };
   return {
     beforeUpstream() {
-      for (const held of [request, restRequest]) if (held) releaseAdmission(held);
+      if (request) releaseAdmission(request);
     },
   };
 }
