@@ -39,7 +39,8 @@ function refusalOf(parsed: ParsedRestRequest, errors: readonly GraphQLError[]): 
 }
 
 /**
- * The REST answer writer: the route's status, body (`respond`) and headers on success; on failure the
+ * The REST answer writer: the route's status, body (`respond`) and headers on success (or its
+ * `alternative` answer, e.g. 202 for a call kept for approval); on failure the
  * status of the error's code, `{"detail"}` with its message, or Pydantic-style items with REST `loc`s.
  */
 export function writeRestAnswer(
@@ -50,6 +51,9 @@ export function writeRestAnswer(
   const { route } = parsed.compiled;
   if (result.errors?.length) return restErrorAnswer(refusalOf(parsed, result.errors));
   const data = result.data as never;
+  if (route.alternative?.when(data)) {
+    return Response.json(route.alternative.respond(data), { status: route.alternative.status });
+  }
   return Response.json(route.respond(data, { requestId }), {
     status: route.status,
     headers: route.headers?.(data) ?? {},

@@ -114,26 +114,95 @@ const credentialExample = {
   },
 };
 
+graphql(`
+  fragment ConnectorApprovalPolicyWire on Connector {
+    connector_id: id
+    version
+    approval_policy: approvalPolicy
+  }
+`);
+
+const ReadApprovalPolicy = graphql(`
+  query ReadConnectorApprovalPolicy($id: ID!) {
+    connector(id: $id) {
+      ...ConnectorApprovalPolicyWire
+    }
+  }
+`);
+
+const SetApprovalPolicy = graphql(`
+  mutation SetConnectorApprovalPolicy($id: ID!, $policy: ConnectorApprovalPolicyInput, $expectedVersion: Int) {
+    setConnectorApprovalPolicy(id: $id, policy: $policy, expectedVersion: $expectedVersion) {
+      ...ConnectorApprovalPolicyWire
+    }
+  }
+`);
+
+const ClearApprovalPolicy = graphql(`
+  mutation ClearConnectorApprovalPolicy($id: ID!, $expectedVersion: Int) {
+    setConnectorApprovalPolicy(id: $id, policy: null, expectedVersion: $expectedVersion) {
+      ...ConnectorApprovalPolicyWire
+    }
+  }
+`);
+
+const policyResponse = z.object({
+  connector_id: z.uuid(),
+  version: z.int(),
+  approval_policy: z
+    .object({
+      rules: z.array(z.object({ methods: z.array(z.string()), path: z.string() })),
+      approver_roles: z.array(z.string()),
+      expires_in_seconds: z.int(),
+    })
+    .nullable(),
+});
+
+const policyExample = {
+  connector_id: '0b8e9f4c-5a1d-4c2e-8f3b-7d6a5e4c3b2a',
+  version: 2,
+  approval_policy: {
+    rules: [{ methods: ['POST', 'PUT', 'PATCH', 'DELETE'], path: '/**' }],
+    approver_roles: ['chairman', 'operator'],
+    expires_in_seconds: 86400,
+  },
+};
+
 const credentialErrors = { 404: 'No connector of the caller’s tenant has this id.' } as const;
 
 const InvokeConnector = graphql(`
   mutation InvokeConnector($id: ID!, $endpoint: ConnectorEndpointRefInput!, $input: ConnectorCallInput) {
     invokeConnector(id: $id, endpoint: $endpoint, input: $input) {
-      connector_id: connectorId
-      method
-      path
-      status
-      headers
-      body
-      bytes
-      duration_ms: durationMs
-      redirects
-      response_validation: responseValidation {
-        valid
-        errors {
-          path
-          message
+      __typename
+      ... on ConnectorInvocation {
+        connector_id: connectorId
+        method
+        path
+        status
+        headers
+        body
+        bytes
+        duration_ms: durationMs
+        redirects
+        response_validation: responseValidation {
+          valid
+          errors {
+            path
+            message
+          }
         }
+      }
+      ... on ConnectorCallApproval {
+        id
+        connector_id: connectorId
+        connector_version: connectorVersion
+        method
+        path
+        approval_status: status
+        approver_roles: approverRoles
+        requested_by: requestedBy
+        expires_at: expiresAt
+        created_at: createdAt
       }
     }
   }
@@ -196,6 +265,32 @@ const templateExample = {
     endpoints: [{ method: 'GET', path: '/customers', query_params: { limit: { type: 'integer' } } }],
     rate_limits: { per_minute: 100, per_hour: 1000, per_day: 10000 },
   },
+};
+
+const pendingResponse = z.object({
+  id: z.uuid(),
+  connector_id: z.uuid(),
+  connector_version: z.int(),
+  method: z.string(),
+  path: z.string(),
+  status: z.literal('pending'),
+  approver_roles: z.array(z.string()),
+  requested_by: z.string(),
+  expires_at: z.iso.datetime(),
+  created_at: z.iso.datetime(),
+});
+
+const pendingExample = {
+  id: '5d7c2a10-3b4e-4f6a-9c8d-1e2f3a4b5c6d',
+  connector_id: '0b8e9f4c-5a1d-4c2e-8f3b-7d6a5e4c3b2a',
+  connector_version: 2,
+  method: 'POST',
+  path: '/customers',
+  status: 'pending',
+  approver_roles: ['chairman'],
+  requested_by: 'agent-cfo',
+  expires_at: '2026-11-23T09:30:00.000Z',
+  created_at: '2026-11-22T09:30:00.000Z',
 };
 
 const invocationResponse = z.object({
@@ -328,6 +423,65 @@ export const connectorsRoutes = [
     errors: credentialErrors,
   }),
   defineRoute({
+    method: 'GET',
+    path: '/api/v1/forge/connectors/{id}/approval-policy',
+    tag: 'connectors',
+    summary: 'Read which endpoints of a connector wait for a decision before they are called',
+    document: ReadApprovalPolicy,
+    variables: { id: fromPath('id') },
+    status: 200,
+    respond: (data) => data.connector,
+    headers: (data) => ({ ETag: `"${data.connector.version}"` }),
+    responseSchema: policyResponse,
+    responseExample: policyExample,
+    responseHeaders: etag,
+    errors: { 404: 'No connector of the caller’s tenant has this id.' },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/v1/forge/connectors/{id}/approval-policy',
+    tag: 'connectors',
+    summary: 'Set which endpoints of a connector wait for a decision (chairman only)',
+    description:
+      'Each rule gates the endpoints of one of its `methods` whose path matches `path` (a segment `*` matches any one segment, `**` any number; default `/**`). `approver_roles`: `chairman` always, `operator` to let operators decide too. `expires_in_seconds`: 60 to 2592000 (default 86400). The template is unchanged; the connector moves to its next version (`If-Match` as for an edit), audited as `connector.approval_policy.set`. Requests already waiting keep the approvers and expiry they were made with.',
+    document: SetApprovalPolicy,
+    variables: { id: fromPath('id'), policy: fromBody(), expectedVersion: fromHeader('if-match', 'int') },
+    status: 200,
+    respond: (data) => data.setConnectorApprovalPolicy,
+    headers: (data) => ({ ETag: `"${data.setConnectorApprovalPolicy.version}"` }),
+    responseSchema: policyResponse,
+    example: {
+      rules: [{ methods: ['POST', 'PUT', 'PATCH', 'DELETE'], path: '/**' }],
+      approver_roles: ['chairman', 'operator'],
+      expires_in_seconds: 86400,
+    },
+    responseExample: policyExample,
+    responseHeaders: etag,
+    errors: {
+      404: 'No connector of the caller’s tenant has this id.',
+      412: '`If-Match` names a version that is no longer the current one.',
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/v1/forge/connectors/{id}/approval-policy',
+    tag: 'connectors',
+    summary: 'Remove a connector’s approval policy: no endpoint waits any more (chairman only)',
+    description: 'The connector moves to its next version; requests already waiting can still be decided.',
+    document: ClearApprovalPolicy,
+    variables: { id: fromPath('id'), expectedVersion: fromHeader('if-match', 'int') },
+    status: 200,
+    respond: (data) => data.setConnectorApprovalPolicy,
+    headers: (data) => ({ ETag: `"${data.setConnectorApprovalPolicy.version}"` }),
+    responseSchema: policyResponse,
+    responseExample: { ...policyExample, version: 3, approval_policy: null },
+    responseHeaders: etag,
+    errors: {
+      404: 'No connector of the caller’s tenant has this id.',
+      412: '`If-Match` names a version that is no longer the current one.',
+    },
+  }),
+  defineRoute({
     method: 'POST',
     path: '/api/v1/forge/connectors/{id}/invoke',
     tag: 'connectors',
@@ -342,7 +496,20 @@ export const connectorsRoutes = [
     document: InvokeConnector,
     variables: { id: fromPath('id'), endpoint: fromBody('endpoint'), input: fromBody('input') },
     status: 200,
-    respond: (data) => data.invokeConnector,
+    respond: ({ invokeConnector: { __typename, ...invocation } }) => invocation,
+    alternative: {
+      status: 202,
+      when: (data) => data.invokeConnector.__typename === 'ConnectorCallApproval',
+      respond: ({ invokeConnector }) => {
+        if (invokeConnector.__typename !== 'ConnectorCallApproval') return invokeConnector;
+        const { __typename, approval_status, ...approval } = invokeConnector;
+        return { ...approval, status: approval_status };
+      },
+      description:
+        'The connector’s approval policy gates this endpoint: the call is kept (its input sealed) for a decision and nothing was sent. Follow it at `GET /api/v1/forge/approvals/{id}`; once approved, its result is there.',
+      responseSchema: pendingResponse,
+      responseExample: pendingExample,
+    },
     responseSchema: invocationResponse,
     example: {
       endpoint: { method: 'GET', path: '/customers' },

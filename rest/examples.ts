@@ -52,6 +52,13 @@ const connectorCalls: Record<number, ErrorExamples> = {
     callDeadline: `Connector call failed: ${EXAMPLE_HOST} did not finish the call within ${defaults.connectorCalls.timeoutMs} ms`,
   },
 };
+const approvalDecisions: Record<number, ErrorExamples> = {
+  404: { unknownApproval: `Approval ${EXAMPLE_ID} not found` },
+  409: {
+    expired: `Approval ${EXAMPLE_ID} expired at 2026-11-23T09:30:00.000Z; its status is expired`,
+    cancelled: `Approval ${EXAMPLE_ID} was cancelled (origin_changed); its status is cancelled`,
+  },
+};
 const credentials: Record<number, ErrorExamples> = { 404: { unknownConnector: connectorNotFound } };
 const pauseOrResume400: ErrorExamples = {
   notCSuite: `Unknown role 'intern': only the C-suite roles ${C_SUITE_ROLES.join(', ')} can be paused or resumed`,
@@ -85,6 +92,19 @@ export const routeErrorExamples: Record<string, Record<number, ErrorExamples>> =
     },
   },
   clearConnectorCredential: credentials,
+  readConnectorApprovalPolicy: credentials,
+  setConnectorApprovalPolicy: {
+    ...credentials,
+    412: { staleVersion: `Connector ${EXAMPLE_ID} is at version 3, not 2; read it again before editing` },
+  },
+  clearConnectorApprovalPolicy: {
+    ...credentials,
+    412: { staleVersion: `Connector ${EXAMPLE_ID} is at version 3, not 2; read it again before editing` },
+  },
+  readConnectorCallApproval: { 404: { unknownApproval: `Approval ${EXAMPLE_ID} not found` } },
+  approveConnectorCall: approvalDecisions,
+  rejectConnectorCall: approvalDecisions,
+  requestConnectorCallChanges: approvalDecisions,
   invokeConnector: connectorCalls,
   testConnector: connectorCalls,
   pauseAgent: { 400: pauseOrResume400 },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { summarizeExperiment } from '../src/domain/experiments/results.js';
+import { AB_TEST_ANALYSES, summarizeExperiment } from '../src/domain/experiments/results.js';
 import { graphql } from '../src/generated/graphql/index.js';
 import { EXAMPLE_ID, exampleOf } from './examples.js';
 import { defineRoute, fromPath, type Route } from './route.js';
@@ -28,6 +28,17 @@ const AbTestResults = graphql(`
           lower
           upper
         }
+        sequential {
+          difference
+          always_valid_p_value: alwaysValidPValue
+          adjusted_p_value: adjustedPValue
+          confidence_sequence: confidenceSequence {
+            lower
+            upper
+          }
+          confidence
+          decision
+        }
       }
       alpha
       method
@@ -51,11 +62,14 @@ const AbTestResults = graphql(`
         small_sample: smallSample
         exact_p_value: exactPValue
       }
+      analysis
+      sequential_decision: sequentialDecision
     }
   }
 `);
 
 const interval = z.object({ lower: z.number(), upper: z.number() });
+const sequentialDecision = z.enum(['collecting', 'significant', 'not_significant']);
 
 const abTestResultsResponse = z.object({
   test_id: z.uuid(),
@@ -74,6 +88,16 @@ const abTestResultsResponse = z.object({
       completion_rate_ci: interval.nullable(),
       lift: z
         .object({ lift: z.number(), lower: z.number().nullable(), upper: z.number().nullable() })
+        .nullable(),
+      sequential: z
+        .object({
+          difference: z.number().nullable(),
+          always_valid_p_value: z.number().nullable(),
+          adjusted_p_value: z.number().nullable(),
+          confidence_sequence: interval.nullable(),
+          confidence: z.number(),
+          decision: sequentialDecision,
+        })
         .nullable(),
     }),
   ),
@@ -101,6 +125,8 @@ const abTestResultsResponse = z.object({
       exact_p_value: z.number().nullable(),
     }),
   ),
+  analysis: z.enum(AB_TEST_ANALYSES),
+  sequential_decision: sequentialDecision,
 });
 
 export const experimentsRoutes: Route[] = [
@@ -114,7 +140,12 @@ export const experimentsRoutes: Route[] = [
       '`chi_squared_p_value` is null when the test is undefined; `significant` is `chi_squared_p_value` < ' +
       'alpha, the test’s own decision. Beyond the spec: `small_sample` warns when an expected count is ' +
       'below 5 (with `exact_p_value`, Fisher’s exact test, for two variants), Wilson intervals, lift over ' +
-      'the control, a sample-ratio check and Holm-adjusted comparisons with the control.',
+      'the control, a sample-ratio check and Holm-adjusted comparisons with the control. Also beyond the ' +
+      'spec, the sequential analysis, valid however often the results are read: `analysis` says which ' +
+      'analysis the test was created to be decided by (`fixed_horizon` or `sequential`; both are always ' +
+      'computed), `sequential_decision` is `collecting`, `significant` or `not_significant`, and each ' +
+      'non-control variant’s `sequential` holds its always-valid p-value and confidence sequence for its ' +
+      'difference from the control.',
     document: AbTestResults,
     variables: { testId: fromPath('test_id') },
     status: 200,

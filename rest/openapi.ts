@@ -258,6 +258,20 @@ function operationOf(compiled: CompiledRoute) {
         },
       },
     },
+    ...(route.alternative
+      ? {
+          [route.alternative.status]: {
+            description: route.alternative.description,
+            headers: requestIdHeader,
+            content: {
+              'application/json': {
+                schema: jsonSchemaOf(route.alternative.responseSchema, 'output'),
+                example: route.alternative.responseExample,
+              },
+            },
+          },
+        }
+      : {}),
     ...(errors[400] ? { 400: stateError(errors[400], 400) } : {}),
     401: ref('Unauthorized'),
     ...(roles.length > 0

@@ -41,6 +41,18 @@ export interface Route<Result = any, Variables = any> {
   variables: Record<string, ArgSource>;
   /** Success status. */
   status: number;
+  /**
+   * A second success answer, for an operation whose result is of two kinds: when `when` holds, the
+   * answer has this status and body (documented beside the first).
+   */
+  alternative?: {
+    status: number;
+    when: (data: Result) => boolean;
+    respond: (data: Result) => unknown;
+    description: string;
+    responseSchema: z.ZodType;
+    responseExample: unknown;
+  };
   /** Builds the response body from the operation's data. */
   respond: (data: Result, request: { requestId: string }) => unknown;
   /** Extra response headers on success (e.g. ETag). */

@@ -1,4 +1,5 @@
 import { agentsRoutes } from './agents.js';
+import { connectorApprovalsRoutes } from './connector-approvals.js';
 import { connectorsRoutes } from './connectors.js';
 import { dogfoodRoutes } from './dogfood.js';
 import { experimentsRoutes } from './experiments.js';
@@ -11,6 +12,7 @@ export const routes: Route[] = [
   ...agentsRoutes,
   ...experimentsRoutes,
   ...connectorsRoutes,
+  ...connectorApprovalsRoutes,
   ...dogfoodRoutes,
   ...hiringRoutes,
   ...finetuningRoutes,

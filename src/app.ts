@@ -17,6 +17,7 @@ import { createStorageGuard } from './db/storage-guard.js';
 import { databaseUnavailableCause } from './db/unavailable.js';
 import { createBlobStore } from './domain/agents/blob-store.js';
 import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
+import { startApprovalSweeper } from './domain/connectors/call-approvals-store.js';
 import { createConnectorCallSlots } from './domain/connectors/call-slots.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
@@ -175,7 +176,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       if (cause === 'disk full') storage.noteDiskFull();
       return cause;
     },
-    tracing: options.tracing,
   };
   const routeTemplates = routes.map((route) => route.path);
 
@@ -277,6 +277,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         background.push(
           startModelCacheInvalidation(services),
           startLeaseSweeper({ prisma: db.prisma, logger }),
+          startApprovalSweeper({ prisma: db.prisma, logger }),
           startOutboxRetention({ prisma: db.prisma, logger, retentionHours: config.eventRetentionHours }),
         );
       }

@@ -3,6 +3,25 @@ import { z } from 'zod';
 import { type EgressAllowlist, parseEgressAllowlist } from './domain/connectors/egress/allowlist.js';
 import { type Keyring, parseKeyring } from './domain/connectors/sealing.js';
 
+export interface DatabaseLimits {
+  /** PostgreSQL connections the instance opens at most. */
+  poolSize: number;
+  /** Requests that may wait for a connection when all are busy; one more is refused at once. */
+  queueSize: number;
+  /** Longest wait for a connection: in the queue, or while a new one is opened. */
+  connectTimeoutMs: number;
+  /** Longest a statement may run or wait for the server's answer. */
+  statementTimeoutMs: number;
+}
+
+/** The DATABASE_* defaults: what `loadConfig` gives when they are unset, and what `openDatabase` uses when given no limits. */
+export const DATABASE_DEFAULTS: DatabaseLimits = {
+  poolSize: 10,
+  queueSize: 100,
+  connectTimeoutMs: 2000,
+  statementTimeoutMs: 5000,
+};
+
 const optionalString = z
   .string()
   .trim()
@@ -88,10 +107,14 @@ const environment = z.object({
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   HTTP_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   HTTP_MAX_ANONYMOUS_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
-  DATABASE_QUEUE_SIZE: z.coerce.number().int().min(0).default(100),
-  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2000),
-  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(DATABASE_DEFAULTS.poolSize),
+  DATABASE_QUEUE_SIZE: z.coerce.number().int().min(0).default(DATABASE_DEFAULTS.queueSize),
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(DATABASE_DEFAULTS.connectTimeoutMs),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(DATABASE_DEFAULTS.statementTimeoutMs),
   READYZ_TIMEOUT_MS: z.coerce.number().int().min(100).default(2000),
   RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).default(2),
   METRICS_PORT: optionalString.pipe(
@@ -193,17 +216,6 @@ export interface Config {
   connectorSecretsKeys: Keyring;
   logLevel: z.infer<typeof environment>['LOG_LEVEL'];
   production: boolean;
-}
-
-export interface DatabaseLimits {
-  /** PostgreSQL connections the instance opens at most. */
-  poolSize: number;
-  /** Requests that may wait for a connection when all are busy; one more is refused at once. */
-  queueSize: number;
-  /** Longest wait for a connection: in the queue, or while a new one is opened. */
-  connectTimeoutMs: number;
-  /** Longest a statement may run or wait for the server's answer. */
-  statementTimeoutMs: number;
 }
 
 export class ConfigError extends Error {

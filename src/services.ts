@@ -10,7 +10,6 @@ import type { EventBus } from './events/bus.js';
 import type { OutboxRelay } from './events/relay.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './observability/metrics.js';
-import type { Tracing } from './observability/tracing.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { StreamSlots } from './stream-slots.js';
 import type { TenantRegistry } from './tenancy.js';
@@ -43,6 +42,4 @@ export interface Services {
    * `storage`. See src/db/unavailable.ts.
    */
   unavailableCause(error: unknown): string | undefined;
-  /** Present only when tracing is configured. */
-  tracing?: Tracing | undefined;
 }

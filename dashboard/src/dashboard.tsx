@@ -294,6 +294,8 @@ export function Dashboard({
       );
       if (event.__typename === 'ModelVersionChangedEvent') {
         reloadModels();
+      } else if (event.__typename === 'BudgetAlertEvent') {
+        if (event.budgetRole !== null) refreshRole(event.budgetRole, event.eventId);
       } else if (event.__typename === 'TaskUpdatedEvent') {
         refreshQueue();
         refreshTasks();

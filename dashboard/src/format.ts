@@ -52,6 +52,11 @@ export const formatCount = (value: number) => integer.format(value);
 /** A fraction (0.5) as a percentage (50%). */
 export const formatPercent = (value: number) => percent.format(value);
 
+const points = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1, signDisplay: 'exceptZero' });
+
+/** A difference of two rates (0.04) in signed percentage points (+4 pts). */
+export const formatPoints = (value: number) => `${points.format(value * 100)} pts`;
+
 /**
  * US dollars: cents from a dollar up, up to four decimals below it (a task's cost is often a few cents),
  * and two significant digits below a hundredth of a cent (micro-dollar costs).

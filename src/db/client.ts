@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { PrismaPg as PrismaPgAdapter } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type pg from 'pg';
-import { type DatabaseLimits, loadConfig } from '../config.js';
+import { DATABASE_DEFAULTS, type DatabaseLimits } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { dataDirErrorOf } from './data-dir.js';
 import { type DataDirLock, type LockOptions, lockDataDir } from './data-dir-lock.js';
@@ -51,21 +51,18 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   /** Where PGlite keeps its files; `memory://` keeps nothing. */
   dataDir: string;
-  /** PostgreSQL: pool size, queue and timeouts. Default: DEFAULT_DATABASE_LIMITS. */
+  /** PostgreSQL: pool size, queue and timeouts. Default: DATABASE_DEFAULTS (src/config.ts). */
   limits?: DatabaseLimits | undefined;
   /** PGlite: called when the start waits for another process to let go of `dataDir`. */
   onDataDirWait?: LockOptions['onWait'];
 }
-
-/** The defaults of the DATABASE_* variables, from src/config.ts. */
-const DEFAULT_DATABASE_LIMITS: DatabaseLimits = loadConfig({}).database;
 
 // Each driver is imported only when chosen: a gateway on PostgreSQL never evaluates PGlite, and one on
 // PGlite never evaluates pg and its adapter (start-up time and idle memory, see docs/decisions.md).
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
-    const limits = options.limits ?? DEFAULT_DATABASE_LIMITS;
+    const limits = options.limits ?? DATABASE_DEFAULTS;
     // The pool is ours (not the adapter's) so its figures can be read; Prisma and migrations share it.
     const pool = createBoundedPool(pg.Pool, options.databaseUrl, limits);
     // pg-pool drops an idle connection the server terminates (restart, failover, a dropped database)

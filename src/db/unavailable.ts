@@ -73,6 +73,3 @@ export function databaseUnavailableCause(error: unknown, depth = 0): string | un
     databaseUnavailableCause(candidate.cause, depth + 1)
   );
 }
-
-export const isDatabaseUnavailable = (error: unknown): boolean =>
-  databaseUnavailableCause(error) !== undefined;

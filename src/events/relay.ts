@@ -1,8 +1,15 @@
 import type { Database, PrismaClient } from '../db/client.js';
 import type { Logger } from '../logger.js';
-import type { RelayTracing } from '../observability/tracing.js';
 import type { EventBus } from './bus.js';
 import type { EventType } from './topics.js';
+
+/** What the relay needs of tracing (src/observability/tracing.ts provides it when tracing is on). */
+export interface RelayTracing {
+  /** Runs a relay pass with tracing suppressed, so an idle poll every second leaves no trace. */
+  untraced<T>(pass: () => Promise<T>): Promise<T>;
+  /** Runs the publishing of `events` events in an `outbox.publish` span, under whoever kicked the relay. */
+  publishing<T>(events: number, publish: () => Promise<T>): Promise<T>;
+}
 
 export interface OutboxRelay {
   /** Publishes what is pending now; resolves when that pass is done. */

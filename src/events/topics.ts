@@ -5,8 +5,16 @@ export const EVENT_TYPES = [
   'TASK_UPDATED',
   'MODEL_VERSION_CHANGED',
   'CONNECTOR_INVOKED',
+  /** A call of a gated endpoint waits for a decision (domain/connectors/call-approvals-store.ts). */
+  'CONNECTOR_CALL_APPROVAL_REQUESTED',
+  /** A waiting call was approved, rejected, sent back for changes, expired or cancelled. */
+  'CONNECTOR_CALL_APPROVAL_DECIDED',
   /** A test's counters or status changed; at most one per test per 250 ms (domain/experiments/announcements.ts). */
   'AB_TEST_RESULTS_CHANGED',
+  /** A budget's spend passed its warning threshold; at most one per budget per period. */
+  'BUDGET_WARNING',
+  /** A budget has no room for one more task's estimate; at most one per budget per period. */
+  'BUDGET_EXHAUSTED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

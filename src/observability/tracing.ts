@@ -20,16 +20,10 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { Plugin } from 'graphql-yoga';
+import type { RelayTracing } from '../events/relay.js';
 import { type UseTracingOptions, useTracing } from '../plugins/use-tracing.js';
 
 /** What the outbox relay needs: quiet polling, and a span once a pass has something to publish. */
-export interface RelayTracing {
-  /** Runs a relay pass with tracing suppressed, so an idle poll every second leaves no trace. */
-  untraced<T>(pass: () => Promise<T>): Promise<T>;
-  /** Runs the publishing of `events` events in an `outbox.publish` span, under whoever kicked the relay. */
-  publishing<T>(events: number, publish: () => Promise<T>): Promise<T>;
-}
-
 /**
  * Tracing of one process. This module and the OpenTelemetry packages are loaded only when tracing is
  * configured (main.ts imports it dynamically); the rest of the code depends on this interface only.

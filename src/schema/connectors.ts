@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../builder.js';
 import {
+  APPROVAL_EXPIRY_MAX_SECONDS,
+  APPROVAL_EXPIRY_MIN_SECONDS,
+  APPROVAL_MAX_RULES,
+  APPROVAL_PATH_MAX_LENGTH,
+  APPROVER_ROLES,
+  checkPathPattern,
+  toStoredPolicy,
+} from '../domain/connectors/approval-policy.js';
+import {
   CONNECTOR_AUTH_TYPES,
   CONNECTOR_HTTP_METHODS,
   checkBaseUrl,
@@ -8,7 +17,12 @@ import {
 } from '../domain/connectors/index.js';
 import { querySchemaOf } from '../domain/connectors/invoke-request.js';
 import { findRefusedPatterns } from '../domain/connectors/schema-patterns.js';
-import { createConnector, findConnector, updateConnector } from '../domain/connectors/store.js';
+import {
+  createConnector,
+  findConnector,
+  setConnectorApprovalPolicy,
+  updateConnector,
+} from '../domain/connectors/store.js';
 import {
   CONNECTOR_DESCRIPTION_MAX_LENGTH,
   CONNECTOR_MAX_ENDPOINTS,
@@ -32,6 +46,11 @@ builder.prismaObject('ConnectorVersion', {
       type: 'JSON',
       description: 'The template of this version, in its REST spelling.',
     }),
+    approvalPolicy: t.expose('approvalPolicy', {
+      type: 'JSON',
+      nullable: true,
+      description: 'The approval policy in force from this version on, in its REST spelling; null: none.',
+    }),
     createdBy: t.exposeString('createdBy'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
@@ -48,6 +67,12 @@ export const ConnectorRef = builder.prismaObject('Connector', {
       type: 'JSON',
       description:
         'The current template as stored, in its REST spelling (base_url, auth_type, endpoints, rate_limits).',
+    }),
+    approvalPolicy: t.expose('approvalPolicy', {
+      type: 'JSON',
+      nullable: true,
+      description:
+        'Which endpoints wait for a decision before they are called, who decides and how long a request waits (rules, approver_roles, expires_in_seconds); null: no endpoint is gated. Kept beside the template, which it never changes.',
     }),
     version: t.exposeInt('version'),
     createdBy: t.exposeString('createdBy'),
@@ -246,5 +271,70 @@ builder.queryField('connectors', (t) =>
       });
       return toPage(rows, first);
     }),
+  }),
+);
+
+const ApprovalRuleInput = builder.inputType('ConnectorApprovalRuleInput', {
+  description: 'Endpoints that wait for a decision: those of one of `methods` whose path matches `path`.',
+  fields: (t) => ({
+    methods: t.stringList({ required: true, description: CONNECTOR_HTTP_METHODS.join(', ') }),
+    path: t.string({
+      description:
+        'An endpoint path of the template; a segment `*` matches any one segment, `**` any number. Default /** (every path).',
+    }),
+  }),
+});
+
+const ApprovalPolicyInput = builder.inputType('ConnectorApprovalPolicyInput', {
+  fields: (t) => ({
+    rules: t.field({ type: [ApprovalRuleInput], required: true, description: `1 to ${APPROVAL_MAX_RULES}.` }),
+    approverRoles: t.stringList({
+      description: 'chairman (always), and operator to let operators decide too. Default: chairman.',
+    }),
+    expiresInSeconds: t.int({
+      description: `How long a request waits for a decision: ${APPROVAL_EXPIRY_MIN_SECONDS} to ${APPROVAL_EXPIRY_MAX_SECONDS}; default 86400.`,
+    }),
+  }),
+});
+
+const approvalPolicySchema = z.object({
+  rules: z
+    .array(
+      z.object({
+        methods: z.array(z.enum(CONNECTOR_HTTP_METHODS)).min(1),
+        path: z.string().max(APPROVAL_PATH_MAX_LENGTH).superRefine(reportReason(checkPathPattern)).nullish(),
+      }),
+    )
+    .min(1)
+    .max(APPROVAL_MAX_RULES),
+  approverRoles: z.array(z.enum(APPROVER_ROLES)).max(APPROVER_ROLES.length).nullish(),
+  expiresInSeconds: z.int32().min(APPROVAL_EXPIRY_MIN_SECONDS).max(APPROVAL_EXPIRY_MAX_SECONDS).nullish(),
+});
+
+export const setApprovalPolicyArgs = z.object({
+  id: connectorId,
+  policy: approvalPolicySchema.nullish(),
+  expectedVersion: z.int32().min(1).nullish(),
+});
+
+builder.mutationField('setConnectorApprovalPolicy', (t) =>
+  t.withAuth({ chairman: true }).field({
+    type: ConnectorRef,
+    description:
+      'Sets which endpoints of a connector wait for a decision before they are called, or removes the policy with `policy: null` (chairman only). The template is kept; the connector moves to its next version, audited.',
+    args: {
+      id: t.arg.id({ required: true }),
+      policy: t.arg({ type: ApprovalPolicyInput }),
+      expectedVersion: t.arg.int({
+        description: 'Refuse the change (PRECONDITION_FAILED) unless this is the current version.',
+      }),
+    },
+    ...validatedArgs(setApprovalPolicyArgs, (_root, { id, policy, expectedVersion }, context) =>
+      setConnectorApprovalPolicy(context, {
+        id,
+        policy: policy ? toStoredPolicy(policy) : null,
+        expectedVersion,
+      }),
+    ),
   }),
 );

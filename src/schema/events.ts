@@ -4,7 +4,13 @@ import { type RecordedEvent, recentEvents } from '../events/history.js';
 import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { parseArgs } from '../validation/index.js';
+import { BudgetAlertEvent } from './agents/budgets.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
+import {
+  APPROVAL_EVENT_TYPES,
+  ConnectorCallApprovalEvent,
+  seesApprovalEvent,
+} from './connectors/approvals.js';
 import { ConnectorInvokedEvent } from './connectors/calls.js';
 import { AgentPausedEvent, AgentResumedEvent } from './dogfood.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
@@ -44,7 +50,11 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   TASK_UPDATED: 'TaskUpdatedEvent',
   MODEL_VERSION_CHANGED: 'ModelVersionChangedEvent',
   CONNECTOR_INVOKED: 'ConnectorInvokedEvent',
+  CONNECTOR_CALL_APPROVAL_REQUESTED: 'ConnectorCallApprovalEvent',
+  CONNECTOR_CALL_APPROVAL_DECIDED: 'ConnectorCallApprovalEvent',
   AB_TEST_RESULTS_CHANGED: 'AbTestResultsChangedEvent',
+  BUDGET_WARNING: 'BudgetAlertEvent',
+  BUDGET_EXHAUSTED: 'BudgetAlertEvent',
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
@@ -58,7 +68,9 @@ const TenantEvent = builder.unionType('TenantEvent', {
     TaskUpdatedEvent,
     ModelVersionChangedEvent,
     ConnectorInvokedEvent,
+    ConnectorCallApprovalEvent,
     AbTestResultsChangedEvent,
+    BudgetAlertEvent,
   ],
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });
@@ -81,6 +93,8 @@ function startingWithPosition(stream: EventStream): AsyncIterableIterator<Messag
   return messages;
 }
 
+const isApprovalEvent = (type: EventType) => (APPROVAL_EVENT_TYPES as readonly string[]).includes(type);
+
 const eventsArgs = z.object({ types: z.array(z.enum(EVENT_TYPES)).nullish(), after: afterArg });
 
 builder.subscriptionField('events', (t) =>
@@ -88,7 +102,7 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates, model version changes, connector calls and A/B results, led by an ' +
+      'task updates, model version changes, connector calls, A/B results and budget alerts, led by an ' +
       'EventStreamStarted message. Resumable with `after`.',
     args: {
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
@@ -96,9 +110,13 @@ builder.subscriptionField('events', (t) =>
     },
     subscribe: async (_root, args, context) => {
       const { types, after } = parseArgs(eventsArgs, args);
-      const stream = await eventStream(context, types?.length ? types : EVENT_TYPES, after, undefined, {
-        announceStart: true,
-      });
+      const stream = await eventStream(
+        context,
+        types?.length ? types : EVENT_TYPES,
+        after,
+        (event) => !isApprovalEvent(event.type) || seesApprovalEvent(context.viewer, event.payload),
+        { announceStart: true },
+      );
       return startingWithPosition(stream);
     },
     resolve: (event) => event.payload as never,
@@ -134,13 +152,22 @@ builder.queryField('recentEvents', (t) =>
       first: t.arg.int({ description: '1 to 200; default 50.' }),
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
     },
-    ...validatedArgs(recentEventsArgs, (_root, { first, types }, context) =>
-      recentEvents(context.prisma, {
+    ...validatedArgs(recentEventsArgs, async (_root, { first, types }, context) => {
+      const wanted = types?.length ? types : EVENT_TYPES;
+      // Approval events are the approvers' (and each requesting agent's own): others never read them.
+      const seesAll = context.viewer.roles.some((role) => role === 'chairman' || role === 'operator');
+      const recent = await recentEvents(context.prisma, {
         tenantId: context.viewer.tenantId,
-        types: types?.length ? types : EVENT_TYPES,
+        types: seesAll
+          ? wanted
+          : wanted.filter((type) => !isApprovalEvent(type) || context.viewer.roles.includes('agent')),
         first: first ?? 50,
         retentionHours: context.services.config.eventRetentionHours,
-      }),
-    ),
+      });
+      return recent.filter(
+        (recorded) =>
+          !isApprovalEvent(recorded.event.type) || seesApprovalEvent(context.viewer, recorded.event.payload),
+      );
+    }),
   }),
 );

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { builder, validatedArgs } from '../builder.js';
 import { DEFAULT_ALPHA, MAX_VARIANT_WEIGHT, MIN_VARIANT_WEIGHT } from '../domain/experiments/index.js';
 import { abTestResults, createAbTest, findAbTest, moveAbTest } from '../domain/experiments/lifecycle.js';
+import { AB_TEST_ANALYSES, DEFAULT_AB_TEST_ANALYSIS } from '../domain/experiments/results.js';
 import {
   assignSubject,
   convertSubject,
@@ -57,6 +58,10 @@ export const createAbTestArgs = z.object({
       .lt(1)
       .nullish()
       .transform((alpha) => alpha ?? DEFAULT_ALPHA),
+    analysis: z
+      .enum(AB_TEST_ANALYSES)
+      .nullish()
+      .transform((analysis) => analysis ?? DEFAULT_AB_TEST_ANALYSIS),
   }),
 });
 
@@ -89,6 +94,9 @@ const CreateAbTestInput = builder.inputType('CreateAbTestInput', {
       description: `2 to ${MAX_VARIANTS} variants; the first is the control.`,
     }),
     alpha: t.float({ description: `Significance level in (0, 1); default ${DEFAULT_ALPHA}.` }),
+    analysis: t.string({
+      description: `Which analysis decides the test: ${AB_TEST_ANALYSES.join(' or ')}; default ${DEFAULT_AB_TEST_ANALYSIS}. See AbTestAnalysis.`,
+    }),
   }),
 });
 

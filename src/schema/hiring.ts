@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../builder.js';
-import { isIsoCurrency } from '../domain/hiring/index.js';
 import {
   earlierOnboardingPackets,
   generateOnboardingPacket,
   latestOnboardingPacket,
   type OnboardingPacketRow,
 } from '../domain/hiring/packets.js';
+import { isIsoCurrency } from '../domain/hiring/salary.js';
 import { PAY_BASES } from '../domain/hiring/types.js';
 
 const OnboardingPacketRef = builder.prismaObject('OnboardingPacket', {

@@ -2,8 +2,7 @@ import type { z } from 'zod';
 import { invalidInput } from '../errors.js';
 import { toValidationDetail } from './pydantic.js';
 
-export type { IssueParams, ValidationDetail } from './pydantic.js';
-export { toValidationDetail } from './pydantic.js';
+export type { ValidationDetail } from './pydantic.js';
 export { camelizeInput, snakePath } from './schema-walk.js';
 
 /**

@@ -115,11 +115,12 @@ describe('the task list', () => {
 
     await page.selectOption('select[data-filter="role"]', '');
     await page.selectOption('select[data-filter="status"]', 'pending');
+    // Every row pending and a full page of them: `every` alone also holds while the list is empty.
     await page.waitForFunction(
-      () =>
-        [...document.querySelectorAll('[data-tasks] tbody tr')].every(
-          (row) => row.getAttribute('data-status') === 'pending',
-        ),
+      () => {
+        const shown = [...document.querySelectorAll('[data-tasks] tbody tr')];
+        return shown.length === 20 && shown.every((row) => row.getAttribute('data-status') === 'pending');
+      },
       undefined,
       { timeout: WAIT_MS },
     );

@@ -252,6 +252,9 @@ describe('dashboard as the chairman', () => {
     expect(Number(await page.getAttribute(pValue, 'data-value')).toPrecision(3)).toBe('0.000407');
     expect(await page.textContent(pValue)).toBe('< 0.001');
     expect(await page.textContent(`${test} [data-verdict]`)).toBe('significant');
+    expect(await page.getAttribute(test, 'data-analysis')).toBe('fixed_horizon');
+    expect(await page.textContent(`${test} [data-field="analysis"]`)).toContain('Fixed-horizon analysis');
+    expect(await page.$$(`${test} [data-field="confidence_sequence"]`)).toHaveLength(0);
     const rates = await page.$$eval(`${test} [data-field="completion_rate"]`, (cells) =>
       cells.map((cell) => cell.textContent),
     );
@@ -315,6 +318,51 @@ describe('dashboard as the chairman', () => {
         cells.map((cell) => cell.textContent),
       ),
     ).toEqual(['20%', '33%']);
+
+    expect((await t.graphql(CompleteAbTest, { id: test.id }, chairman)).errors).toBeUndefined();
+    await page.waitForSelector(row, { state: 'detached', timeout: WAIT_MS });
+  });
+
+  it('shows a sequential test’s own decision and intervals, live, and says it is the sequential analysis', async () => {
+    const test = await runningTest(t, chairman, 2, undefined, 'sequential');
+    const row = `[data-ab-test="${test.id}"]`;
+    await page.waitForSelector(row, { timeout: WAIT_MS });
+    expect(await page.getAttribute(row, 'data-analysis')).toBe('sequential');
+    expect(await page.textContent(`${row} [data-field="analysis"]`)).toContain('Sequential analysis');
+    expect(await page.textContent(`${row} [data-verdict]`)).toBe('no data yet');
+
+    // 20% against 33% of 300 each: the z-test read now would call it (p ≈ 0.0003); the sequential
+    // analysis, valid at every look, asks for more.
+    await seedCounts(t, chairman, test, [
+      { observations: 300, successes: 60 },
+      { observations: 300, successes: 99 },
+    ]);
+    await waitForText(page, `${row} [data-verdict]`, 'collecting evidence');
+    const cell = `${row} tbody tr:nth-child(2) [data-field="confidence_sequence"]`;
+    const [lower, upper] = [
+      Number(await page.getAttribute(cell, 'data-lower')),
+      Number(await page.getAttribute(cell, 'data-upper')),
+    ];
+    expect(lower).toBeLessThan(0);
+    expect(upper).toBeGreaterThan(0.13);
+    expect(await page.textContent(cell)).toMatch(/^\+13 pts \(.+ pts to \+.+ pts\)$/);
+    expect(await page.$$(`${row} [data-field="chi_squared_p_value"]`)).toHaveLength(0);
+    expect(
+      Number(await page.getAttribute(`${row} [data-field="always_valid_p_value"]`, 'data-value')),
+    ).toBeGreaterThan(0.05);
+    await page.locator(row).scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'dashboard-sequential-collecting');
+
+    // Half of 600 now convert in the treatment: shown.
+    await seedCounts(t, chairman, test, [
+      { observations: 300, successes: 60 },
+      { observations: 600, successes: 300 },
+    ]);
+    await waitForText(page, `${row} [data-verdict]`, 'significant');
+    expect(await page.getAttribute(cell, 'data-decision')).toBe('significant');
+    expect(Number(await page.getAttribute(cell, 'data-lower'))).toBeGreaterThan(0);
+    await page.locator(row).scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'dashboard-sequential-significant');
 
     expect((await t.graphql(CompleteAbTest, { id: test.id }, chairman)).errors).toBeUndefined();
     await page.waitForSelector(row, { state: 'detached', timeout: WAIT_MS });

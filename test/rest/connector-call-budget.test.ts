@@ -148,7 +148,7 @@ describe('a tenant whose upstream hangs', () => {
     const arrived = arrivals(4);
     const hanging = [1, 2, 3, 4].map(() =>
       t.graphql(
-        'mutation($id: ID!) { invokeConnector(id: $id, endpoint: { method: "GET", path: "/slow" }) { status } }',
+        'mutation($id: ID!) { invokeConnector(id: $id, endpoint: { method: "GET", path: "/slow" }) { ... on ConnectorInvocation { status } } }',
         { id: slow.id },
         slow.operator,
       ),

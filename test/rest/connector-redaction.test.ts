@@ -227,7 +227,7 @@ describe.each(CASES)('a connector with %s', (_name, testCase) => {
       if (endpoint.path !== '/items' || testCase.inUrl) expect(answer).toContain('[REDACTED]');
 
       const graphql = await t.graphql(
-        'mutation($id: ID!, $endpoint: ConnectorEndpointRefInput!) { invokeConnector(id: $id, endpoint: $endpoint) { headers body } }',
+        'mutation($id: ID!, $endpoint: ConnectorEndpointRefInput!) { invokeConnector(id: $id, endpoint: $endpoint) { ... on ConnectorInvocation { headers body } } }',
         { id, endpoint },
         operator,
       );

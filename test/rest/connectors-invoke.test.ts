@@ -19,20 +19,22 @@ const OTHER_HOST = 'files.acme-payments.com';
 const InvokeConnector = graphql(`
   mutation InvokeConnectorForTest($id: ID!, $endpoint: ConnectorEndpointRefInput!, $input: ConnectorCallInput) {
     invokeConnector(id: $id, endpoint: $endpoint, input: $input) {
-      connectorId
-      method
-      path
-      status
-      headers
-      body
-      bytes
-      durationMs
-      redirects
-      responseValidation {
-        valid
-        errors {
-          path
-          message
+      ... on ConnectorInvocation {
+        connectorId
+        method
+        path
+        status
+        headers
+        body
+        bytes
+        durationMs
+        redirects
+        responseValidation {
+          valid
+          errors {
+            path
+            message
+          }
         }
       }
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectClose, reference } from '../domain/experiments/reference.js';
+import { sequentialReference } from '../domain/experiments/sequential-reference.js';
 import { CompleteAbTest, draftTest, runningTest, seedCounts } from '../schema/experiments-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 
@@ -48,6 +49,7 @@ describe('GET /api/v1/ux/ab-tests/{test_id}/results', () => {
           weight: 1,
           completion_rate_ci: interval,
           lift: null,
+          sequential: null,
         },
         {
           variant_id: test.variantIds[1],
@@ -59,6 +61,14 @@ describe('GET /api/v1/ux/ab-tests/{test_id}/results', () => {
           weight: 1,
           completion_rate_ci: interval,
           lift: { lift: 1, lower: expect.any(Number), upper: expect.any(Number) },
+          sequential: {
+            difference: 0.25,
+            always_valid_p_value: expect.any(Number),
+            adjusted_p_value: expect.any(Number),
+            confidence_sequence: interval,
+            confidence: 0.95,
+            decision: 'collecting',
+          },
         },
       ],
       alpha: 0.05,
@@ -80,7 +90,67 @@ describe('GET /api/v1/ux/ab-tests/{test_id}/results', () => {
           exact_p_value: null,
         },
       ],
+      analysis: 'fixed_horizon',
+      sequential_decision: 'collecting',
     });
+  });
+
+  it('keeps the seed fields of a sequential test, in order and value, and adds the sequential ones after them', async () => {
+    const counts = [
+      { observations: 1000, successes: 100 },
+      { observations: 1000, successes: 140 },
+    ];
+    const sequential = await runningTest(t, operator, 2, undefined, 'sequential');
+    const fixed = await runningTest(t, operator);
+    await seedCounts(t, operator, sequential, counts);
+    await seedCounts(t, operator, fixed, counts);
+    const [a, b] = [await results(sequential.id), await results(fixed.id)];
+    // The body as the service wrote it (the answer is JSON.stringify's), ids of each test named alike.
+    const seedPart = (answer: unknown, test: { id: string; variantIds: string[] }) => {
+      const text = test.variantIds.reduce(
+        (all, id, i) => all.replaceAll(id, `variant-${i}`),
+        JSON.stringify(answer).replaceAll(test.id, 'test'),
+      );
+      const { analysis: _a, sequential_decision: _d, ...body } = JSON.parse(text);
+      body.variants = body.variants.map(({ sequential: _s, ...variant }: Record<string, unknown>) => variant);
+      return JSON.stringify(body);
+    };
+    expect(seedPart(a.body, sequential)).toBe(seedPart(b.body, fixed));
+    expect(Object.keys(a.body).slice(-2)).toEqual(['analysis', 'sequential_decision']);
+    expect([a.body.analysis, b.body.analysis]).toEqual(['sequential', 'fixed_horizon']);
+    // Read once, the z-test calls 10% against 14% significant; the sequential analysis keeps collecting.
+    expect([a.body.significant, a.body.sequential_decision]).toEqual([true, 'collecting']);
+  });
+
+  it('answers each variant’s always-valid p-value and confidence sequence as SciPy', async () => {
+    const c = sequentialReference.families.find((family) => family.name === 'three variants');
+    if (!c) throw new Error('no reference family');
+    const test = await runningTest(t, operator, c.variants.length, c.alpha, 'sequential');
+    await seedCounts(t, operator, test, c.variants);
+    const { body } = await results(test.id);
+    expect(body.sequential_decision).toBe('significant');
+    c.comparisons.forEach((expected, i) => {
+      const sequential = body.variants[i + 1].sequential;
+      expectClose(sequential.always_valid_p_value, expected.alwaysValidPValue);
+      expectClose(sequential.adjusted_p_value, expected.adjustedPValue);
+      expectClose(sequential.confidence_sequence.lower, expected.lower);
+      expectClose(sequential.confidence_sequence.upper, expected.upper);
+      expect(sequential.decision).toBe(expected.significant ? 'significant' : 'collecting');
+    });
+  });
+
+  it('answers sequential_decision not_significant for a completed test with no difference shown', async () => {
+    const test = await runningTest(t, operator, 2, undefined, 'sequential');
+    await seedCounts(t, operator, test, [
+      { observations: 40, successes: 8 },
+      { observations: 40, successes: 9 },
+    ]);
+    await t.graphql(CompleteAbTest, { id: test.id }, operator);
+    const { body } = await results(test.id);
+    expect([body.sequential_decision, body.variants[1].sequential.decision]).toEqual([
+      'not_significant',
+      'not_significant',
+    ]);
   });
 
   it.each([

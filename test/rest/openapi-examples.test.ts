@@ -241,6 +241,60 @@ describe('every error example', () => {
         return rest('POST', `/api/v1/forge/connectors/${other}/invoke`, { body: call });
       },
       'testConnector 409 disabled': () => rest('POST', `/api/v1/forge/connectors/${other}/test`),
+      'readConnectorApprovalPolicy 404 unknownConnector': () => rest('GET', `${unknown}/approval-policy`),
+      'setConnectorApprovalPolicy 404 unknownConnector': () =>
+        rest('PUT', `${unknown}/approval-policy`, { body: gateDeletes }),
+      'clearConnectorApprovalPolicy 404 unknownConnector': () => rest('DELETE', `${unknown}/approval-policy`),
+      'setConnectorApprovalPolicy 412 staleVersion': async () => {
+        const policed = (await rest('POST', '/api/v1/forge/connectors', { body: template('Policed') })).body
+          .id;
+        for (let i = 0; i < 2; i++) {
+          await rest('PUT', `/api/v1/forge/connectors/${policed}/approval-policy`, { body: gateDeletes });
+        }
+        return rest('PUT', `/api/v1/forge/connectors/${policed}/approval-policy`, {
+          body: gateDeletes,
+          headers: { 'if-match': '"2"' },
+        });
+      },
+      'clearConnectorApprovalPolicy 412 staleVersion': async () => {
+        const policed = (await rest('POST', '/api/v1/forge/connectors', { body: template('Cleared') })).body
+          .id;
+        for (let i = 0; i < 2; i++) {
+          await rest('PUT', `/api/v1/forge/connectors/${policed}/approval-policy`, { body: gateDeletes });
+        }
+        return rest('DELETE', `/api/v1/forge/connectors/${policed}/approval-policy`, {
+          headers: { 'if-match': '"2"' },
+        });
+      },
+      'readConnectorCallApproval 404 unknownApproval': () =>
+        rest('GET', `/api/v1/forge/approvals/${EXAMPLE_ID}`),
+      ...Object.fromEntries(
+        ['approve', 'reject', 'request-changes'].flatMap((verb) => {
+          const operation = {
+            approve: 'approveConnectorCall',
+            reject: 'rejectConnectorCall',
+            'request-changes': 'requestConnectorCallChanges',
+          }[verb];
+          const decide = (id: string) => rest('POST', `/api/v1/forge/approvals/${id}/${verb}`, { body: {} });
+          return [
+            [`${operation} 404 unknownApproval`, () => decide(EXAMPLE_ID)],
+            [
+              `${operation} 409 expired`,
+              async () => {
+                const answer = await decide(await storedApproval({ expiresAt: new Date(Date.now() - 1000) }));
+                return {
+                  ...answer,
+                  body: { detail: answer.body.detail.replace(/at \S+;/, 'at 2026-11-23T09:30:00.000Z;') },
+                };
+              },
+            ],
+            [
+              `${operation} 409 cancelled`,
+              async () => decide(await storedApproval({ status: 'cancelled', reason: 'origin_changed' })),
+            ],
+          ];
+        }),
+      ),
       'pauseAgent 400 notCSuite': () =>
         rest('POST', '/api/v1/dogfood/agents/intern/pause', { body: { actor_user_id: 'chair-1' } }),
       'pauseAgent 400 notLiveMode': () =>
@@ -275,6 +329,29 @@ describe('every error example', () => {
       },
     } satisfies Provokers);
   });
+
+  const gateDeletes = { rules: [{ methods: ['DELETE'] }] };
+
+  /** A gated call of the example connector as stored, without the service's help (its input is not read). */
+  async function storedApproval(overrides: Record<string, unknown>): Promise<string> {
+    const row = await t.db.prisma.connectorCallApproval.create({
+      data: {
+        tenantId: chairman.tenantId,
+        connectorId: connector,
+        connectorVersion: 1,
+        origin: 'https://api.acme-payments.com',
+        method: 'GET',
+        path: '/customers',
+        approverRoles: ['chairman'],
+        keyId: 'none',
+        sealedInput: new Uint8Array(0),
+        requestedBy: 'agent-1',
+        expiresAt: new Date(Date.now() + 3_600_000),
+        ...overrides,
+      },
+    });
+    return row.id;
+  }
 
   async function register(baseModel: string): Promise<string> {
     const input = {

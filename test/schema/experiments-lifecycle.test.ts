@@ -57,7 +57,7 @@ const inTenant = (roles: Caller['roles'], of: Caller = operator) =>
 const twoVariants = [{ name: 'control' }, { name: 'treatment' }];
 
 describe('createAbTest', () => {
-  it('creates a draft test with the control first, weight 1 and alpha 0.05 by default', async () => {
+  it('creates a draft fixed-horizon test with the control first, weight 1 and alpha 0.05 by default', async () => {
     const result = await t.graphql(
       CreateAbTest,
       { input: { name: 'Welcome flow', variants: twoVariants } },
@@ -68,6 +68,7 @@ describe('createAbTest', () => {
       name: 'Welcome flow',
       status: 'draft',
       alpha: 0.05,
+      analysis: 'fixed_horizon',
       variants: [
         {
           id: expect.any(String),

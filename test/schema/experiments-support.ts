@@ -9,6 +9,7 @@ export const CreateAbTest = graphql(`
       name
       status
       alpha
+      analysis
       variants {
         id
         name
@@ -74,6 +75,7 @@ export async function draftTest(
   caller: Caller,
   variants: VariantSpec = 2,
   alpha?: number,
+  analysis?: 'fixed_horizon' | 'sequential',
 ): Promise<CreatedTest> {
   const list =
     typeof variants === 'number'
@@ -81,7 +83,7 @@ export async function draftTest(
       : variants;
   const result = await t.graphql(
     CreateAbTest,
-    { input: { name: 'Onboarding checklist', variants: list, alpha } },
+    { input: { name: 'Onboarding checklist', variants: list, alpha, analysis } },
     caller,
   );
   expect(result.errors).toBeUndefined();
@@ -95,8 +97,9 @@ export async function runningTest(
   caller: Caller,
   variants?: VariantSpec,
   alpha?: number,
+  analysis?: 'fixed_horizon' | 'sequential',
 ): Promise<CreatedTest> {
-  const test = await draftTest(t, caller, variants, alpha);
+  const test = await draftTest(t, caller, variants, alpha, analysis);
   const started = await t.graphql(StartAbTest, { id: test.id }, caller);
   expect(started.errors).toBeUndefined();
   return test;

@@ -48,6 +48,7 @@ interface Target {
   baseModel: string;
   processId: string;
   candidateId: string;
+  approvalId: string;
 }
 
 interface Case {
@@ -64,6 +65,7 @@ const managers: Role[] = ['chairman', 'operator'];
 const experimenters: Role[] = ['chairman', 'operator', 'agent'];
 const deciders: Role[] = ['chairman', 'operator', 'member'];
 const callers: Role[] = ['operator', 'agent'];
+const inboxReaders: Role[] = ['chairman', 'operator', 'agent'];
 
 const connectorInput = { template: { name: 'Probe', baseUrl: 'https://api.example.com', authType: 'none' } };
 
@@ -187,7 +189,7 @@ const cases: Record<string, Case> = {
   'Mutation.invokeConnector': {
     roles: callers,
     query: `mutation($id: ID!) {
-      invokeConnector(id: $id, endpoint: { method: "GET", path: "/customers" }) { status }
+      invokeConnector(id: $id, endpoint: { method: "GET", path: "/customers" }) { ... on ConnectorInvocation { status } }
     }`,
     variables: (target) => ({ id: target.connectorId }),
   },
@@ -195,6 +197,40 @@ const cases: Record<string, Case> = {
     roles: callers,
     query: 'mutation($id: ID!) { testConnector(id: $id) { status } }',
     variables: (target) => ({ id: target.connectorId }),
+  },
+  'Mutation.setConnectorApprovalPolicy': {
+    roles: ['chairman'],
+    query: `mutation($id: ID!) {
+      setConnectorApprovalPolicy(id: $id, policy: { rules: [{ methods: ["DELETE"] }] }) { id version }
+    }`,
+    variables: (target) => ({ id: target.connectorId }),
+  },
+  'Query.connectorCallApprovals': {
+    roles: inboxReaders,
+    // A list: another tenant's connector gives an empty page, as an id of nothing does.
+    createsOwn: true,
+    query: 'query($id: ID!) { connectorCallApprovals(connectorId: $id) { nodes { id input } } }',
+    variables: (target) => ({ id: target.connectorId }),
+  },
+  'Query.connectorCallApproval': {
+    roles: inboxReaders,
+    query: 'query($id: ID!) { connectorCallApproval(id: $id) { id status input } }',
+    variables: (target) => ({ id: target.approvalId }),
+  },
+  'Mutation.approveConnectorCall': {
+    roles: managers,
+    query: 'mutation($id: ID!) { approveConnectorCall(id: $id) { id status } }',
+    variables: (target) => ({ id: target.approvalId }),
+  },
+  'Mutation.rejectConnectorCall': {
+    roles: managers,
+    query: 'mutation($id: ID!) { rejectConnectorCall(id: $id, note: "probe") { id status } }',
+    variables: (target) => ({ id: target.approvalId }),
+  },
+  'Mutation.requestConnectorCallChanges': {
+    roles: managers,
+    query: 'mutation($id: ID!) { requestConnectorCallChanges(id: $id) { id status } }',
+    variables: (target) => ({ id: target.approvalId }),
   },
   'Mutation.promoteModelVersion': {
     roles: managers,
@@ -231,6 +267,8 @@ const cases: Record<string, Case> = {
 
 let t: TestApp;
 let a: SeededTenant;
+/** A call of tenant A waiting for approval. */
+let approvalId: string;
 /** Tenant B's callers, one per role. */
 const outsiders = {} as Record<Role, Caller>;
 
@@ -246,6 +284,7 @@ const targetOf = (seeded: SeededTenant): Target => ({
   baseModel: seeded.baseModel,
   processId: seeded.processId,
   candidateId: seeded.candidateId,
+  approvalId,
 });
 
 /** Ids of nothing; names nobody used (each call gets new ones, so name-keyed creations start afresh). */
@@ -261,6 +300,7 @@ const nothing = (): Target => ({
   baseModel: `model-${randomUUID().slice(0, 8)}`,
   processId: `proc-${randomUUID().slice(0, 8)}`,
   candidateId: `cand-${randomUUID().slice(0, 8)}`,
+  approvalId: randomUUID(),
 });
 
 /** Strings that only tenant A's data holds, except what the request itself names (errors may echo it). */
@@ -274,6 +314,8 @@ function markersOf(seeded: SeededTenant, request: unknown): string[] {
     seeded.completedTaskId,
     seeded.threadId,
     seeded.recommendationId,
+    approvalId,
+    'approval-probe@example.com',
     ...seeded.variantIds,
     ...seeded.modelVersionIds,
     'Plan Q3',
@@ -298,10 +340,45 @@ function outcomeOf(
   return 'own object';
 }
 
+/** Gates every POST of tenant A's connector and asks for one, as its agent. */
+async function seedPendingApproval(seeded: SeededTenant): Promise<string> {
+  const chairman = await t.caller(['chairman'], { tenantId: seeded.tenantId });
+  const agent = await t.caller(['agent'], { tenantId: seeded.tenantId });
+  const template = {
+    name: 'Stripe',
+    baseUrl: 'https://api.stripe.com/v1',
+    authType: 'bearer',
+    endpoints: [{ method: 'POST', path: '/customers' }],
+  };
+  const updated = await t.graphql(
+    'mutation($id: ID!, $input: ConnectorInput!) { updateConnector(id: $id, input: $input) { id } }',
+    { id: seeded.connectorId, input: { template } },
+    chairman,
+  );
+  if (updated.errors) throw new Error(JSON.stringify(updated.errors));
+  const policy = await t.graphql(
+    'mutation($id: ID!) { setConnectorApprovalPolicy(id: $id, policy: { rules: [{ methods: ["POST"] }] }) { id } }',
+    { id: seeded.connectorId },
+    chairman,
+  );
+  if (policy.errors) throw new Error(JSON.stringify(policy.errors));
+  const invoked = await t.graphql<{ invokeConnector: { id: string } }, Record<string, unknown>>(
+    `mutation($id: ID!) {
+      invokeConnector(id: $id, endpoint: { method: "POST", path: "/customers" },
+        input: { body: { email: "approval-probe@example.com" } }) { ... on ConnectorCallApproval { id } }
+    }`,
+    { id: seeded.connectorId },
+    agent,
+  );
+  if (!invoked.data?.invokeConnector.id) throw new Error(JSON.stringify(invoked.errors));
+  return invoked.data.invokeConnector.id;
+}
+
 beforeAll(async () => {
   // With a key, so that setting a credential reaches the connector lookup instead of NOT_CONFIGURED.
   t = await createTestApp({ env: { CONNECTOR_SECRETS_KEY: `probe:${randomBytes(32).toString('base64')}` } });
   a = await seedTenant(t);
+  approvalId = await seedPendingApproval(a);
   const tenantB = randomUUID();
   await t.app.services.tenants.ensure(tenantB);
   for (const role of everyone) outsiders[role] = await t.caller([role], { tenantId: tenantB });
@@ -334,8 +411,9 @@ describe('tenant isolation, generated from the schema', () => {
   }
 
   it('leaves tenant A’s objects as they were', async () => {
-    const snapshot = `query($connector: ID!, $test: ID!, $task: ID!, $base: String!) {
-      connector(id: $connector) { version template }
+    const snapshot = `query($connector: ID!, $test: ID!, $task: ID!, $base: String!, $approval: ID!) {
+      connector(id: $connector) { version template approvalPolicy }
+      connectorCallApproval(id: $approval) { status decidedBy call { outcome } }
       abTest(id: $test) { status variants { observations successes } }
       task(id: $task) { status output }
       modelVersions(baseModel: $base) { versionNumber deploymentStatus }
@@ -345,11 +423,14 @@ describe('tenant isolation, generated from the schema', () => {
       test: a.abTestId,
       task: a.runningTaskId,
       base: `${a.baseModel}`,
+      approval: approvalId,
     };
     const seen = await t.graphql(snapshot, variables, a.callers.all);
     expect(seen.errors).toBeUndefined();
     expect(seen.data).toMatchObject({
-      connector: { version: 1 },
+      // Version 2 holds the endpoint the seed added, version 3 the approval policy.
+      connector: { version: 3, approvalPolicy: { rules: [{ methods: ['POST'], path: '/**' }] } },
+      connectorCallApproval: { status: 'pending', decidedBy: null, call: null },
       abTest: { status: 'running', variants: [{ observations: 0 }, { observations: 0 }] },
       task: { status: 'running', output: null },
       modelVersions: [

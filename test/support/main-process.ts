@@ -68,10 +68,15 @@ export function runMain(env: Record<string, string> = {}, options: MainOptions =
     stderr += chunk.toString();
     collect(chunk);
   });
-  // 'close' rather than 'exit': it comes once the output pipes are drained too.
-  const exited = new Promise<Exit>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
+  // 'close' rather than 'exit': it comes once the output pipes are drained too. A process that could not be
+  // spawned at all (EACCES, ENOENT) emits 'error' and may never emit 'close'; its error goes in the output.
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('close', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error) => {
+      collect(Buffer.from(`could not start ${process.execPath}: ${error.message}\n`));
+      resolve({ code: null, signal: null });
+    });
+  });
   onTestFinished(async () => {
     child.kill('SIGKILL'); // does nothing once the process has exited
     await exited;

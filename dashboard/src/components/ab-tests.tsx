@@ -1,5 +1,5 @@
 import type { DashboardAbResultsFragment } from '../../../src/generated/dashboard/graphql.js';
-import { formatCount, formatPercent, formatPValue, NONE } from '../format.js';
+import { formatCount, formatPercent, formatPoints, formatPValue, NONE } from '../format.js';
 
 export interface AbTestSummary {
   id: string;
@@ -7,17 +7,62 @@ export interface AbTestSummary {
   results: DashboardAbResultsFragment;
 }
 
-/** How the decision reads: no test is "not significant" before it has data to decide on. */
-function verdictOf(results: DashboardAbResultsFragment): {
-  key: 'significant' | 'not-significant' | 'no-data' | 'too-little-data';
+type Verdict = {
+  key: 'significant' | 'not-significant' | 'no-data' | 'too-little-data' | 'collecting';
   text: string;
-} {
-  const observations = results.variants.reduce((sum, variant) => sum + variant.observations, 0);
-  if (observations === 0) return { key: 'no-data', text: 'no data yet' };
+};
+
+const subjectsOf = (results: DashboardAbResultsFragment) =>
+  results.variants.reduce((sum, variant) => sum + variant.observations, 0);
+
+/** How the decision reads: no test is "not significant" before it has data to decide on. */
+function verdictOf(results: DashboardAbResultsFragment): Verdict {
+  if (subjectsOf(results) === 0) return { key: 'no-data', text: 'no data yet' };
+  if (results.analysis === 'sequential') {
+    switch (results.sequentialDecision) {
+      case 'significant':
+        return { key: 'significant', text: 'significant' };
+      case 'not_significant':
+        return { key: 'not-significant', text: 'not significant' };
+      default:
+        return { key: 'collecting', text: 'collecting evidence' };
+    }
+  }
   if (results.chiSquaredPValue === null) return { key: 'too-little-data', text: 'not enough data yet' };
   return results.significant
     ? { key: 'significant', text: 'significant' }
     : { key: 'not-significant', text: 'not significant' };
+}
+
+/** Which analysis the card shows, in words: what its decision may be trusted for. */
+const ANALYSIS_TEXT = {
+  fixed_horizon: {
+    name: 'Fixed-horizon analysis',
+    meaning: 'valid when read once, at the number of subjects planned before the start',
+  },
+  sequential: {
+    name: 'Sequential analysis',
+    meaning: 'safe to check at any time: watching does not make a false winner more likely',
+  },
+} as const;
+
+/** The test's always-valid p-value: the smallest adjusted one among its comparisons with the control. */
+function sequentialPValue(results: DashboardAbResultsFragment): number | null {
+  const values = results.variants.flatMap((variant) =>
+    variant.sequential?.adjustedPValue == null ? [] : [variant.sequential.adjustedPValue],
+  );
+  return values.length === 0 ? null : Math.min(...values);
+}
+
+function PValue({ field, value }: { field: string; value: number | null }) {
+  return (
+    <>
+      p{value !== null && value < 0.001 ? ' ' : ' = '}
+      <span data-field={field} data-value={value === null ? undefined : String(value)}>
+        {value === null ? NONE : formatPValue(value)}
+      </span>
+    </>
+  );
 }
 
 /** The upper end of the interval scale: the widest interval fits, in steps of 10 percentage points. */
@@ -46,30 +91,81 @@ function Interval({
   );
 }
 
+type VariantRow = DashboardAbResultsFragment['variants'][number];
+
+/** A variant's difference from the control with its confidence sequence, for a sequential test. */
+function SequentialCell({ variant }: { variant: VariantRow }) {
+  const comparison = variant.sequential;
+  const interval = comparison?.confidenceSequence;
+  if (variant.isControl || !comparison) {
+    return (
+      <td class="number muted" data-field="confidence_sequence">
+        control
+      </td>
+    );
+  }
+  return (
+    <td
+      class="number"
+      data-field="confidence_sequence"
+      data-decision={comparison.decision}
+      data-lower={interval ? String(interval.lower) : undefined}
+      data-upper={interval ? String(interval.upper) : undefined}
+    >
+      {comparison.difference === null || !interval ? (
+        <span class="muted">no data yet</span>
+      ) : (
+        <>
+          {formatPoints(comparison.difference)}{' '}
+          <span class="muted">
+            ({formatPoints(interval.lower)} to {formatPoints(interval.upper)})
+          </span>
+          {comparison.decision === 'significant' ? (
+            <>
+              {' '}
+              <span class="badge significant">differs</span>
+            </>
+          ) : null}
+        </>
+      )}
+    </td>
+  );
+}
+
 function AbTest({ test }: { test: AbTestSummary }) {
   const { results } = test;
   const verdict = verdictOf(results);
   const scale = scaleOf(results);
   const headingId = `ab-${test.id}`;
-  const subjects = results.variants.reduce((sum, variant) => sum + variant.observations, 0);
+  const subjects = subjectsOf(results);
+  const sequential = results.analysis === 'sequential';
+  const analysis = ANALYSIS_TEXT[results.analysis];
   return (
-    <article class="ab-test" data-ab-test={test.id} aria-labelledby={headingId}>
+    <article
+      class="ab-test"
+      data-ab-test={test.id}
+      data-analysis={results.analysis}
+      aria-labelledby={headingId}
+    >
       <header>
         <h3 id={headingId}>{test.name}</h3>
         <span class={`badge ${verdict.key}`} data-verdict={verdict.key}>
           {verdict.text}
         </span>
       </header>
+      <p class="small" data-field="analysis" data-value={results.analysis}>
+        <strong>{analysis.name}</strong>: {analysis.meaning}.
+      </p>
       <p class="muted small">
-        p{results.chiSquaredPValue !== null && results.chiSquaredPValue < 0.001 ? ' ' : ' = '}
-        <span
-          data-field="chi_squared_p_value"
-          data-value={results.chiSquaredPValue === null ? undefined : String(results.chiSquaredPValue)}
-        >
-          {results.chiSquaredPValue === null ? NONE : formatPValue(results.chiSquaredPValue)}
-        </span>{' '}
+        {sequential ? (
+          <>
+            always-valid <PValue field="always_valid_p_value" value={sequentialPValue(results)} />
+          </>
+        ) : (
+          <PValue field="chi_squared_p_value" value={results.chiSquaredPValue} />
+        )}{' '}
         at α = {formatPercent(results.alpha)}, {formatCount(subjects)} subjects
-        {results.smallSample ? '; small sample, read with care' : ''}
+        {!sequential && results.smallSample ? '; small sample, read with care' : ''}
       </p>
       <table>
         <thead>
@@ -84,6 +180,11 @@ function AbTest({ test }: { test: AbTestSummary }) {
             <th scope="col">
               95% interval <span class="muted">(scale 0–{formatPercent(scale)})</span>
             </th>
+            {sequential ? (
+              <th scope="col" class="number">
+                Difference from control <span class="muted">(always-valid interval)</span>
+              </th>
+            ) : null}
           </tr>
         </thead>
         <tbody>
@@ -126,6 +227,7 @@ function AbTest({ test }: { test: AbTestSummary }) {
                     <span class="muted">no data yet</span>
                   )}
                 </td>
+                {sequential ? <SequentialCell variant={variant} /> : null}
               </tr>
             );
           })}

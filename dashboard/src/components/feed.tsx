@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { formatDateTime, roleLabel, timeZone } from '../format.js';
+import { formatDateTime, formatUsd, roleLabel, timeZone } from '../format.js';
 import type { LiveEvent } from '../live.js';
 
 /** A feed entry: an event and when it happened (its own time, or when it was recorded or received). */
@@ -19,9 +19,12 @@ export function timeOf(event: LiveEvent): string | null {
       return event.updatedAt;
     case 'ConnectorInvokedEvent':
       return event.invokedAt;
+    case 'ConnectorCallApprovalEvent':
+      return event.changedAt;
     case 'AbTestResultsChangedEvent':
       return event.changedAt;
     case 'ModelVersionChangedEvent':
+    case 'BudgetAlertEvent':
       return null;
   }
 }
@@ -32,7 +35,9 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   TaskUpdatedEvent: 'task',
   ModelVersionChangedEvent: 'model',
   ConnectorInvokedEvent: 'connector',
+  ConnectorCallApprovalEvent: 'approval',
   AbTestResultsChangedEvent: 'ab-test',
+  BudgetAlertEvent: 'budget',
 };
 
 function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: string): void }) {
@@ -72,10 +77,25 @@ function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: stri
           {event.httpStatus ?? event.outcome}
         </>
       );
+    case 'ConnectorCallApprovalEvent':
+      return (
+        <>
+          Approval {event.approvalId.slice(0, 8)} {event.method} {event.path}{' '}
+          {event.approvalStatus.replace('_', ' ')}
+        </>
+      );
     case 'AbTestResultsChangedEvent':
       return (
         <>
           A/B test {event.name} {event.testStatus}
+        </>
+      );
+    case 'BudgetAlertEvent':
+      return (
+        <>
+          {event.budgetRole === null ? 'Company' : roleLabel(event.budgetRole)} budget{' '}
+          {event.alert === 'BUDGET_EXHAUSTED' ? 'exhausted' : 'warning'}: {formatUsd(Number(event.spentUsd))}{' '}
+          of {formatUsd(Number(event.limitUsd))} spent {event.period === 'day' ? 'today' : 'this month'}
         </>
       );
   }

@@ -86,6 +86,7 @@ export function RoleCard({
           );
         })}
       </dl>
+      {role.budget ? <BudgetBar budget={role.budget} role={name} /> : null}
       {canPause ? (
         <button
           type="button"
@@ -97,5 +98,48 @@ export function RoleCard({
         </button>
       ) : null}
     </section>
+  );
+}
+
+type Budget = NonNullable<DashboardRoleFieldsFragment['budget']>;
+
+/**
+ * The role's budget this period: spent against the limit, as a meter and in words, with what running tasks
+ * hold. "Exhausted" is the server's rule (spent + the per-task estimate would pass the limit: no new claim).
+ */
+function BudgetBar({ budget, role }: { budget: Budget; role: string }) {
+  const limit = Number(budget.limitUsd);
+  const spent = Number(budget.spentUsd);
+  const reserved = Number(budget.reservedUsd);
+  const state =
+    spent + Number(budget.estimateUsd) > limit
+      ? 'exhausted'
+      : spent >= budget.warningThreshold * limit
+        ? 'warning'
+        : 'within';
+  const period = budget.period === 'day' ? 'today' : 'this month';
+  return (
+    <div class={`budget ${state}`} data-budget={state}>
+      <p>
+        <span>Budget {period}</span>{' '}
+        <span data-field="budget">
+          {formatUsd(spent)} of {formatUsd(limit)}
+        </span>
+      </p>
+      <meter
+        min={0}
+        max={limit}
+        low={budget.warningThreshold * limit}
+        high={budget.warningThreshold * limit}
+        optimum={0}
+        value={Math.min(spent, limit)}
+        aria-label={`${role} budget ${period}: ${formatUsd(spent)} of ${formatUsd(limit)} spent`}
+      />
+      <p class="budget-note">
+        {state === 'exhausted' ? 'Exhausted: takes no new work. ' : null}
+        {reserved > 0 ? `${formatUsd(reserved)} held by running tasks. ` : null}
+        Resets <time dateTime={budget.periodEnd}>{formatDateTime(budget.periodEnd)}</time>
+      </p>
+    </div>
   );
 }

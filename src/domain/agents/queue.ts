@@ -1,6 +1,14 @@
 import { conflict, forbidden, notFound } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
-import type { Prisma, Task } from '../../generated/prisma/client.js';
+import { Prisma, type Task } from '../../generated/prisma/client.js';
+import {
+  type BudgetState,
+  lockBudgets,
+  refusingBudget,
+  releaseReservations,
+  reserveForTask,
+  settleTask,
+} from './budgets.js';
 import type { AuthedContext } from './registry.js';
 import { normalizeRole } from './roles.js';
 import { taskEventPayload } from './task-events.js';
@@ -55,19 +63,43 @@ export async function reapExpiredLeases(
       FOR UPDATE SKIP LOCKED
     )
     RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+  await releaseReservations(
+    tx,
+    tenantId,
+    role,
+    changed.map((task) => task.id),
+  );
   await announce(tx, tenantId, changed);
   return changed.length;
 }
 
+/** Why a claim ended as it did: `claimed`, or the first reason there was nothing to hand out. */
+export type ClaimOutcome =
+  | 'claimed'
+  | 'queue_empty'
+  | 'role_paused'
+  | 'role_budget_exhausted'
+  | 'tenant_budget_exhausted';
+
+export interface ClaimResult {
+  outcome: ClaimOutcome;
+  task: Task | null;
+  /** The budget that refused the claim, as it stood. */
+  budget: BudgetState | null;
+}
+
 /**
- * Hands the oldest pending task of a role to the calling agent, or null when there is none or the role is
- * paused. Each task goes to exactly one caller: the row is locked and rows other claimers hold are skipped.
+ * Hands the oldest pending task of a role to the calling agent, or says why it cannot: the role is paused,
+ * the tenant's or the role's budget has no room for one more task's estimate, or nothing is pending (checked
+ * in that order). Each task goes to exactly one caller: the row is locked and rows other claimers hold are
+ * skipped. The budgets are locked for the rest of the transaction, and the task's estimate is reserved in
+ * the same transaction that hands it out, so spent + reserved never passes a limit. A refusal writes nothing.
  */
-export async function claimTask(
+export async function claimNextTask(
   context: AuthedContext,
   rawRole: string,
   { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions = {},
-): Promise<Task | null> {
+): Promise<ClaimResult> {
   const { tenantId, sub } = context.viewer;
   const role = normalizeRole(rawRole);
   return context.prisma.$transaction(async (tx) => {
@@ -76,7 +108,13 @@ export async function claimTask(
       SELECT paused FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR SHARE`;
     if (!agentRole) throw notFound(`Unknown agent role '${role}'`);
     await reapExpiredLeases(tx, tenantId, role);
-    if (agentRole.paused) return null;
+    if (agentRole.paused) return { outcome: 'role_paused', task: null, budget: null };
+    const budgets = await lockBudgets(tx, tenantId, role);
+    const refusing = refusingBudget(budgets);
+    if (refusing) {
+      const outcome = refusing.role === null ? 'tenant_budget_exhausted' : 'role_budget_exhausted';
+      return { outcome, task: null, budget: refusing };
+    }
     const [task] = await tx.$queryRaw<ChangedTask[]>`
       UPDATE tasks SET
         status = 'running', attempts = attempts + 1, claimed_by = ${sub}, started_at = now(),
@@ -89,10 +127,20 @@ export async function claimTask(
         FOR UPDATE SKIP LOCKED
       )
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-    if (!task) return null;
+    if (!task) return { outcome: 'queue_empty', task: null, budget: null };
+    await reserveForTask(tx, budgets, task.id);
     await announce(tx, tenantId, [task]);
-    return tx.task.findUniqueOrThrow({ where: { id: task.id } });
+    return {
+      outcome: 'claimed',
+      task: await tx.task.findUniqueOrThrow({ where: { id: task.id } }),
+      budget: null,
+    };
   });
+}
+
+/** claimNextTask's task: null when nothing is claimable, whatever the reason. */
+export async function claimTask(context: AuthedContext, rawRole: string, options: ClaimOptions = {}) {
+  return (await claimNextTask(context, rawRole, options)).task;
 }
 
 interface LockedTask {
@@ -146,6 +194,11 @@ export function completeTask(context: AuthedContext, id: string, report: Complet
         cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null}, updated_at = now()
       WHERE id = ${id}::uuid
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    if (changed)
+      await settleTask(tx, context, changed, {
+        costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)),
+        tokens: BigInt(report.tokensUsed),
+      });
     if (changed && report.recommendations?.length) {
       // Recommendations have no position column: a millisecond apart, they read back in the reported order.
       const reportedAt = changed.updatedAt.getTime();
@@ -171,6 +224,7 @@ export function failTask(context: AuthedContext, id: string, error: string): Pro
       UPDATE tasks SET status = 'failed', finished_at = now(), lease_expires_at = NULL, error = ${error}, updated_at = now()
       WHERE id = ${id}::uuid
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    if (changed) await releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]);
     return changed;
   });
 }

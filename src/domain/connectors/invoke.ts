@@ -2,7 +2,9 @@ import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
 import { conflict, type ErrorCode, serviceError } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
-import type { Connector } from '../../generated/prisma/client.js';
+import type { Connector, ConnectorCallApproval } from '../../generated/prisma/client.js';
+import { isGated, type StoredApprovalPolicy } from './approval-policy.js';
+import { requestCallApproval } from './call-approvals-store.js';
 import { credentialRequestParts } from './credential-store.js';
 import type { CredentialRequestParts, OAuth2TokenRequest } from './credentials.js';
 import {
@@ -389,21 +391,53 @@ export interface InvokeCommand {
   input?: InvocationInput | null | undefined;
 }
 
+/** What an invocation answers: the server's answer, or the request kept for a decision (a gated endpoint). */
+export type InvocationOutcome =
+  | ({ kind: 'invocation' } & ConnectorInvocation)
+  | ({ kind: 'approval' } & ConnectorCallApproval);
+
 /**
  * Calls one endpoint of a connector of the caller's tenant: the request is built from the stored template
- * and the caller's validated input, checked, sent through the egress client, recorded, and its response
- * returned (a status of 400 or more from the server is a result, not an error) without any value of the
- * credential in it.
+ * and the caller's validated input. When the connector's approval policy gates the endpoint, the call is
+ * kept (input sealed) for a decision and nothing is sent; otherwise it is checked, sent through the egress
+ * client, recorded, and its response returned (a status of 400 or more from the server is a result, not
+ * an error) without any value of the credential in it.
  */
 export async function invokeConnector(
   context: AuthedContext,
   command: InvokeCommand,
   options: CallOptions = {},
-): Promise<ConnectorInvocation> {
+): Promise<InvocationOutcome> {
   const connector = await findConnector(context, command.id);
   const template = connector.template as unknown as StoredConnectorTemplate;
   const endpoint = findEndpoint(template, command.endpoint);
   const input = command.input ?? {};
+  buildRequest(template, endpoint, input);
+  const policy = connector.approvalPolicy as unknown as StoredApprovalPolicy | null;
+  if (isGated(policy, endpoint)) {
+    assertReadyToSend(connector);
+    const approval = await requestCallApproval(context, connector, command.endpoint, input);
+    return { kind: 'approval', ...approval };
+  }
+  return {
+    kind: 'invocation',
+    ...(await callEndpoint(context, connector, command.endpoint, input, options)),
+  };
+}
+
+/**
+ * Makes one call of `connector`'s endpoint with `input` (built and checked against its current template),
+ * gated or not: invokeConnector for an ungated endpoint, the approval of a gated call for the other.
+ */
+export async function callEndpoint(
+  context: AuthedContext,
+  connector: Connector,
+  ref: EndpointRef,
+  input: InvocationInput,
+  options: CallOptions = {},
+): Promise<ConnectorInvocation> {
+  const template = connector.template as unknown as StoredConnectorTemplate;
+  const endpoint = findEndpoint(template, ref);
   const built: BuiltRequest = buildRequest(template, endpoint, input);
   const upstream = upstreamOf(context, options);
   const { parts: credential, release } = await prepareToSend(context, connector, upstream);

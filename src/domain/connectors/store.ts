@@ -2,7 +2,9 @@ import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
 import { conflict, notFound, preconditionFailed } from '../../errors.js';
 import { type Connector, Prisma } from '../../generated/prisma/client.js';
+import type { StoredApprovalPolicy } from './approval-policy.js';
 import { originOf } from './base-url.js';
+import { cancelPendingCalls } from './call-approvals-store.js';
 import { normalizeConnectorName } from './connector-name.js';
 import { OriginChangeRefusedError } from './errors.js';
 import { type ConnectorTemplateInput, toStoredTemplate } from './template.js';
@@ -135,8 +137,10 @@ export async function updateConnector(
   const outcome = await guardingName(template.name, () =>
     context.prisma.$transaction(async (tx) => {
       // Locks the row so concurrent edits get consecutive versions and each sees the version it replaces.
-      const [current] = await tx.$queryRaw<{ id: string; version: number; name: string; base_url: string }[]>`
-        SELECT id::text, version, name, template->>'base_url' AS base_url FROM connectors
+      const [current] = await tx.$queryRaw<
+        { id: string; version: number; name: string; base_url: string; approval_policy: unknown }[]
+      >`
+        SELECT id::text, version, name, template->>'base_url' AS base_url, approval_policy FROM connectors
         WHERE id = ${command.id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
       if (!current) throw connectorNotFound(command.id);
       if (command.expectedVersion != null && command.expectedVersion !== current.version) {
@@ -160,7 +164,10 @@ export async function updateConnector(
       await assertNameFree(tx, tenantId, template.name, nameKey, current.id);
       const version = current.version + 1;
       const now = new Date();
-      if (origin !== requestedOrigin) await unbindCredential(tx, context, current.id, requestedOrigin, now);
+      if (origin !== requestedOrigin) {
+        await unbindCredential(tx, context, current.id, requestedOrigin, now);
+        await cancelPendingCalls(tx, context, current.id, 'origin_changed');
+      }
       const connector = await tx.connector.update({
         where: { id: current.id },
         data: {
@@ -173,6 +180,9 @@ export async function updateConnector(
             create: {
               version,
               template: template as unknown as Prisma.InputJsonObject,
+              approvalPolicy: current.approval_policy
+                ? (current.approval_policy as Prisma.InputJsonObject)
+                : Prisma.DbNull,
               createdBy: sub,
               createdAt: now,
             },
@@ -206,4 +216,62 @@ export async function findConnector(context: AuthedContext, id: string): Promise
   });
   if (!connector) throw connectorNotFound(id);
   return connector;
+}
+
+export interface SetApprovalPolicyCommand {
+  id: string;
+  /** Null removes the policy: no endpoint waits for a decision any more. */
+  policy: StoredApprovalPolicy | null;
+  expectedVersion?: number | null | undefined;
+}
+
+/**
+ * Sets (or removes) a connector's approval policy as its next version: the template is kept unchanged
+ * and the version row records the policy beside it, with an audit row. Requests already waiting keep
+ * the approvers and expiry they were made with.
+ */
+export async function setConnectorApprovalPolicy(
+  context: AuthedContext,
+  command: SetApprovalPolicyCommand,
+): Promise<Connector> {
+  const { tenantId, sub } = context.viewer;
+  return context.prisma.$transaction(async (tx) => {
+    const [current] = await tx.$queryRaw<{ id: string; version: number; template: Prisma.JsonObject }[]>`
+      SELECT id::text, version, template FROM connectors
+      WHERE id = ${command.id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+    if (!current) throw connectorNotFound(command.id);
+    if (command.expectedVersion != null && command.expectedVersion !== current.version) {
+      throw preconditionFailed(
+        `Connector ${command.id} is at version ${current.version}, not ${command.expectedVersion}; read it again before editing`,
+      );
+    }
+    const version = current.version + 1;
+    const now = new Date();
+    const policy = command.policy ? (command.policy as unknown as Prisma.InputJsonObject) : Prisma.DbNull;
+    const connector = await tx.connector.update({
+      where: { id: current.id },
+      data: {
+        updatedAt: now,
+        approvalPolicy: policy,
+        version,
+        versions: {
+          create: {
+            version,
+            template: current.template,
+            approvalPolicy: policy,
+            createdBy: sub,
+            createdAt: now,
+          },
+        },
+      },
+    });
+    await recordAudit(tx, context, {
+      action: 'connector.approval_policy.set',
+      targetType: 'connector',
+      targetId: connector.id,
+      outcome: command.policy ? 'set' : 'cleared',
+      details: { version, previous_version: current.version, policy: command.policy },
+    });
+    return connector;
+  });
 }

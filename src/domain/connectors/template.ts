@@ -2,7 +2,6 @@ import { normalizeBaseUrl } from './base-url.js';
 import type { ConnectorAuthType, ConnectorHttpMethod } from './endpoint-path.js';
 
 export const CONNECTOR_STATUSES = ['active', 'disabled'] as const;
-export type ConnectorStatus = (typeof CONNECTOR_STATUSES)[number];
 
 export const CONNECTOR_NAME_MAX_LENGTH = 100;
 export const CONNECTOR_DESCRIPTION_MAX_LENGTH = 2000;

@@ -1,8 +1,10 @@
 import type { PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import type { AbTestStatus } from '../../generated/prisma/enums.js';
 import type { Logger } from '../../logger.js';
-import type { AbTestStatus } from './lifecycle.js';
+import { type AbTestAnalysis, sequentialLook } from './results.js';
+import type { SequentialState } from './sequential.js';
 
 /**
  * Shortest time between two AB_TEST_RESULTS_CHANGED events of one test: at most four a second per test,
@@ -16,10 +18,17 @@ export interface AbTestResultsPayload {
   name: string;
   status: AbTestStatus;
   alpha: number;
+  /** Absent from events written before tests had an analysis: those were all `fixed_horizon`. */
+  analysis?: AbTestAnalysis;
   /** When the counters were read, in the transaction that wrote the event. */
   changed_at: string;
   /** Control first. */
   variants: { id: string; name: string; weight: number; observations: number; successes: number }[];
+  /**
+   * The sequential state stored with these counts (one entry per non-control variant), so that readers show
+   * the running figures. Absent from events written before it was kept.
+   */
+  sequential_state?: (SequentialState | null)[];
 }
 
 const INTERVAL = `${RESULTS_ANNOUNCE_INTERVAL_MS} milliseconds`;
@@ -34,24 +43,42 @@ export async function announceResults(
   testId: string,
 ): Promise<void> {
   const [test] = await tx.$queryRaw<
-    { name: string; status: AbTestStatus; alpha: number; changed_at: Date }[]
+    {
+      name: string;
+      status: AbTestStatus;
+      alpha: number;
+      analysis: AbTestAnalysis;
+      sequential_state: unknown;
+      changed_at: Date;
+    }[]
   >`
     UPDATE ab_tests SET results_announced_at = clock_timestamp(), results_pending = false
     WHERE id = ${testId}::uuid AND tenant_id = ${tenantId}::uuid
-    RETURNING name, status::text AS status, alpha, results_announced_at AS changed_at`;
+    RETURNING name, status::text AS status, alpha, analysis::text AS analysis, sequential_state,
+      results_announced_at AS changed_at`;
   if (!test) throw new Error(`A/B test ${testId} vanished while it was locked`);
   const variants = await tx.abTestVariant.findMany({
     where: { testId },
     orderBy: { position: 'asc' },
     select: { id: true, name: true, weight: true, observations: true, successes: true },
   });
+  // Every announcement is a look the sequential state remembers: once a comparison was significant at
+  // one, it stays so at every later read, however the counts move after it.
+  const { state } = sequentialLook(variants, test.alpha, {
+    ended: test.status === 'completed',
+    storedState: test.sequential_state,
+  });
+  await tx.$executeRaw`
+    UPDATE ab_tests SET sequential_state = ${JSON.stringify(state)}::jsonb WHERE id = ${testId}::uuid`;
   const payload: AbTestResultsPayload = {
     test_id: testId,
     name: test.name,
     status: test.status,
     alpha: test.alpha,
+    analysis: test.analysis,
     changed_at: test.changed_at.toISOString(),
     variants,
+    sequential_state: state,
   };
   await enqueueEvent(tx, {
     type: 'AB_TEST_RESULTS_CHANGED',

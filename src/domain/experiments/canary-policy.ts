@@ -9,7 +9,6 @@ import { GUARDRAIL_DIRECTIONS, GUARDRAIL_METRICS } from './canary.js';
  * - `recommend_only`: a dry run; verdicts are recorded and shown, nothing changes.
  */
 export const CANARY_ACTIONS = ['rollback_automatically', 'promote_automatically', 'recommend_only'] as const;
-export type CanaryAction = (typeof CANARY_ACTIONS)[number];
 
 export const MAX_MINIMUM_TASKS = 10_000_000;
 /** 365 days. */
@@ -48,5 +47,3 @@ export const canaryRolloutPolicySchema = z.object({
   maxDurationSeconds: z.int().positive().max(MAX_DURATION_SECONDS),
   action: z.enum(CANARY_ACTIONS),
 });
-
-export type CanaryRolloutPolicy = z.output<typeof canaryRolloutPolicySchema>;

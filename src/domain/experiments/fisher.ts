@@ -1,11 +1,15 @@
-import type { VariantCounts } from './statistics.js';
-
 /**
  * Tables whose probability is within this relative distance of the observed one count as equally
  * extreme: the hypergeometric probabilities of a symmetric table are mathematically equal but computed
  * along different paths (R uses the same tolerance; SciPy 1e-14 on its own computation).
  */
 const TIE = 1 + 1e-7;
+
+/** A variant's counts (statistics.ts's VariantCounts, which passes them). */
+interface Counts {
+  observations: number;
+  successes: number;
+}
 
 /**
  * Two-sided Fisher's exact test on the 2x2 table of two variants (successes and failures): the
@@ -17,7 +21,7 @@ const TIE = 1 + 1e-7;
  * it by their ratio, so no factorial is formed; the work is linear in the number of possible tables, at
  * most min(observations, successes, failures) + 1.
  */
-export function fisherExactPValue(control: VariantCounts, treatment: VariantCounts): number | null {
+export function fisherExactPValue(control: Counts, treatment: Counts): number | null {
   const total = control.observations + treatment.observations;
   const successes = control.successes + treatment.successes;
   if (control.observations === 0 || treatment.observations === 0) return null;

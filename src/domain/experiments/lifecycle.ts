@@ -3,17 +3,20 @@ import type { Context } from '../../context.js';
 import { conflict, notFound } from '../../errors.js';
 import type { AbTest, Prisma } from '../../generated/prisma/client.js';
 import { announceResults } from './announcements.js';
-import { type ExperimentResults, summarizeExperiment } from './results.js';
+import { type AbTestAnalysis, type ExperimentResults, summarizeExperiment } from './results.js';
 
 type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 
-export type AbTestStatus = 'draft' | 'running' | 'completed';
+import type { AbTestStatus } from '../../generated/prisma/enums.js';
+
+export type { AbTestStatus };
 
 export interface NewAbTest {
   name: string;
   /** The first is the control. */
   variants: { name: string; weight: number }[];
   alpha: number;
+  analysis: AbTestAnalysis;
 }
 
 export const abTestNotFound = (id: string) => notFound(`A/B test ${id} not found`);
@@ -43,6 +46,7 @@ export async function createAbTest(context: AuthedContext, input: NewAbTest): Pr
         tenantId: context.viewer.tenantId,
         name: input.name,
         alpha: input.alpha,
+        analysis: input.analysis,
         createdBy: context.viewer.sub,
         variants: {
           create: input.variants.map((variant, position) => ({
@@ -58,7 +62,7 @@ export async function createAbTest(context: AuthedContext, input: NewAbTest): Pr
       targetType: 'ab_test',
       targetId: test.id,
       outcome: 'created',
-      details: { name: input.name, alpha: input.alpha, variants: input.variants },
+      details: { name: input.name, alpha: input.alpha, analysis: input.analysis, variants: input.variants },
     });
     return test;
   });
@@ -130,5 +134,13 @@ export async function abTestResults(context: AuthedContext, testId: string): Pro
     include: { variants: { orderBy: { position: 'asc' } } },
   });
   if (!test) throw abTestNotFound(testId);
-  return { testId: test.id, status: test.status, ...summarizeExperiment(test.variants, test.alpha) };
+  return {
+    testId: test.id,
+    status: test.status,
+    ...summarizeExperiment(test.variants, test.alpha, {
+      analysis: test.analysis,
+      ended: test.status === 'completed',
+      storedState: test.sequentialState,
+    }),
+  };
 }

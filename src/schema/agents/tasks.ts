@@ -93,7 +93,7 @@ builder.mutationField('claimTask', (t) =>
     type: TaskRef,
     nullable: true,
     description:
-      'Takes the oldest pending task of a role for the calling agent under a 5-minute lease; null when nothing is claimable (none pending, or the role is paused).',
+      'Takes the oldest pending task of a role for the calling agent under a 5-minute lease, reserving its budgets’ estimates; null when nothing is claimable (none pending, the role is paused, or a budget has no room). claimNextTask says which.',
     args: { role: t.arg.string({ required: true }) },
     ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => claimTask(context, role)),
   }),

@@ -35,7 +35,7 @@ export const AgentRoleRef = builder.prismaObject('AgentRole', {
   }),
 });
 
-export const AttachmentRef = builder.prismaObject('Attachment', {
+builder.prismaObject('Attachment', {
   description: 'A file sent with a chat message; its bytes are stored once per content under DATA_DIR.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -123,7 +123,7 @@ export const TaskRef = builder.prismaObject('Task', {
   }),
 });
 
-export const ThreadMessageRef = builder.prismaObject('ThreadMessage', {
+builder.prismaObject('ThreadMessage', {
   fields: (t) => ({
     id: t.exposeID('id'),
     author: t.exposeString('author', { description: 'Token subject of the sender.' }),

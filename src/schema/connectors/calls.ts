@@ -1,18 +1,19 @@
 import { z } from 'zod';
 import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
-import type { Context } from '../../context.js';
 import { CONNECTOR_HTTP_METHODS, ENDPOINT_PATH_MAX_LENGTH } from '../../domain/connectors/endpoint-path.js';
 import {
   type ConnectorInvocation,
   type ConnectorTestResult,
   checkCallerHeader,
+  type InvocationOutcome,
   invokeConnector,
   type ResponseValidation,
   testConnector,
 } from '../../domain/connectors/invoke.js';
-import { releaseAdmission } from '../../plugins/use-load-shedding.js';
 import { parseArgs } from '../../validation/index.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
+import { leavingAdmission } from './admission.js';
+import { ConnectorCallApprovalRef } from './approvals.js';
 import { mappingConnectorErrors } from './errors.js';
 
 const ConnectorEndpointRefInput = builder.inputType('ConnectorEndpointRefInput', {
@@ -39,19 +40,6 @@ const ConnectorCallInput = builder.inputType('ConnectorCallInput', {
     }),
   }),
 });
-
-/**
- * Gives the request's place in the in-flight budget back (use-load-shedding): a connector call waits on
- * its upstream under its own per-tenant slots, not on the budget that protects the database.
- */
-function leavingAdmission(context: Context) {
-  const { request } = context as Context & { request?: Request };
-  return {
-    beforeUpstream() {
-      if (request) releaseAdmission(request);
-    },
-  };
-}
 
 const MAX_CALLER_HEADERS = 50;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/u;
@@ -171,10 +159,18 @@ const callErrors =
   'in flight (reason connector_calls_busy) or the template’s rate_limits; CONFLICT when the connector is disabled ' +
   'or its credential is missing or not usable (reason credential_unbound: set for another origin).';
 
+const ConnectorInvokeResult = builder.unionType('ConnectorInvokeResult', {
+  description:
+    'The server’s answer (ConnectorInvocation), or, for an endpoint the connector’s approval policy gates, the call kept for a decision (ConnectorCallApproval, status pending): nothing was sent.',
+  types: [ConnectorInvocationRef, ConnectorCallApprovalRef],
+  resolveType: (value) =>
+    (value as InvocationOutcome).kind === 'approval' ? 'ConnectorCallApproval' : 'ConnectorInvocation',
+});
+
 builder.mutationField('invokeConnector', (t) =>
   t.withAuth({ operator: true, agent: true }).field({
-    type: ConnectorInvocationRef,
-    description: `Calls one endpoint of a connector of the caller’s tenant (operator or agent). ${callErrors}`,
+    type: ConnectorInvokeResult,
+    description: `Calls one endpoint of a connector of the caller’s tenant (operator or agent); a gated endpoint's call waits for approval instead (NOT_CONFIGURED without CONNECTOR_SECRETS_KEY, which seals its input). ${callErrors}`,
     args: {
       id: t.arg.id({ required: true }),
       endpoint: t.arg({ type: ConnectorEndpointRefInput, required: true }),

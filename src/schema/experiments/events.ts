@@ -30,7 +30,11 @@ export const AbTestResultsChangedEvent = builder.objectRef<Payload>('AbTestResul
       resolve: (event) => ({
         testId: event.test_id,
         status: event.status,
-        ...summarizeExperiment(event.variants, event.alpha),
+        ...summarizeExperiment(event.variants, event.alpha, {
+          analysis: event.analysis,
+          ended: event.status === 'completed',
+          storedState: event.sequential_state,
+        }),
       }),
     }),
   }),

@@ -1,6 +1,11 @@
 import { builder } from '../../builder.js';
 import type { AbTestResults } from '../../domain/experiments/lifecycle.js';
-import type { PairwiseComparison, VariantResult } from '../../domain/experiments/results.js';
+import {
+  AB_TEST_ANALYSES,
+  type PairwiseComparison,
+  type SequentialVariantResult,
+  type VariantResult,
+} from '../../domain/experiments/results.js';
 import type { EventsReceipt, SubjectAssignment } from '../../domain/experiments/subjects.js';
 import { pageType } from '../pagination.js';
 
@@ -11,12 +16,27 @@ export const AbTestStatus = builder.enumType('AbTestStatus', {
   values: AB_TEST_STATUSES,
 });
 
+export const AbTestAnalysis = builder.enumType('AbTestAnalysis', {
+  description:
+    'Which analysis decides the test. fixed_horizon: the z-test (chi-squared for more variants), valid when ' +
+    'read once at a size planned in advance (significant, chiSquaredPValue). sequential: the always-valid ' +
+    'analysis, safe to read after every event (sequentialDecision and each variant’s sequential).',
+  values: AB_TEST_ANALYSES,
+});
+
+const SequentialDecision = builder.enumType('AbTestSequentialDecision', {
+  description:
+    'collecting: no difference from the control shown yet, looking again later is safe; significant: a ' +
+    'difference is shown at the test’s alpha; not_significant: the test was completed before one was shown.',
+  values: ['collecting', 'significant', 'not_significant'] as const,
+});
+
 const SignificanceMethod = builder.enumType('AbTestSignificanceMethod', {
   description: 'two_proportion_z for two variants; chi_squared_homogeneity on the 2xk table for more.',
   values: ['two_proportion_z', 'chi_squared_homogeneity'] as const,
 });
 
-export const AbTestVariantRef = builder.prismaObject('AbTestVariant', {
+builder.prismaObject('AbTestVariant', {
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
@@ -36,6 +56,7 @@ export const AbTestRef = builder.prismaObject('AbTest', {
     name: t.exposeString('name'),
     status: t.expose('status', { type: AbTestStatus }),
     alpha: t.exposeFloat('alpha', { description: 'Significance level of the test.' }),
+    analysis: t.expose('analysis', { type: AbTestAnalysis }),
     createdBy: t.exposeString('createdBy'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
@@ -70,6 +91,39 @@ const Lift = builder
     }),
   });
 
+const SequentialComparisonRef = builder
+  .objectRef<SequentialVariantResult>('AbTestSequentialComparison')
+  .implement({
+    description:
+      'Always-valid comparison of a variant with the control (asymptotic confidence sequence, normal mixture; ' +
+      'docs/decisions.md): valid at every look, however often the results are read. With m non-control ' +
+      'variants each comparison runs at alpha / m (Bonferroni).',
+    fields: (t) => ({
+      difference: t.exposeFloat('difference', {
+        nullable: true,
+        description: 'Completion rate minus the control’s; null while either has no observations.',
+      }),
+      alwaysValidPValue: t.exposeFloat('alwaysValidPValue', {
+        nullable: true,
+        description:
+          'Always-valid p-value of “no difference”: the smallest over the announced looks and this read; null with the difference.',
+      }),
+      adjustedPValue: t.exposeFloat('adjustedPValue', {
+        nullable: true,
+        description: 'min(1, alwaysValidPValue × m); the comparison is significant when it is at most alpha.',
+      }),
+      confidenceSequence: t.field({
+        type: Interval,
+        nullable: true,
+        description:
+          'Interval of the difference at `confidence`, holding at every look at once: the intersection of the announced looks’ intervals and this read’s.',
+        resolve: (comparison) => comparison.confidenceSequence,
+      }),
+      confidence: t.exposeFloat('confidence', { description: '1 − alpha / m.' }),
+      decision: t.field({ type: SequentialDecision, resolve: (comparison) => comparison.decision }),
+    }),
+  });
+
 const VariantResultRef = builder.objectRef<VariantResult>('AbTestVariantResult').implement({
   fields: (t) => ({
     variantId: t.exposeID('variantId'),
@@ -93,6 +147,12 @@ const VariantResultRef = builder.objectRef<VariantResult>('AbTestVariantResult')
       description:
         'Lift over the control; null for the control, without observations or without control successes.',
       resolve: (variant) => variant.lift,
+    }),
+    sequential: t.field({
+      type: SequentialComparisonRef,
+      nullable: true,
+      description: 'Always-valid comparison with the control; null for the control.',
+      resolve: (variant) => variant.sequential,
     }),
   }),
 });
@@ -133,6 +193,18 @@ export const AbTestResultsRef = builder.objectRef<AbTestResults>('AbTestResults'
     testId: t.exposeID('testId'),
     status: t.field({ type: AbTestStatus, resolve: (results) => results.status }),
     alpha: t.exposeFloat('alpha'),
+    analysis: t.field({
+      type: AbTestAnalysis,
+      description: 'The analysis the test was created to be decided by; both are always computed.',
+      resolve: (results) => results.analysis,
+    }),
+    sequentialDecision: t.field({
+      type: SequentialDecision,
+      description:
+        'The sequential analysis’s decision: significant once some variant’s comparison is; not_significant ' +
+        'when the test was completed without one; collecting until then.',
+      resolve: (results) => results.sequentialDecision,
+    }),
     significant: t.exposeBoolean('significant', {
       description:
         'chiSquaredPValue < alpha: the decision of the z-test (chi-squared test for more variants) alone; see smallSample.',

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { SRM_ALPHA } from '../../../src/domain/experiments/index.js';
-import { summarizeExperiment, type VariantTally } from '../../../src/domain/experiments/results.js';
+import {
+  storedSequentialState,
+  summarizeExperiment,
+  type VariantTally,
+} from '../../../src/domain/experiments/results.js';
 import { expectClose, reference } from './reference.js';
+import { sequentialReference } from './sequential-reference.js';
 
 const tallies = (counts: { observations: number; successes: number }[], weights?: number[]): VariantTally[] =>
   counts.map((c, i) => ({ id: `v${i}`, name: `variant ${i}`, weight: weights?.[i] ?? 1, ...c }));
@@ -105,6 +110,111 @@ describe('summarizeExperiment', () => {
       0.05,
     );
     expect(results.sampleRatioMismatch.mismatch).toBe(false);
+  });
+});
+
+describe('summarizeExperiment, sequential analysis', () => {
+  const family = (name: string) => {
+    const found = sequentialReference.families.find((c) => c.name === name);
+    if (!found) throw new Error(`no reference family ${name}`);
+    return found;
+  };
+
+  it('is fixed_horizon unless told, and computes the sequential figures for every test', () => {
+    const c = family('three variants');
+    const results = summarizeExperiment(tallies(c.variants), c.alpha);
+    expect([results.analysis, results.sequentialDecision]).toEqual(['fixed_horizon', 'significant']);
+    expect(results.variants[0]?.sequential).toBeNull();
+    results.variants.slice(1).forEach((variant, i) => {
+      const expected = c.comparisons[i];
+      expectClose(variant.sequential?.alwaysValidPValue, expected?.alwaysValidPValue ?? null);
+      expectClose(variant.sequential?.adjustedPValue, expected?.adjustedPValue ?? null);
+      expectClose(variant.sequential?.confidenceSequence?.lower, expected?.lower ?? null);
+      expectClose(variant.sequential?.confidenceSequence?.upper, expected?.upper ?? null);
+    });
+  });
+
+  it('leaves every fixed-horizon figure as it is whichever analysis decides', () => {
+    const c = family('three variants');
+    const strip = ({ analysis: _a, ...rest }: ReturnType<typeof summarizeExperiment>) => rest;
+    expect(strip(summarizeExperiment(tallies(c.variants), c.alpha, { analysis: 'sequential' }))).toEqual(
+      strip(summarizeExperiment(tallies(c.variants), c.alpha)),
+    );
+  });
+
+  it.each([
+    [false, 'collecting'],
+    [true, 'not_significant'],
+  ] as const)('without a difference shown, ended %s decides %s', (ended, decision) => {
+    const c = family('four variants, no difference');
+    const results = summarizeExperiment(tallies(c.variants), c.alpha, { analysis: 'sequential', ended });
+    expect(results.sequentialDecision).toBe(decision);
+    expect(results.variants.slice(1).map((v) => v.sequential?.decision)).toEqual([
+      decision,
+      decision,
+      decision,
+    ]);
+  });
+
+  it('stays significant with the state of an earlier look that showed it, once the counts no longer do', () => {
+    const early = summarizeExperiment(
+      tallies([
+        { observations: 200, successes: 20 },
+        { observations: 200, successes: 100 },
+      ]),
+      0.05,
+    );
+    const state = [
+      {
+        observations: 400,
+        alwaysValidPValue: early.variants[1]?.sequential?.alwaysValidPValue as number,
+        ...(early.variants[1]?.sequential?.confidenceSequence as { lower: number; upper: number }),
+      },
+    ];
+    const diluted = tallies([
+      { observations: 2200, successes: 1020 },
+      { observations: 2200, successes: 1100 },
+    ]);
+    expect(summarizeExperiment(diluted, 0.05).sequentialDecision).toBe('collecting');
+    const kept = summarizeExperiment(diluted, 0.05, { storedState: state, ended: true });
+    expect(kept.sequentialDecision).toBe('significant');
+    expect(kept.variants[1]?.sequential?.alwaysValidPValue).toBe(state[0]?.alwaysValidPValue);
+  });
+
+  it.each([
+    ['not an array', { observations: 1 }],
+    ['one entry too many', [null, null]],
+  ])('ignores a stored state that is %s', (_name, stored) => {
+    expect(
+      storedSequentialState(
+        stored,
+        tallies([
+          { observations: 1, successes: 0 },
+          { observations: 1, successes: 1 },
+        ]),
+      ),
+    ).toBeNull();
+  });
+
+  it.each([
+    ['more observations than the counts', { observations: 3, alwaysValidPValue: 0.5, lower: -1, upper: 1 }],
+    ['a p-value above 1', { observations: 1, alwaysValidPValue: 2, lower: -1, upper: 1 }],
+    ['an empty interval', { observations: 1, alwaysValidPValue: 0.5, lower: 1, upper: -1 }],
+    ['a string', 'significant'],
+  ])('drops a stored entry with %s, so a read never fails on it', (_name, entry) => {
+    const variants = tallies([
+      { observations: 1, successes: 0 },
+      { observations: 1, successes: 1 },
+    ]);
+    expect(storedSequentialState([entry], variants)).toEqual([null]);
+    expect(() => summarizeExperiment(variants, 0.05, { storedState: [entry] })).not.toThrow();
+  });
+
+  it('stays significant when the test ends after a difference was shown', () => {
+    const c = family('three variants');
+    expect(summarizeExperiment(tallies(c.variants), c.alpha, { ended: true }).sequentialDecision).toBe(
+      'significant',
+    );
   });
 });
 

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "ab_tests" ADD COLUMN     "sequential_state" JSONB;
