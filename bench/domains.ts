@@ -131,3 +131,106 @@ async function queueChats(gateway: Gateway, token: string, count: number): Promi
     );
   }
 }
+
+/** One operation over two transports of the same gateway, measured in the same interleaved rounds. */
+export interface TransportCase {
+  id: string;
+  title: string;
+  connections: number;
+  minSeconds?: number;
+  prepare(gateway: Gateway): Promise<{ rest: LoadJob; graphql: LoadJob }>;
+}
+
+/** A 4 MiB PDF (its signature, then ASCII), so that the same bytes travel as a string body either way. */
+const ATTACHMENT = `%PDF-1.4\n${'x'.repeat(4 * 1024 * 1024 - 9)}`;
+const CHAT_MESSAGE = 'Summarise the attached quarter';
+
+function multipartChat(boundary: string): string {
+  const operations = JSON.stringify({
+    query:
+      'mutation SendChatMessage($role: String!, $input: ChatMessageInput!) { sendChatMessage(role: $role, input: $input) { taskId agentRole status acknowledgment } }',
+    variables: {
+      role: 'cfo',
+      input: {
+        message: CHAT_MESSAGE,
+        persistThread: false,
+        attachments: [{ file: null, mimeType: 'application/pdf', filename: 'quarter.pdf' }],
+      },
+    },
+  });
+  const map = JSON.stringify({ 0: ['variables.input.attachments.0.file'] });
+  return [
+    `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${operations}\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n${map}\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="quarter.pdf"\r\nContent-Type: application/pdf\r\n\r\n${ATTACHMENT}\r\n`,
+    `--${boundary}--\r\n`,
+  ].join('');
+}
+
+export const transportCases: TransportCase[] = [
+  {
+    id: 'chat-4mib',
+    title: 'chat with a 4 MiB attachment: REST (base64 in JSON) / GraphQL (multipart file), 4 connections',
+    connections: 4,
+    minSeconds: 5,
+    async prepare(gateway) {
+      const caller = await mintCaller();
+      const boundary = 'benchboundary7MA4YWxkTrZu0gW';
+      return {
+        rest: {
+          url: `${gateway.url}/api/v1/agents/cfo/chat`,
+          method: 'POST',
+          headers: { ...json, ...bearer(caller.token) },
+          body: JSON.stringify({
+            message: CHAT_MESSAGE,
+            persist_thread: false,
+            attachments: [
+              {
+                data: Buffer.from(ATTACHMENT).toString('base64'),
+                mime_type: 'application/pdf',
+                filename: 'quarter.pdf',
+              },
+            ],
+          }),
+          connections: 4,
+        },
+        graphql: {
+          url: `${gateway.url}/graphql`,
+          method: 'POST',
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, ...bearer(caller.token) },
+          body: multipartChat(boundary),
+          connections: 4,
+        },
+      };
+    },
+  },
+  {
+    id: 'vitals-transports',
+    title: 'CFO vitals, one caller (cached 2 s): GET /api/v1/agents/cfo/vitals / the same GraphQL query',
+    connections: 16,
+    async prepare(gateway) {
+      const caller = await mintCaller();
+      await queueChats(gateway, caller.token, 200);
+      return {
+        rest: {
+          url: `${gateway.url}/api/v1/agents/cfo/vitals`,
+          method: 'GET',
+          headers: bearer(caller.token),
+          connections: 16,
+        },
+        graphql: {
+          url: `${gateway.url}/graphql`,
+          method: 'POST',
+          headers: { ...json, ...bearer(caller.token) },
+          body: JSON.stringify({
+            query:
+              'query AgentVitals($role: String!) { agentVitals(role: $role) { agent_role: agentRole tasks_completed: tasksCompleted tasks_failed: tasksFailed avg_execution_time_seconds: avgExecutionTimeSeconds acceptance_rate: acceptanceRate outcome_accuracy: outcomeAccuracy tokens_used: tokensUsed cost_usd: costUsd period_start: periodStart period_end: periodEnd } }',
+            operationName: 'AgentVitals',
+            variables: { role: 'cfo' },
+          }),
+          connections: 16,
+        },
+      };
+    },
+  },
+];

@@ -19,10 +19,23 @@ export interface ThroughputReport {
   pgliteToPostgres?: number;
 }
 
+/** One operation over REST and over GraphQL on the same gateway, in the same interleaved rounds. */
+export interface TransportReport {
+  title: string;
+  connections: number;
+  /** `pglite-rest`, `pglite-graphql`, … */
+  targets: Record<string, Summary>;
+  /** Median over rounds of REST's throughput / GraphQL's, per database. */
+  restToGraphql: Partial<Record<DatabaseKind, number>>;
+  /** Median over rounds of REST's median latency / GraphQL's, per database. */
+  restToGraphqlP50: Partial<Record<DatabaseKind, number>>;
+}
+
 export interface BenchReport {
   machine: Record<string, unknown>;
   plan: Record<string, unknown>;
   throughput: Record<string, ThroughputReport>;
+  transports: Record<string, TransportReport>;
   ingestion: Partial<Record<DatabaseKind, IngestionFigures>>;
   fanout: (FanoutCase & { report: FanoutReport })[];
   startup: Partial<Record<DatabaseKind, StartupFigures>>;
@@ -112,6 +125,44 @@ export function printReport(report: BenchReport, plan: Plan): void {
         ]),
       );
     }
+  }
+  const transports = Object.values(report.transports ?? {});
+  if (transports.length > 0) {
+    console.log(
+      '\nREST against GraphQL, same operation on the same server, same rounds (targets: chat ≤ 1.1× GraphQL’s time, vitals ≥ 0.9× its req/s)',
+    );
+    const rows: string[][] = [];
+    for (const entry of transports) {
+      for (const [database, ratio] of Object.entries(entry.restToGraphql)) {
+        const rest = entry.targets[`${database}-rest`];
+        const graphql = entry.targets[`${database}-graphql`];
+        rows.push([
+          entry.title,
+          databaseName(database),
+          fixed(rest?.perSecond, 1),
+          fixed(graphql?.perSecond, 1),
+          `${fixed(ratio, 2)}×`,
+          fixed(rest?.p50Ms, 1),
+          fixed(graphql?.p50Ms, 1),
+          `${fixed(entry.restToGraphqlP50[database as DatabaseKind], 2)}×`,
+          `${(rest?.failures ?? 0) + (graphql?.failures ?? 0)}`,
+        ]);
+      }
+    }
+    table(
+      [
+        'case',
+        'server',
+        'REST req/s',
+        'GraphQL req/s',
+        'REST / GraphQL req/s',
+        'REST p50 ms',
+        'GraphQL p50 ms',
+        'REST / GraphQL p50',
+        'failed',
+      ],
+      rows,
+    );
   }
   const ingestion = Object.entries(report.ingestion);
   if (ingestion.length > 0) {

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { baselineJob, throughputCases } from './domains.js';
+import { baselineJob, throughputCases, transportCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
 import { measurePropagation } from './finetuning.js';
 import type { LoadJob } from './load.js';
@@ -15,12 +15,13 @@ import {
   interleave,
   LoadClient,
   type Loader,
+  median,
   medianCpuRatio,
   medianRatio,
   summarize,
   type Target,
 } from './measure.js';
-import { type BenchReport, printReport, type ThroughputReport } from './print.js';
+import { type BenchReport, printReport, type ThroughputReport, type TransportReport } from './print.js';
 import {
   backendPids,
   cleanUp,
@@ -37,6 +38,7 @@ import { measureWebhookLatency } from './webhooks.js';
 
 const CASES = [
   ...throughputCases.map((c) => c.id),
+  ...transportCases.map((c) => c.id),
   'ingestion',
   'fanout',
   'propagation',
@@ -167,6 +169,7 @@ const report: BenchReport = {
     fanoutEvents,
   },
   throughput: {},
+  transports: {},
   ingestion: {},
   fanout: [],
   startup: {},
@@ -193,7 +196,8 @@ try {
   const runDir = await runDirectory();
   const client = new LoadClient();
   const throughput = throughputCases.filter((c) => cases.includes(c.id));
-  if (throughput.length > 0 || cases.includes('ingestion')) {
+  const transports = transportCases.filter((c) => cases.includes(c.id));
+  if (throughput.length > 0 || transports.length > 0 || cases.includes('ingestion')) {
     const bare = await startBareYoga(runDir);
     const gateways: Gateway[] = [];
     for (const database of databases) {
@@ -244,6 +248,42 @@ try {
           entry.pgliteToPostgres = medianRatio(samples.pglite, samples.postgres);
         }
         report.throughput[bench.id] = entry;
+      });
+    }
+    for (const bench of transports) {
+      await attempt(bench.title, async () => {
+        const targets: Target[] = [];
+        for (const gateway of gateways) {
+          const jobs = await bench.prepare(gateway);
+          const helpers = helpersOf(gateway);
+          for (const [transport, job] of Object.entries(jobs)) {
+            targets.push({
+              name: `${gateway.database}-${transport}`,
+              pid: gateway.pid,
+              job,
+              loader: 'autocannon',
+              ...(helpers ? { helpers } : {}),
+            });
+          }
+        }
+        const seconds = Math.max(plan.seconds, bench.minSeconds ?? 0);
+        const samples = await interleave(targets, { ...plan, seconds }, client, runDir);
+        const entry: TransportReport = {
+          title: bench.title,
+          connections: bench.connections,
+          targets: Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, summarize(list)])),
+          restToGraphql: {},
+          restToGraphqlP50: {},
+        };
+        for (const gateway of gateways) {
+          const rest = samples[`${gateway.database}-rest`] ?? [];
+          const graphql = samples[`${gateway.database}-graphql`] ?? [];
+          entry.restToGraphql[gateway.database] = medianRatio(rest, graphql);
+          entry.restToGraphqlP50[gateway.database] = median(
+            rest.map((sample, round) => sample.p50Ms / (graphql[round]?.p50Ms ?? Number.NaN)),
+          );
+        }
+        report.transports[bench.id] = entry;
       });
     }
     if (cases.includes('ingestion')) {

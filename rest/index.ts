@@ -1,54 +1,23 @@
-import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { ExecutionResult } from 'graphql';
+import { GraphQLError } from 'graphql';
+import type { Plugin, YogaServer } from 'graphql-yoga';
 import { authenticateRequest } from '../src/auth/request.js';
 import type { Context, ServerContext } from '../src/context.js';
+import { restErrorResponse, restErrorResponseOf, unavailableErrorOf } from '../src/errors.js';
 import { requestIdOf } from '../src/plugins/use-request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
+import { restErrorAnswer, writeRestAnswer } from './answer.js';
+import { allows, compileRoute, matchRoute } from './compile.js';
 import { renderDocsPage } from './docs-page.js';
-import { type CompiledRoute, compileRoute, executeRoute, RestError } from './execute.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { parseRestRequest, RestError } from './parse.js';
 import { routes } from './routes.js';
 
 const API_PREFIX = '/api/v1';
 
-function errorResponse(error: RestError): Response {
-  const headers: Record<string, string> = { ...error.headers };
-  if (error.status === 401) headers['WWW-Authenticate'] = 'Bearer';
-  return Response.json({ detail: error.detail }, { status: error.status, headers });
-}
-
-/** A path segment as text; null when its percent-encoding is broken (no route has such a path: 404). */
-function decodeSegment(segment: string): string | null {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return null;
-  }
-}
-
-function match(compiled: readonly CompiledRoute[], method: string, pathname: string) {
-  const allowed = new Set<string>();
-  for (const candidate of compiled) {
-    const found = candidate.pattern.exec(pathname);
-    if (!found) continue;
-    if (candidate.route.method === method) {
-      const decoded = candidate.pathParams.map((name, index) => [
-        name,
-        decodeSegment(found[index + 1] ?? ''),
-      ]);
-      if (decoded.some(([, value]) => value === null)) return { allowed: [] };
-      return { candidate, params: Object.fromEntries(decoded) as Record<string, string> };
-    }
-    allowed.add(candidate.route.method);
-  }
-  return { allowed: [...allowed] };
-}
-
 /** Serves the `/api/v1` compatibility routes, the OpenAPI document and `/docs`, by running GraphQL operations. */
-export function useRest(
-  services: Services,
-  getYoga: () => YogaServerInstance<ServerContext, Context>,
-): Plugin<Context> {
+export function useRest(services: Services): Plugin<Context> {
   const compiled = routes.map((route) => compileRoute(route, schema));
   // Built on first request, not at start: zod's JSON Schema conversion is a measurable part of a restart.
   let openApi: ReturnType<typeof buildOpenApiDocument> | undefined;
@@ -57,9 +26,47 @@ export function useRest(
     openApi ??= buildOpenApiDocument(compiled);
     return openApi;
   };
+  let server: YogaServer<ServerContext, Context> | undefined;
+
+  /**
+   * One REST request, start to end, in yoga's own steps: the REST parser stands where yoga's GET, POST and
+   * multipart parsers stand, `getResultForParams` runs the onParams hooks, the enveloped operation (context,
+   * roles, input rules, resolver) and the onExecutionResult hooks, and the REST answer writer stands where
+   * yoga's result processors stand. Not `yoga.handle`: yoga refuses PUT, PATCH and DELETE before parsing.
+   */
+  async function answer(request: Request, url: URL, serverContext: ServerContext): Promise<Response> {
+    const found = matchRoute(compiled, request.method, url.pathname);
+    if (!found.candidate) {
+      throw found.allowed.length > 0
+        ? new RestError(405, 'Method Not Allowed', { Allow: found.allowed.join(', ') })
+        : new RestError(404, 'Not Found');
+    }
+    // The outcome use-authentication already decided for this request: one verification per request.
+    const outcome = await authenticateRequest(services.tokens, request);
+    if (outcome.status === 'failed') throw new RestError(401, outcome.error.message);
+    if (outcome.status === 'anonymous') throw new RestError(401, 'Not authenticated');
+    if (!allows(found.candidate, outcome.viewer)) throw new RestError(403, 'Not allowed for your role');
+    const parsed = await parseRestRequest(found.candidate, request, url, found.params);
+    if (!server) throw new Error('the REST transport runs inside a yoga server');
+    let result: ExecutionResult;
+    try {
+      result = (await server.getResultForParams(
+        { params: parsed.params, request },
+        serverContext,
+      )) as ExecutionResult;
+    } catch (error) {
+      // An onParams hook's refusal (the database budget: 503), answered like the operation's own errors.
+      if (!(error instanceof GraphQLError)) throw error;
+      result = { errors: [error] };
+    }
+    return writeRestAnswer(parsed, result, requestIdOf(request));
+  }
 
   return {
-    async onRequest({ request, url, endResponse }) {
+    onYogaInit({ yoga }) {
+      server = yoga as unknown as YogaServer<ServerContext, Context>;
+    },
+    async onRequest({ request, url, endResponse, serverContext }) {
       if (url.pathname === '/docs' && request.method === 'GET') {
         docsPage ??= renderDocsPage(openApiDocument());
         endResponse(new Response(docsPage, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
@@ -71,46 +78,26 @@ export function useRest(
         return;
       }
       try {
-        const found = match(compiled, request.method, url.pathname);
-        if (!('candidate' in found) || !found.candidate) {
-          throw found.allowed.length > 0
-            ? new RestError(405, 'Method Not Allowed', { Allow: found.allowed.join(', ') })
-            : new RestError(404, 'Not Found');
-        }
-        // The outcome use-authentication already decided for this request: one verification per request.
-        const outcome = await authenticateRequest(services.tokens, request);
-        if (outcome.status === 'failed') throw new RestError(401, outcome.error.message);
-        if (outcome.status === 'anonymous') throw new RestError(401, 'Not authenticated');
-        const { viewer } = outcome;
-        endResponse(
-          await executeRoute(found.candidate, request, found.params ?? {}, {
-            yoga: getYoga(),
-            viewer,
-            requestId: requestIdOf(request),
-            admitted: () => services.tenants.ensure(viewer.tenantId),
-          }),
-        );
+        endResponse(await answer(request, url, serverContext as ServerContext));
       } catch (error) {
         if (error instanceof RestError) {
-          endResponse(errorResponse(error));
+          endResponse(restErrorAnswer(error));
           return;
         }
-        if (services.unavailableCause(error)) {
-          const retryAfter = services.config.retryAfterSeconds;
-          endResponse(
-            errorResponse(
-              new RestError(503, `Service temporarily unavailable; retry in ${retryAfter} s`, {
-                'Retry-After': String(retryAfter),
-              }),
-            ),
-          );
+        const unavailable = unavailableErrorOf(
+          error,
+          services.unavailableCause,
+          services.config.retryAfterSeconds,
+        );
+        if (unavailable) {
+          endResponse(restErrorResponseOf(unavailable));
           return;
         }
         services.logger.error(
           { err: error, requestId: requestIdOf(request) },
           'unexpected error in REST route',
         );
-        endResponse(Response.json({ detail: 'Internal Server Error' }, { status: 500 }));
+        endResponse(restErrorResponse(500, 'Internal Server Error'));
       }
     },
   };

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { MAX_BODY_BYTES } from '../src/plugins/use-body-limit.js';
 import { schemaAt, snakeCase } from '../src/validation/schema-walk.js';
+import type { CompiledRoute } from './compile.js';
 import {
   type ErrorExamples,
   payloadTooLargeExample,
   routeErrorExamples,
   sharedErrorExamples,
 } from './examples.js';
-import type { CompiledRoute } from './execute.js';
 import type { ArgSource } from './route.js';
 
 type JsonSchema = Record<string, unknown>;

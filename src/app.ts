@@ -3,7 +3,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
-import { compileRoute } from '../rest/execute.js';
+import { compileRoute } from '../rest/compile.js';
 import { useRest } from '../rest/index.js';
 import { routes } from '../rest/routes.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
@@ -25,7 +25,7 @@ import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidat
 import { recordWebhookDeliveries } from './domain/webhooks/deliveries.js';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './domain/webhooks/dispatcher.js';
 import { webhooksUnderMissingKeys } from './domain/webhooks/store.js';
-import { isInputCoercionError, serviceUnavailable } from './errors.js';
+import { isInputCoercionError, unavailableErrorOf } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
@@ -227,12 +227,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           // (graphql-js keeps the scalar's error as the original, and yoga would mask the whole answer).
           return createGraphQLError(error.message, { nodes: error.nodes });
         }
-        if (!services.unavailableCause(error)) return maskError(error, message, isDev);
-        const unavailable = serviceUnavailable(config.retryAfterSeconds);
-        return createGraphQLError(unavailable.message, {
-          extensions: unavailable.extensions,
-          path: (error as { path?: readonly (string | number)[] }).path,
-        });
+        return (
+          unavailableErrorOf(error, services.unavailableCause, config.retryAfterSeconds) ??
+          maskError(error, message, isDev)
+        );
       },
     },
     // useBodyLimit bounds every body, by caller, path and type; yoga's own limit would only stream each
@@ -271,7 +269,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       }),
       usePages({ graphiql: !config.production }),
       useDashboard({ buildOnDemand: !config.production }),
-      useRest(services, (): YogaServerInstance<ServerContext, Context> => yoga),
+      useRest(services),
       EnvelopArmorPlugin({
         ...armorLimits,
         // useNoSuggestions leaves suggestions out of every message, coercion included; this only masked some.

@@ -17,13 +17,11 @@ export interface Context {
   log: Logger;
 }
 
-/** What the transports hand to yoga: REST passes the viewer it already verified. */
+/** What the transports hand to yoga: graphql-ws passes the viewer of its socket. */
 export interface ServerContext {
   viewer?: Viewer;
   /** graphql-ws: the `connection_init` payload. */
   connectionParams?: Record<string, unknown>;
-  /** REST: the route's own request, which holds the in-flight admission (use-load-shedding). */
-  restRequest?: Request;
   /** node:http: the incoming message, whose socket gives the client address. */
   req?: { socket?: { remoteAddress?: string | undefined } };
 }

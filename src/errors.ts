@@ -23,7 +23,7 @@ export type ErrorCode =
   | 'UPSTREAM_TIMEOUT'
   | 'SERVICE_UNAVAILABLE';
 
-/** HTTP status of each error code; rest/ answers with these. */
+/** HTTP status of each error code: GraphQL over HTTP and REST answer with these. */
 export const statusOf: Record<ErrorCode, number> = {
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
@@ -94,6 +94,24 @@ export const serviceUnavailable = (retryAfterSeconds: number, message = 'Service
   });
 
 /**
+ * What an unexpected error answers when `unavailableCause` recognises an unreachable, overloaded or full
+ * database: 503 SERVICE_UNAVAILABLE with Retry-After (at `path`, for a field's error); null for any other
+ * error, which stays masked (500).
+ */
+export function unavailableErrorOf(
+  error: unknown,
+  unavailableCause: (error: unknown) => unknown,
+  retryAfterSeconds: number,
+): GraphQLError | null {
+  if (!unavailableCause(error)) return null;
+  const unavailable = serviceUnavailable(retryAfterSeconds);
+  return createGraphQLError(unavailable.message, {
+    extensions: unavailable.extensions,
+    path: (error as { path?: readonly (string | number)[] }).path,
+  });
+}
+
+/**
  * graphql-js's error for a variable or an argument value it could not coerce (`Variable "$x" got invalid
  * value …`, `Variable "$x" of non-null type … must not be null`, `Argument "x" …`): the client's input,
  * even when a scalar threw a plain error on a hostile value.
@@ -108,4 +126,76 @@ export function httpStatusOf(error: GraphQLError): number | undefined {
   if (typeof http?.status === 'number') return http.status;
   const code = error.extensions?.code;
   return typeof code === 'string' && Object.hasOwn(statusOf, code) ? statusOf[code as ErrorCode] : undefined;
+}
+
+/** Besides our codes, yoga's own body-size refusal. */
+const statusOfForeignCode: Record<string, number> = { REQUEST_ENTITY_TOO_LARGE: 413 };
+
+/** The HTTP status of an error code, ours or yoga's; undefined for any other (or none). */
+export function statusOfCode(code: unknown): number | undefined {
+  if (typeof code !== 'string') return undefined;
+  if (Object.hasOwn(statusOf, code)) return statusOf[code as ErrorCode];
+  return Object.hasOwn(statusOfForeignCode, code) ? statusOfForeignCode[code] : undefined;
+}
+
+/** The REST routes (and the REST reference's assets) live under this prefix; their errors are `{"detail"}`. */
+const REST_PREFIX = '/api/';
+
+/** Whether a path answers errors the REST way (`{"detail"}`) rather than as GraphQL errors. */
+export const isRestPath = (pathname: string): boolean => pathname.startsWith(REST_PREFIX);
+
+/** What a REST error says: a message, or Pydantic-style items (422). */
+export type RestDetail = string | ValidationDetail[];
+
+/** Whose Response answers: the platform's (REST routes) or yoga's fetch API (plugins), as each always did. */
+type ResponseMaker = { Response: Pick<typeof Response, 'json'> };
+
+/** A REST error answer: `{"detail"}` with its status; a 401 names its scheme (`WWW-Authenticate: Bearer`). */
+export function restErrorResponse(
+  status: number,
+  detail: RestDetail,
+  headers: Record<string, string> = {},
+  fetchAPI: ResponseMaker = globalThis,
+): Response {
+  const all: Record<string, string> = { ...headers };
+  if (status === 401) all['WWW-Authenticate'] = 'Bearer';
+  return fetchAPI.Response.json({ detail }, { status, headers: all });
+}
+
+/**
+ * A refusal written before any GraphQL runs (rate limit, load shedding, body limit): `{"detail"}` on REST
+ * paths, a GraphQL error with its code elsewhere, with the code's status either way.
+ */
+export function refusalResponse(
+  pathname: string,
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string>,
+  fetchAPI: ResponseMaker,
+): Response {
+  const status = statusOf[code];
+  if (isRestPath(pathname)) return restErrorResponse(status, message, headers, fetchAPI);
+  return fetchAPI.Response.json({ errors: [{ message, extensions: { code } }] }, { status, headers });
+}
+
+/** The headers an error asks its HTTP answer to carry (`extensions.http.headers`). */
+export function httpHeadersOf(error: GraphQLError): Record<string, string> {
+  const http = error.extensions?.http as { headers?: Record<string, string> } | undefined;
+  return { ...http?.headers };
+}
+
+/**
+ * A GraphQL error answered the REST way: its code's status, its message as `detail` (an error without a known
+ * code is internal: 500, its message hidden), its HTTP headers.
+ */
+export function restErrorResponseOf(error: GraphQLError): Response {
+  const status = statusOfCode(error.extensions?.code) ?? 500;
+  const detail = status === 500 ? 'Internal Server Error' : error.message;
+  return restErrorResponse(status, detail, withoutAuthenticate(httpHeadersOf(error)));
+}
+
+/** restErrorResponse adds the scheme of a 401 itself, after the other headers. */
+function withoutAuthenticate(headers: Record<string, string>): Record<string, string> {
+  const { 'WWW-Authenticate': _scheme, ...rest } = headers;
+  return rest;
 }

@@ -12,8 +12,8 @@ const pending = new WeakMap<Request, Promise<Authentication>>();
 const settled = new WeakMap<Request, Authentication>();
 
 /**
- * Verifies the request's bearer credential (or takes the viewer a transport already verified, as REST's
- * inner requests do). Memoized per request: the rate limit, the body limit, the response cache and the
+ * Verifies the request's bearer credential (or takes the viewer a transport already verified, as
+ * graphql-ws's inner requests do). Memoized per request: the rate limit, the body limit, the response cache and the
  * context all see the same outcome of one verification.
  */
 export function authenticateRequest(

@@ -2,7 +2,7 @@ import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
 import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from '../domain/agents/attachments.js';
-import { serviceError } from '../errors.js';
+import { refusalResponse, serviceError } from '../errors.js';
 
 /** Largest body read before the caller is authenticated, and of every request that needs no more. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -111,8 +111,8 @@ export function useBodyLimit({
   };
   return {
     onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      // REST routes and WebSocket operations run as inner requests, whose body the server wrote from what
-      // was already bounded (the route's body, one WebSocket frame).
+      // WebSocket operations run as inner requests, whose body the server wrote from what was already
+      // bounded (one WebSocket frame).
       if ((serverContext as { viewer?: unknown } | undefined)?.viewer) {
         limits.set(request, Number.POSITIVE_INFINITY);
         return;
@@ -121,14 +121,8 @@ export function useBodyLimit({
       limits.set(request, limit);
       const length = Number(request.headers.get('content-length') ?? 0);
       if (!(length > limit)) return;
-      const message = payloadTooLarge(limit).message;
       endResponse(
-        url.pathname.startsWith('/api/')
-          ? fetchAPI.Response.json({ detail: message }, { status: 413 })
-          : fetchAPI.Response.json(
-              { errors: [{ message, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] },
-              { status: 413 },
-            ),
+        refusalResponse(url.pathname, 'PAYLOAD_TOO_LARGE', payloadTooLarge(limit).message, {}, fetchAPI),
       );
     },
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {

@@ -1,6 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
-import { serviceUnavailable } from '../errors.js';
+import { isRestPath, refusalResponse, serviceUnavailable } from '../errors.js';
 import { clientAddressOf } from './use-rate-limit.js';
 
 export interface UseLoadSheddingOptions {
@@ -28,7 +28,7 @@ export interface Admission {
 }
 
 /** Why a request was not admitted: the message and headers of its 503. */
-export interface Refusal {
+interface Refusal {
   message: string;
   headers: Record<string, string>;
 }
@@ -37,31 +37,26 @@ interface Door {
   admit(request: Request, surface: 'rest' | 'graphql'): Refusal | null;
 }
 
-/**
- * The place each admitted request holds, by request. A REST route's inner GraphQL request holds the place of
- * its route request (`restRequest`, the same Admission), so whichever of the two is at hand can give it back.
- */
+/** The place each admitted request holds, by request. */
 const admissions = new WeakMap<Request, Admission>();
 /** The instance each outer request came through (tests run several in one process). */
 const doors = new WeakMap<Request, Door>();
 
 /**
  * Counts `request` against the database budget of the instance it came through, at the point where its
- * caller is authenticated and its body read: yoga's onParams for GraphQL, rest/execute.ts once the body
- * is read and checked. Null when admitted (also when it already was), the refusal otherwise.
+ * caller is authenticated and its body read: yoga's onParams, for GraphQL and REST alike. Null when admitted (also when it already was), the refusal otherwise.
  */
-export function admitRequest(request: Request): Refusal | null {
+function admitRequest(request: Request): Refusal | null {
   if (admissions.has(request)) return null;
   const door = doors.get(request);
   if (!door) return null;
-  return door.admit(request, new URL(request.url).pathname.startsWith('/api/') ? 'rest' : 'graphql');
+  return door.admit(request, isRestPath(new URL(request.url).pathname) ? 'rest' : 'graphql');
 }
 
 /**
  * Gives `request`'s place in the database budget back before its response is written, for work that then
  * waits without the database (a connector call waiting on its upstream holds a connector call slot
- * instead). Idempotent, and a no-op for a request that was not admitted; a REST route's request and its
- * inner GraphQL request give back the same place.
+ * instead). Idempotent, and a no-op for a request that was not admitted.
  */
 export function releaseAdmission(request: Request): void {
   admissions.get(request)?.release();
@@ -127,13 +122,8 @@ export function useLoadShedding({
 
   return {
     onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      const inner = serverContext as { viewer?: unknown; restRequest?: Request } | undefined;
-      // REST routes and WebSocket operations run as inner requests: REST's holds its route request's place.
-      if (inner?.viewer) {
-        const held = inner.restRequest && admissions.get(inner.restRequest);
-        if (held) admissions.set(request, held);
-        return;
-      }
+      // WebSocket operations run as inner requests, which the pool bounds (see above).
+      if ((serverContext as { viewer?: unknown } | undefined)?.viewer) return;
       doors.set(request, door);
       if (verifiedViewerOf(request) || exempt.includes(url.pathname)) return;
       const address = clientAddressOf(serverContext);
@@ -146,19 +136,19 @@ export function useLoadShedding({
       }
       const message = tooManyAnonymous(maxAnonymousPerAddress, retryAfterSeconds);
       // The body is not read: node:http drops what still arrives, within HTTP_BODY_TIMEOUT_MS.
-      const headers = { 'Retry-After': String(retryAfterSeconds) };
       endResponse(
-        url.pathname.startsWith('/api/')
-          ? fetchAPI.Response.json({ detail: message }, { status: 429, headers })
-          : fetchAPI.Response.json(
-              { errors: [{ message, extensions: { code: 'RATE_LIMITED' } }] },
-              { status: 429, headers },
-            ),
+        refusalResponse(
+          url.pathname,
+          'RATE_LIMITED',
+          message,
+          { 'Retry-After': String(retryAfterSeconds) },
+          fetchAPI,
+        ),
       );
     },
     onParams({ request }) {
-      // Outer GraphQL requests of a verified caller: the body is read now. Anonymous ones never reach the
-      // database (the context refuses every field but introspection); inner ones are counted by their outer.
+      // GraphQL and REST requests of a verified caller: the body is read now. Anonymous ones never reach the
+      // database (the context refuses every field but introspection); WebSocket operations are not counted.
       if (!doors.has(request) || !verifiedViewerOf(request)) return;
       const refusal = admitRequest(request);
       if (refusal) throw serviceUnavailable(retryAfterSeconds);

@@ -1,4 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
+import { restErrorResponse } from '../errors.js';
 import { DOCS_ASSETS_PREFIX, readDocsAsset } from '../pages/docs-assets.js';
 import { renderLandingPage } from '../pages/landing.js';
 import { page } from '../pages/security.js';
@@ -27,7 +28,7 @@ export function usePages({ graphiql = true }: UsePagesOptions = {}): Plugin {
       if (!url.pathname.startsWith(DOCS_ASSETS_PREFIX)) return;
       const asset = readDocsAsset(url.pathname.slice(DOCS_ASSETS_PREFIX.length));
       if (!asset) {
-        endResponse(fetchAPI.Response.json({ detail: 'Not Found' }, { status: 404 }));
+        endResponse(restErrorResponse(404, 'Not Found', {}, fetchAPI));
         return;
       }
       endResponse(

@@ -1,5 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { authenticationOf } from '../auth/request.js';
+import { isRestPath, refusalResponse } from '../errors.js';
 import { addressKey, callerKey, type RateLimiter } from '../rate-limit.js';
 
 export interface UseRateLimitOptions {
@@ -29,7 +30,7 @@ export function useRateLimit({
 }: UseRateLimitOptions): Plugin {
   return {
     async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      // REST routes run their operation as an inner request; the outer request was already counted.
+      // graphql-ws runs operations as inner requests; its socket was counted when it connected.
       if (exempt.includes(url.pathname) || (serverContext as { viewer?: unknown } | undefined)?.viewer)
         return;
       const address = clientAddressOf(serverContext);
@@ -41,16 +42,15 @@ export function useRateLimit({
               outcome?.status === 'verified' ? callerKey(outcome.viewer) : addressKey(address),
             );
       if (retryAfter === null) return;
-      refusals?.inc({ surface: url.pathname.startsWith('/api/') ? 'rest' : 'graphql' });
-      const headers = { 'Retry-After': String(retryAfter) };
-      const message = `Too many requests; retry in ${retryAfter} s`;
+      refusals?.inc({ surface: isRestPath(url.pathname) ? 'rest' : 'graphql' });
       endResponse(
-        url.pathname.startsWith('/api/')
-          ? fetchAPI.Response.json({ detail: message }, { status: 429, headers })
-          : fetchAPI.Response.json(
-              { errors: [{ message, extensions: { code: 'RATE_LIMITED' } }] },
-              { status: 429, headers },
-            ),
+        refusalResponse(
+          url.pathname,
+          'RATE_LIMITED',
+          `Too many requests; retry in ${retryAfter} s`,
+          { 'Retry-After': String(retryAfter) },
+          fetchAPI,
+        ),
       );
     },
   };

@@ -25,8 +25,8 @@ export function useRequestLog({
   const entries = new WeakMap<Request, Entry>();
   return {
     onRequest({ request, serverContext }) {
-      // REST routes run their operation as an inner request carrying the viewer they verified; the outer
-      // request is the one logged. Decided here: once the context is built, every authenticated request's
+      // graphql-ws runs operations as inner requests carrying the socket's viewer; those are not logged as
+      // HTTP requests. Decided here: once the context is built, every authenticated request's
       // server context has a viewer.
       if ((serverContext as { viewer?: unknown } | undefined)?.viewer) return;
       entries.set(request, { start: performance.now() });

@@ -91,7 +91,7 @@ export function useTracing({
     });
   }
 
-  /** The tenant is known once the context is built; the HTTP span (the outer one for REST) gets it too. */
+  /** The tenant is known once the context is built; the HTTP span gets it too. */
   function tagTenant(graphqlContext: GraphQLContext) {
     const tenantId = graphqlContext.viewer?.tenantId;
     if (!tenantId) return;
@@ -122,7 +122,7 @@ export function useTracing({
       request({ request }, wrapped) {
         const url = new URL(request.url);
         const active = context.active();
-        // A REST route's inner GraphQL request belongs to the outer request's span.
+        // An inner request (graphql-ws's) belongs to the span around it.
         if (quietPaths.includes(url.pathname) || active.getValue(HTTP_SPAN)) return wrapped();
         const route = routeOf(url.pathname);
         const parent = propagation.extract(active, request.headers, headerGetter);

@@ -1,16 +1,16 @@
-import type { Context, ServerContext } from '../../context.js';
+import type { Context } from '../../context.js';
 import { releaseAdmission } from '../../plugins/use-load-shedding.js';
 
 /**
  * Gives the request's place in the in-flight budget back (use-load-shedding): a connector call waits on
- * its upstream under its own per-tenant slots, not on the budget that protects the database. Over REST
- * the route's own request holds the place.
+ * its upstream under its own per-tenant slots, not on the budget that protects the database. GraphQL and
+ * REST hold it in the one request yoga runs.
  */
 export function leavingAdmission(context: Context) {
-  const { request, restRequest } = context as Context & ServerContext & { request?: Request };
+  const { request } = context as Context & { request?: Request };
   return {
     beforeUpstream() {
-      for (const held of [request, restRequest]) if (held) releaseAdmission(held);
+      if (request) releaseAdmission(request);
     },
   };
 }

@@ -1,0 +1,145 @@
+import {
+  type DocumentNode,
+  type GraphQLArgument,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  print,
+  typeFromAST,
+} from 'graphql';
+import type { z } from 'zod';
+import type { Viewer } from '../src/auth/viewer.js';
+import { scopesOf } from '../src/builder.js';
+import type { Route } from './route.js';
+
+type ScopeMap = Record<string, unknown>;
+
+/** A route with what is derived from its operation once: printed query, root field, rules and roles. */
+export interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  pathParams: string[];
+  query: string;
+  operationName: string;
+  rootField: string;
+  /** The root field's arguments, for the input rules every argument obeys. */
+  args: readonly GraphQLArgument[];
+  argsSchema: z.ZodType | undefined;
+  /** Each variable's type, as GraphQL coerces it. */
+  variableTypes: Record<string, GraphQLInputType>;
+  authScopes: ScopeMap | undefined;
+}
+
+export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute {
+  if (!(route.document as DocumentNode | undefined)?.definitions) {
+    throw new Error(
+      `route ${route.method} ${route.path}: its document is not generated yet (run npm run codegen)`,
+    );
+  }
+  const operation = (route.document as DocumentNode).definitions.find(
+    (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  const selection = operation?.selectionSet.selections[0];
+  if (!operation?.name || selection?.kind !== Kind.FIELD) {
+    throw new Error(`route ${route.method} ${route.path} needs a named operation with one root field`);
+  }
+  const rootType =
+    operation.operation === 'mutation'
+      ? schema.getMutationType()
+      : operation.operation === 'query'
+        ? schema.getQueryType()
+        : undefined;
+  const field = rootType?.getFields()[selection.name.value] as GraphQLField<unknown, unknown> | undefined;
+  if (!rootType || !field)
+    throw new Error(`route ${route.method} ${route.path}: no root field ${selection.name.value}`);
+  const pathParams: string[] = [];
+  const pattern = new RegExp(
+    `^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_match, name: string) => {
+      pathParams.push(name);
+      return '([^/]+)';
+    })}/?$`,
+  );
+  const extensions = field.extensions as { argsSchema?: z.ZodType; pothosOptions?: { authScopes?: unknown } };
+  const typeScopes = (rootType.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions
+    ?.authScopes;
+  const fieldScopes = extensions.pothosOptions?.authScopes;
+  return {
+    route,
+    pattern,
+    pathParams,
+    query: print(route.document as DocumentNode),
+    operationName: operation.name.value,
+    rootField: selection.alias?.value ?? selection.name.value,
+    args: field.args,
+    argsSchema: extensions.argsSchema,
+    variableTypes: Object.fromEntries(
+      (operation.variableDefinitions ?? []).map((definition) => [
+        definition.variable.name.value,
+        typeFromAST(schema, definition.type as never) as GraphQLInputType,
+      ]),
+    ),
+    authScopes: (typeof fieldScopes === 'object'
+      ? fieldScopes
+      : typeof typeScopes === 'object'
+        ? typeScopes
+        : undefined) as ScopeMap | undefined,
+  };
+}
+
+function scopesAllow(
+  scopes: ScopeMap,
+  granted: Record<string, boolean>,
+  strategy: 'any' | 'all' = 'any',
+): boolean {
+  const results = Object.entries(scopes).map(([scope, wanted]) => {
+    if (scope === '$any') return scopesAllow(wanted as ScopeMap, granted, 'any');
+    if (scope === '$all') return scopesAllow(wanted as ScopeMap, granted, 'all');
+    return wanted === true ? !!granted[scope] : true;
+  });
+  return strategy === 'any' ? results.some(Boolean) : results.every(Boolean);
+}
+
+/**
+ * Whether the caller's roles allow the route, from the same auth scopes the GraphQL field enforces: asked
+ * before the body is read, so a caller without the role learns nothing about what its body would answer.
+ */
+export function allows(compiled: CompiledRoute, viewer: Viewer): boolean {
+  return (
+    !compiled.authScopes ||
+    scopesAllow(compiled.authScopes, scopesOf(viewer) as unknown as Record<string, boolean>)
+  );
+}
+
+/** A path segment as text; null when its percent-encoding is broken (no route has such a path: 404). */
+function decodeSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+export type RouteMatch =
+  | { candidate: CompiledRoute; params: Record<string, string> }
+  | { candidate?: undefined; allowed: string[] };
+
+/** The route a method and path name, with its path parameters; else the methods the path allows (405). */
+export function matchRoute(compiled: readonly CompiledRoute[], method: string, pathname: string): RouteMatch {
+  const allowed = new Set<string>();
+  for (const candidate of compiled) {
+    const found = candidate.pattern.exec(pathname);
+    if (!found) continue;
+    if (candidate.route.method === method) {
+      const decoded = candidate.pathParams.map((name, index) => [
+        name,
+        decodeSegment(found[index + 1] ?? ''),
+      ]);
+      if (decoded.some(([, value]) => value === null)) return { allowed: [] };
+      return { candidate, params: Object.fromEntries(decoded) as Record<string, string> };
+    }
+    allowed.add(candidate.route.method);
+  }
+  return { allowed: [...allowed] };
+}
