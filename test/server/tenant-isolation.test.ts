@@ -49,6 +49,8 @@ interface Target {
   processId: string;
   candidateId: string;
   approvalId: string;
+  webhookId: string;
+  deliveryId: string;
 }
 
 interface Case {
@@ -232,6 +234,41 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { requestConnectorCallChanges(id: $id) { id status } }',
     variables: (target) => ({ id: target.approvalId }),
   },
+  'Query.webhook': {
+    roles: managers,
+    query: 'query($id: ID!) { webhook(id: $id) { id url status } }',
+    variables: (target) => ({ id: target.webhookId }),
+  },
+  'Query.webhookDeliveries': {
+    roles: managers,
+    query: 'query($id: ID!) { webhookDeliveries(webhookId: $id) { nodes { id eventType } } }',
+    variables: (target) => ({ id: target.webhookId }),
+  },
+  'Query.webhookDelivery': {
+    roles: managers,
+    query: 'query($id: ID!) { webhookDelivery(id: $id) { id eventType status } }',
+    variables: (target) => ({ id: target.deliveryId }),
+  },
+  'Mutation.rotateWebhookSecret': {
+    roles: managers,
+    query: 'mutation($id: ID!) { rotateWebhookSecret(id: $id) { secret } }',
+    variables: (target) => ({ id: target.webhookId }),
+  },
+  'Mutation.disableWebhook': {
+    roles: managers,
+    query: 'mutation($id: ID!) { disableWebhook(id: $id) { id status } }',
+    variables: (target) => ({ id: target.webhookId }),
+  },
+  'Mutation.enableWebhook': {
+    roles: managers,
+    query: 'mutation($id: ID!) { enableWebhook(id: $id) { id status } }',
+    variables: (target) => ({ id: target.webhookId }),
+  },
+  'Mutation.redeliverWebhookDelivery': {
+    roles: managers,
+    query: 'mutation($id: ID!) { redeliverWebhookDelivery(id: $id) { id status } }',
+    variables: (target) => ({ id: target.deliveryId }),
+  },
   'Mutation.promoteModelVersion': {
     roles: managers,
     query: 'mutation($id: ID!) { promoteModelVersion(id: $id) { id tenantId } }',
@@ -269,6 +306,8 @@ let t: TestApp;
 let a: SeededTenant;
 /** A call of tenant A waiting for approval. */
 let approvalId: string;
+/** A webhook of tenant A and one delivery of it. */
+let webhook: { webhookId: string; deliveryId: string };
 /** Tenant B's callers, one per role. */
 const outsiders = {} as Record<Role, Caller>;
 
@@ -285,6 +324,7 @@ const targetOf = (seeded: SeededTenant): Target => ({
   processId: seeded.processId,
   candidateId: seeded.candidateId,
   approvalId,
+  ...webhook,
 });
 
 /** Ids of nothing; names nobody used (each call gets new ones, so name-keyed creations start afresh). */
@@ -301,6 +341,8 @@ const nothing = (): Target => ({
   processId: `proc-${randomUUID().slice(0, 8)}`,
   candidateId: `cand-${randomUUID().slice(0, 8)}`,
   approvalId: randomUUID(),
+  webhookId: randomUUID(),
+  deliveryId: randomUUID(),
 });
 
 /** Strings that only tenant A's data holds, except what the request itself names (errors may echo it). */
@@ -316,6 +358,9 @@ function markersOf(seeded: SeededTenant, request: unknown): string[] {
     seeded.recommendationId,
     approvalId,
     'approval-probe@example.com',
+    webhook.webhookId,
+    webhook.deliveryId,
+    'hooks.tenant-a.example',
     ...seeded.variantIds,
     ...seeded.modelVersionIds,
     'Plan Q3',
@@ -374,11 +419,45 @@ async function seedPendingApproval(seeded: SeededTenant): Promise<string> {
   return invoked.data.invokeConnector.id;
 }
 
+/**
+ * A webhook of tenant A with one delivery, written as the store and the relay write them (registration
+ * would resolve the URL's host, which this test has no resolver for; what is read here is the rows).
+ */
+async function seedWebhook(seeded: SeededTenant): Promise<{ webhookId: string; deliveryId: string }> {
+  const webhookId = randomUUID();
+  const deliveryId = randomUUID();
+  await t.db.prisma.webhook.create({
+    data: {
+      id: webhookId,
+      tenantId: seeded.tenantId,
+      role: 'cfo',
+      url: 'https://hooks.tenant-a.example/boardroom',
+      keyId: 'probe',
+      sealedSecret: randomBytes(60),
+      createdBy: 'chair-a',
+    },
+  });
+  await t.db.prisma.webhookDelivery.create({
+    data: {
+      id: deliveryId,
+      tenantId: seeded.tenantId,
+      webhookId,
+      messageId: deliveryId,
+      eventId: randomUUID(),
+      eventType: 'task.queued',
+      body: '{"type":"task.queued"}',
+      status: 'failed',
+    },
+  });
+  return { webhookId, deliveryId };
+}
+
 beforeAll(async () => {
   // With a key, so that setting a credential reaches the connector lookup instead of NOT_CONFIGURED.
   t = await createTestApp({ env: { CONNECTOR_SECRETS_KEY: `probe:${randomBytes(32).toString('base64')}` } });
   a = await seedTenant(t);
   approvalId = await seedPendingApproval(a);
+  webhook = await seedWebhook(a);
   const tenantB = randomUUID();
   await t.app.services.tenants.ensure(tenantB);
   for (const role of everyone) outsiders[role] = await t.caller([role], { tenantId: tenantB });
@@ -438,6 +517,10 @@ describe('tenant isolation, generated from the schema', () => {
         { versionNumber: 1, deploymentStatus: 'archived' },
       ],
     });
+    // Neither rotated, disabled nor redelivered by another tenant.
+    const hook = await t.db.prisma.webhook.findUniqueOrThrow({ where: { id: webhook.webhookId } });
+    expect([hook.status, hook.secretRotatedAt, hook.disabledAt]).toEqual(['active', null, null]);
+    expect(await t.db.prisma.webhookDelivery.count({ where: { webhookId: webhook.webhookId } })).toBe(1);
   });
 });
 
