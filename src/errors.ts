@@ -1,4 +1,4 @@
-import type { GraphQLError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import type { ValidationDetail } from './validation/pydantic.js';
 
@@ -118,6 +118,29 @@ export function unavailableErrorOf(
  */
 export function isInputCoercionError(error: GraphQLError): boolean {
   return /^(?:Variable "\$|Argument ")/.test(error.message);
+}
+
+/**
+ * A result as a client receives it outside HTTP (graphql-ws): without the extensions meant for the HTTP
+ * answer (the result's and each error's `http`, an error's `unexpected`), as yoga writes an HTTP body.
+ */
+export function withoutInternals(result: ExecutionResult): ExecutionResult {
+  const { http: _http, ...extensions } = result.extensions ?? {};
+  return {
+    ...result,
+    errors: result.errors?.map((error) => {
+      const { http: _http, unexpected: _unexpected, ...rest } = error.extensions ?? {};
+      return createGraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        originalError: error.originalError,
+        extensions: Object.keys(rest).length > 0 ? rest : undefined,
+      });
+    }),
+    extensions: Object.keys(extensions).length > 0 ? extensions : undefined,
+  };
 }
 
 /** The HTTP status an error answers with: its `extensions.http.status`, else its code's, if any. */

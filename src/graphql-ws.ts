@@ -6,9 +6,10 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { App } from './app.js';
 import { hasExpired, onExpiry } from './auth/expiry.js';
+import { authenticateRequest } from './auth/request.js';
 import type { Viewer } from './auth/viewer.js';
 import { authenticate } from './context.js';
-import { badRequest, serviceError, unauthenticated } from './errors.js';
+import { badRequest, serviceError, unauthenticated, withoutInternals } from './errors.js';
 import { callerKey as callerKeyOf } from './rate-limit.js';
 
 /**
@@ -53,6 +54,8 @@ interface Prepared {
   payload: SubscribePayload;
   viewer: Viewer;
   requestId: string;
+  /** The operation's request: what yoga's hooks, the context and the response cache key on. */
+  request: Request;
 }
 
 export interface GraphQLOverWebSocket {
@@ -78,8 +81,9 @@ const unexpected = () => new GraphQLError('Unexpected error.');
 /**
  * graphql-ws on `wsServer`: the token is verified once at connection_init and its viewer serves every
  * operation of the socket until the token expires, when the socket is closed with 4401. Subscriptions run
- * through yoga's envelop; queries and mutations run as inner requests of yoga, as REST's do, so the response
- * cache, error masking and every other plugin treat them as they treat HTTP. Whatever fails while an
+ * through yoga's envelop; queries and mutations run through `getResultForParams`, as REST's do: the onParams
+ * hooks (response cache, input limits), the enveloped operation and its result hooks, with the socket's
+ * viewer as the request's authentication and no second HTTP request. Whatever fails while an
  * operation is prepared answers an `error` for its id; the socket and its other operations stay open.
  */
 export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): GraphQLOverWebSocket {
@@ -245,8 +249,9 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
               }),
             ];
           }
+          const operationRequest = toRequest(request, requestId);
           const enveloped = yoga.getEnveloped({
-            request: toRequest(request, requestId),
+            request: operationRequest,
             viewer,
             params: payload,
           });
@@ -265,10 +270,10 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
             document,
             operationName: payload.operationName,
             variableValues: payload.variables,
-            // Only subscriptions execute here; queries and mutations build theirs in the inner request.
+            // Only subscriptions execute with this context; getResultForParams builds the others' own.
             contextValue: operation.operation === 'subscription' ? await enveloped.contextFactory() : {},
           };
-          prepared.set(args, { enveloped, payload, viewer, requestId });
+          prepared.set(args, { enveloped, payload, viewer, requestId, request: operationRequest });
           return args;
         } catch (error) {
           // Syntax errors are thrown by parse; anything else is unexpected and stays masked.
@@ -281,26 +286,26 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
         const operation = prepared.get(args);
         if (!operation) return { errors: [unexpected()] };
         try {
-          const response = await yoga.fetch(
-            'http://yoga/graphql',
+          // The socket's verified caller is this request's authentication, for the response cache as for
+          // the context: nothing is verified twice.
+          await authenticateRequest(services.tokens, operation.request, operation.viewer);
+          const { query, operationName, variables, extensions } = operation.payload;
+          const result = (await yoga.getResultForParams(
             {
-              method: 'POST',
-              headers: {
-                'content-type': 'application/json',
-                accept: 'application/json',
-                'x-request-id': operation.requestId,
+              params: {
+                query,
+                operationName: operationName ?? undefined,
+                variables: variables ?? undefined,
+                extensions: extensions ?? undefined,
               },
-              body: JSON.stringify({
-                query: operation.payload.query,
-                operationName: operation.payload.operationName,
-                variables: operation.payload.variables,
-              }),
+              request: operation.request,
             },
             { viewer: operation.viewer },
-          );
-          // Plain JSON errors: onNext sends the result as it is.
-          return (await response.json()) as ExecutionResult;
+          )) as ExecutionResult;
+          return withoutInternals(result);
         } catch (error) {
+          // An onParams hook's refusal (the input limits) answers like the operation's own errors.
+          if (error instanceof GraphQLError) return withoutInternals({ errors: [error] });
           logger.error({ err: error, requestId: operation.requestId }, 'websocket operation failed');
           return { errors: [unexpected()] };
         }
@@ -325,7 +330,7 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
         }
         const operation = connection.operations.get(id);
         if (operation && result.errors?.length) operation.errors = true;
-        // GraphQLErrors serialise through their toJSON; the inner requests' errors already are JSON.
+        // GraphQLErrors serialise through their toJSON.
         return result as ExecutionResult;
       },
       onError: (ctx, id, _payload, errors) => {

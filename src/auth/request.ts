@@ -13,7 +13,7 @@ const settled = new WeakMap<Request, Authentication>();
 
 /**
  * Verifies the request's bearer credential (or takes the viewer a transport already verified, as
- * graphql-ws's inner requests do). Memoized per request: the rate limit, the body limit, the response cache and the
+ * graphql-ws does for each operation of a socket). Memoized per request: the rate limit, the body limit, the response cache and the
  * context all see the same outcome of one verification.
  */
 export function authenticateRequest(

@@ -110,13 +110,7 @@ export function useBodyLimit({
     return maxBytes;
   };
   return {
-    onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      // WebSocket operations run as inner requests, whose body the server wrote from what was already
-      // bounded (one WebSocket frame).
-      if ((serverContext as { viewer?: unknown } | undefined)?.viewer) {
-        limits.set(request, Number.POSITIVE_INFINITY);
-        return;
-      }
+    onRequest({ request, url, endResponse, fetchAPI }) {
       const limit = limitOf(request, url.pathname);
       limits.set(request, limit);
       const length = Number(request.headers.get('content-length') ?? 0);

@@ -86,7 +86,7 @@ function sessionTag(session: string): string {
 
 /**
  * The response cache, scoped to the verified caller. The session comes from the credential verified when
- * the request arrived (useAuthentication), or from the viewer graphql-ws passes with its inner requests; a
+ * the request arrived (useAuthentication), or from the socket's viewer for a graphql-ws operation; a
  * request without a verified caller is neither served from nor stored in the cache. Keys start with a
  * digest of the session, so an `If-None-Match` naming another caller's entry never answers 304: such a
  * request runs uncached.

@@ -122,8 +122,6 @@ export function useLoadShedding({
 
   return {
     onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      // WebSocket operations run as inner requests, which the pool bounds (see above).
-      if ((serverContext as { viewer?: unknown } | undefined)?.viewer) return;
       doors.set(request, door);
       if (verifiedViewerOf(request) || exempt.includes(url.pathname)) return;
       const address = clientAddressOf(serverContext);

@@ -76,11 +76,8 @@ export function useMetrics({
       );
       registerContextErrorHandler(({ context }) => record(context, 'error'));
     },
-    async onRequest({ request, url, endResponse, serverContext }) {
-      // graphql-ws runs queries and mutations as inner requests (the only ones arriving with a viewer),
-      // which are not HTTP requests of a client. Checked here: yoga later merges the context into serverContext.
-      if (!(serverContext as { viewer?: unknown } | undefined)?.viewer)
-        started.set(request, performance.now());
+    async onRequest({ request, url, endResponse }) {
+      started.set(request, performance.now());
       if (url.pathname === '/metrics' && request.method === 'GET') {
         endResponse(await metricsResponse(metrics, access, request.headers.get('authorization')));
       }

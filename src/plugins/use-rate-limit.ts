@@ -30,9 +30,7 @@ export function useRateLimit({
 }: UseRateLimitOptions): Plugin {
   return {
     async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      // graphql-ws runs operations as inner requests; its socket was counted when it connected.
-      if (exempt.includes(url.pathname) || (serverContext as { viewer?: unknown } | undefined)?.viewer)
-        return;
+      if (exempt.includes(url.pathname)) return;
       const address = clientAddressOf(serverContext);
       const outcome = authenticationOf(request);
       const retryAfter =

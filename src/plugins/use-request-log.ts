@@ -24,11 +24,7 @@ export function useRequestLog({
 }: UseRequestLogOptions): Plugin {
   const entries = new WeakMap<Request, Entry>();
   return {
-    onRequest({ request, serverContext }) {
-      // graphql-ws runs operations as inner requests carrying the socket's viewer; those are not logged as
-      // HTTP requests. Decided here: once the context is built, every authenticated request's
-      // server context has a viewer.
-      if ((serverContext as { viewer?: unknown } | undefined)?.viewer) return;
+    onRequest({ request }) {
       entries.set(request, { start: performance.now() });
     },
     onParams({ request, params }) {

@@ -122,7 +122,7 @@ export function useTracing({
       request({ request }, wrapped) {
         const url = new URL(request.url);
         const active = context.active();
-        // An inner request (graphql-ws's) belongs to the span around it.
+        // A request made inside another's span belongs to it.
         if (quietPaths.includes(url.pathname) || active.getValue(HTTP_SPAN)) return wrapped();
         const route = routeOf(url.pathname);
         const parent = propagation.extract(active, request.headers, headerGetter);

@@ -74,6 +74,31 @@ describe('graphql-ws carries every operation type', () => {
     await socket.close();
   });
 
+  it('runs a query and a mutation in the socket’s request: no second HTTP request, no second verification', async () => {
+    const chairman = await t.caller(['chairman']);
+    const socket = await openSocket(server.url, chairman);
+    const fetch = vi.spyOn(t.app.yoga, 'fetch');
+    const verify = vi.spyOn(t.app.services.tokens, 'verify');
+    try {
+      socket.subscribe('query', 'query Me { me { sub } }');
+      socket.subscribe('mutation', 'mutation { setDogfoodLiveMode(enabled: false) { dogfoodLiveMode } }');
+      expect(await socket.settled('query')).toEqual([
+        { id: 'query', type: 'next', payload: { data: { me: { sub: chairman.sub } } } },
+        { id: 'query', type: 'complete' },
+      ]);
+      expect(await socket.settled('mutation')).toEqual([
+        { id: 'mutation', type: 'next', payload: { data: { setDogfoodLiveMode: { dogfoodLiveMode: false } } } },
+        { id: 'mutation', type: 'complete' },
+      ]);
+      expect(fetch).not.toHaveBeenCalled();
+      expect(verify).not.toHaveBeenCalled();
+    } finally {
+      fetch.mockRestore();
+      verify.mockRestore();
+      await socket.close();
+    }
+  });
+
   it('answers a cached query, and answers it again from the cache', async () => {
     const chairman = await t.caller(['chairman']);
     const socket = await openSocket(server.url, chairman);
