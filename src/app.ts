@@ -3,6 +3,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
+import { useMcp } from '../mcp/index.js';
 import { compileRoute } from '../rest/compile.js';
 import { useRest } from '../rest/index.js';
 import { routes } from '../rest/routes.js';
@@ -270,6 +271,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       usePages({ graphiql: !config.production }),
       useDashboard({ buildOnDemand: !config.production }),
       useRest(services),
+      useMcp(services),
       EnvelopArmorPlugin({
         ...armorLimits,
         // useNoSuggestions leaves suggestions out of every message, coercion included; this only masked some.
