@@ -65,7 +65,7 @@ export function variablesOf(
   args: Record<string, unknown> | undefined,
 ): Record<string, unknown> {
   const given = args ?? {};
-  const unknown = Object.keys(given).filter((name) => !Object.hasOwn(mapping, name));
+  const unknown = Object.keys(given).filter((name) => !Object.hasOwn(schema.properties, name));
   if (unknown.length > 0)
     throw invalidParams(`Unknown argument${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
   const missing = (schema.required ?? []).filter((name) => given[name] === undefined);
