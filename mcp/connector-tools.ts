@@ -5,7 +5,7 @@ import { graphql } from '../src/generated/graphql/index.js';
 import type { ToolInputSchema } from './arguments.js';
 import type { Execution } from './execute.js';
 
-const ListConnectors = graphql(`
+export const ListConnectors = graphql(`
   query McpConnectors($after: String) {
     connectors(first: 100, after: $after) {
       nodes {

@@ -18,7 +18,7 @@ import { requestIdOf } from '../src/plugins/use-request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
 import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
-import { type ConnectorTool, connectorTools, InvokeConnector } from './connector-tools.js';
+import { type ConnectorTool, connectorTools, InvokeConnector, ListConnectors } from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
 import { type AgentTool, agentTools } from './tools.js';
 
@@ -45,6 +45,13 @@ export function compileTools(): CompiledTool[] {
 }
 
 const invokeOperation = compileOperation(InvokeConnector, schema, 'MCP connector tools');
+
+/** Every operation the MCP tools run, for the metrics' operation names. */
+export const mcpOperations = (): CompiledOperation[] => [
+  ...compileTools().map((tool) => tool.compiled),
+  invokeOperation,
+  compileOperation(ListConnectors, schema, 'MCP connector tools'),
+];
 const CONNECTOR_TOOL_MAPPING = { query: 'input.query', body: 'input.body', headers: 'input.headers' };
 
 function listedTool(tool: CompiledTool): Tool {
