@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
+import { compileTools } from '../mcp/index.js';
 import { createApp } from '../src/app.js';
 import { signToken } from '../src/auth/tokens.js';
 import { loadConfig } from '../src/config.js';
@@ -30,10 +31,14 @@ export interface McpCallFigures {
 const SECRET = 'bench-secret-that-is-long-enough-for-hs256-signing';
 const TENANT = '5b0e2f6c-3d1a-4c8e-9f7b-2a1c0d9e8f7a';
 
-const CLAIM =
-  'mutation Claim($role: String!) { claimNextTask(role: $role) { outcome task { id role status message } } }';
-const COMPLETE =
-  'mutation Complete($id: ID!, $input: CompleteTaskInput!) { completeTask(id: $id, input: $input) { id status tokensUsed costUsd } }';
+/** The very documents the two tools run, so the GraphQL side does the same work minus the MCP face. */
+const toolQuery = (name: string) => {
+  const tool = compileTools().find((candidate) => candidate.tool.name === name);
+  if (!tool) throw new Error(`no MCP tool ${name}`);
+  return tool.compiled.query;
+};
+const CLAIM = toolQuery('claim_next_task');
+const COMPLETE = toolQuery('complete_task');
 
 export async function measureMcpCalls(rounds: number, pairsPerRound: number): Promise<McpCallFigures> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-bench-mcp-'));

@@ -82,6 +82,24 @@ describe('MCP agent tools', () => {
     await client.close();
   });
 
+  it('answers a budget without room as the claim’s outcome, with the budget and when to retry, and claims nothing', async () => {
+    const agent = await t.caller(['agent']);
+    const chairman = await t.caller(['chairman'], { tenantId: agent.tenantId });
+    await queueTasks(t, agent.tenantId, 'clo', 1);
+    await setBudget(t, chairman, { role: 'clo', period: 'month', limitUsd: '1', estimateUsd: '2' });
+    const client = await connectMcp(server, agent);
+    const refused = await callTool(client, 'claim_next_task', { role: 'clo' });
+    expect(refused.isError).toBeUndefined();
+    expect(refused.structuredContent.claimNextTask).toMatchObject({
+      outcome: 'role_budget_exhausted',
+      task: null,
+      budget: { role: 'clo', limitUsd: '1' },
+      retryAt: expect.any(String),
+    });
+    expect(await t.db.prisma.task.count({ where: { tenantId: agent.tenantId, status: 'pending' } })).toBe(1);
+    await client.close();
+  });
+
   it('fails a claimed task with its reason', async () => {
     const agent = await t.caller(['agent']);
     await queueTasks(t, agent.tenantId, 'cto', 1);
@@ -126,6 +144,16 @@ describe('MCP agent tools', () => {
     });
     expect(notMine.isError).toBe(true);
     expect(notMine.structuredContent.error.code).toBe('NOT_FOUND');
+
+    for (const [name, args] of [
+      ['fail_task', { taskId: '00000000-0000-4000-8000-000000000000', error: 'x' }],
+      ['read_budget', { role: 'nobody' }],
+      ['read_vital_signs', { role: 'nobody' }],
+    ] as const) {
+      const refused = await callTool(client, name, args);
+      expect(refused.isError, name).toBe(true);
+      expect(refused.structuredContent.error.code, name).toBe('NOT_FOUND');
+    }
     await client.close();
   });
 
