@@ -3,7 +3,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { GraphQLParams, YogaServer } from 'graphql-yoga';
 import type { Context, ServerContext } from '../src/context.js';
-import { httpStatusOf, isInputCoercionError } from '../src/errors.js';
+import { httpHeadersOf, httpStatusOf, isInputCoercionError } from '../src/errors.js';
 import type { ValidationDetail } from '../src/validation/index.js';
 import { invalidParams, toToolDetail } from './arguments.js';
 
@@ -41,11 +41,16 @@ const toolResult = (structured: Record<string, unknown>): CallToolResult => ({
   structuredContent: structured,
 });
 
-/** What a client needs of a GraphQL error besides its message: its code, status and facts (never `http`). */
+/** What a client needs of a GraphQL error besides its message: code, status, facts, retryAfter (never `http`). */
 function errorFacts(error: GraphQLError): Record<string, unknown> {
   const { http: _http, ...extensions } = error.extensions ?? {};
   const status = httpStatusOf(error);
-  return { ...extensions, ...(status !== undefined ? { status } : {}) };
+  const retryAfter = httpHeadersOf(error)['Retry-After'];
+  return {
+    ...(retryAfter !== undefined ? { retryAfter: Number(retryAfter) } : {}),
+    ...extensions,
+    ...(status !== undefined ? { status } : {}),
+  };
 }
 
 /**

@@ -157,6 +157,49 @@ describe('MCP endpoint limits and metadata', () => {
     }
   });
 
+  it('answers tool calls beyond the database budget as tool errors with retryAfter, never a 500', async () => {
+    const shedding = await createTestApp({ env: { DATABASE_POOL_SIZE: '1', DATABASE_QUEUE_SIZE: '0' } });
+    try {
+      const agent = await shedding.caller(['agent']);
+      const call = async () => {
+        const response = await shedding.app.yoga.fetch('http://yoga/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization: `Bearer ${agent.token}`,
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'claim_next_task', arguments: { role: 'cfo' } },
+          }),
+        });
+        return { status: response.status, body: (await response.json()) as any };
+      };
+      const answers = await Promise.all(Array.from({ length: 20 }, call));
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+      const refused = answers.filter((answer) => answer.body.result?.isError);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused[0]?.body.result).toEqual({
+        content: [{ type: 'text', text: 'Service temporarily unavailable; retry in 2 s' }],
+        structuredContent: {
+          error: {
+            message: 'Service temporarily unavailable; retry in 2 s',
+            code: 'SERVICE_UNAVAILABLE',
+            retryAfter: 2,
+            status: 503,
+          },
+        },
+        isError: true,
+      });
+      expect(answers.some((answer) => answer.body.result?.structuredContent?.claimNextTask)).toBe(true);
+    } finally {
+      await shedding.close();
+    }
+  });
+
   it('publishes the protected resource metadata only when an external identity provider is configured', async () => {
     const none = await fetch(`${server.url}/.well-known/oauth-protected-resource`);
     expect(none.status).toBe(404);
