@@ -1,6 +1,7 @@
 // The report of a run: its shape (also written as JSON) and the tables printed at the end.
 import type { IngestionFigures } from './experiments.js';
 import type { PropagationFigures } from './finetuning.js';
+import type { McpCallFigures } from './mcp.js';
 import type { Plan, Summary } from './measure.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
@@ -41,6 +42,7 @@ export interface BenchReport {
   startup: Partial<Record<DatabaseKind, StartupFigures>>;
   propagation?: PropagationFigures;
   webhooks?: WebhookLatencyFigures;
+  mcp?: McpCallFigures;
   errors: { case: string; error: string }[];
 }
 
@@ -236,6 +238,12 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { deliveries, medianMs, p99Ms, worstMs, mutationMedianMs } = report.webhooks;
     console.log(
       `\nWebhook delivery after the commit that queued the work (PGlite, loopback HTTPS, ${deliveries} deliveries): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 100), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(mutationMedianMs, 1)} ms`,
+    );
+  }
+  if (report.mcp) {
+    const { rounds, pairsPerRound, graphqlMedianMs, mcpMedianMs, ratio } = report.mcp;
+    console.log(
+      `\nMCP claim_next_task + complete_task against claimNextTask + completeTask over GraphQL (PGlite, in process, ${rounds} rounds of ${pairsPerRound} pairs): ${fixed(mcpMedianMs, 2)} ms / ${fixed(graphqlMedianMs, 2)} ms per pair, ratio ${fixed(ratio, 2)}× (target ≤ 1.2)`,
     );
   }
   const startup = Object.entries(report.startup);

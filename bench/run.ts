@@ -11,6 +11,7 @@ import { baselineJob, throughputCases, transportCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
 import { measurePropagation } from './finetuning.js';
 import type { LoadJob } from './load.js';
+import { measureMcpCalls } from './mcp.js';
 import {
   interleave,
   LoadClient,
@@ -43,6 +44,7 @@ const CASES = [
   'fanout',
   'propagation',
   'webhooks',
+  'mcp',
   'startup',
 ];
 const usage = `usage: npm run bench -- [options]
@@ -331,6 +333,11 @@ try {
   if (cases.includes('webhooks')) {
     await attempt('webhook delivery latency (PGlite, in process)', async () => {
       report.webhooks = await measureWebhookLatency(quick ? 100 : 500);
+    });
+  }
+  if (cases.includes('mcp')) {
+    await attempt('MCP tool calls against the same GraphQL mutations (PGlite, in process)', async () => {
+      report.mcp = await measureMcpCalls(quick ? 3 : 5, quick ? 40 : 100);
     });
   }
   if (cases.includes('startup')) {

@@ -16,11 +16,8 @@ import type { Route } from './route.js';
 
 type ScopeMap = Record<string, unknown>;
 
-/** A route with what is derived from its operation once: printed query, root field, rules and roles. */
-export interface CompiledRoute {
-  route: Route;
-  pattern: RegExp;
-  pathParams: string[];
+/** What is derived once from a named operation with one root field: printed query, root field, rules, roles. */
+export interface CompiledOperation {
   query: string;
   operationName: string;
   rootField: string;
@@ -32,18 +29,27 @@ export interface CompiledRoute {
   authScopes: ScopeMap | undefined;
 }
 
-export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute {
-  if (!(route.document as DocumentNode | undefined)?.definitions) {
-    throw new Error(
-      `route ${route.method} ${route.path}: its document is not generated yet (run npm run codegen)`,
-    );
+/** A route with what is derived from its operation once, and its path pattern. */
+export interface CompiledRoute extends CompiledOperation {
+  route: Route;
+  pattern: RegExp;
+  pathParams: string[];
+}
+
+/**
+ * Compiles a face's operation (a REST route's, an MCP tool's): it must be named and select one root field,
+ * whose roles and rules then serve every face alike. `label` names the operation's user in errors.
+ */
+export function compileOperation(document: unknown, schema: GraphQLSchema, label: string): CompiledOperation {
+  if (!(document as DocumentNode | undefined)?.definitions) {
+    throw new Error(`${label}: its document is not generated yet (run npm run codegen)`);
   }
-  const operation = (route.document as DocumentNode).definitions.find(
+  const operation = (document as DocumentNode).definitions.find(
     (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
   );
   const selection = operation?.selectionSet.selections[0];
   if (!operation?.name || selection?.kind !== Kind.FIELD) {
-    throw new Error(`route ${route.method} ${route.path} needs a named operation with one root field`);
+    throw new Error(`${label} needs a named operation with one root field`);
   }
   const rootType =
     operation.operation === 'mutation'
@@ -52,24 +58,13 @@ export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute
         ? schema.getQueryType()
         : undefined;
   const field = rootType?.getFields()[selection.name.value] as GraphQLField<unknown, unknown> | undefined;
-  if (!rootType || !field)
-    throw new Error(`route ${route.method} ${route.path}: no root field ${selection.name.value}`);
-  const pathParams: string[] = [];
-  const pattern = new RegExp(
-    `^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_match, name: string) => {
-      pathParams.push(name);
-      return '([^/]+)';
-    })}/?$`,
-  );
+  if (!rootType || !field) throw new Error(`${label}: no root field ${selection.name.value}`);
   const extensions = field.extensions as { argsSchema?: z.ZodType; pothosOptions?: { authScopes?: unknown } };
   const typeScopes = (rootType.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions
     ?.authScopes;
   const fieldScopes = extensions.pothosOptions?.authScopes;
   return {
-    route,
-    pattern,
-    pathParams,
-    query: print(route.document as DocumentNode),
+    query: print(document as DocumentNode),
     operationName: operation.name.value,
     rootField: selection.alias?.value ?? selection.name.value,
     args: field.args,
@@ -86,6 +81,18 @@ export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute
         ? typeScopes
         : undefined) as ScopeMap | undefined,
   };
+}
+
+export function compileRoute(route: Route, schema: GraphQLSchema): CompiledRoute {
+  const operation = compileOperation(route.document, schema, `route ${route.method} ${route.path}`);
+  const pathParams: string[] = [];
+  const pattern = new RegExp(
+    `^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_match, name: string) => {
+      pathParams.push(name);
+      return '([^/]+)';
+    })}/?$`,
+  );
+  return { ...operation, route, pattern, pathParams };
 }
 
 function scopesAllow(
@@ -105,7 +112,7 @@ function scopesAllow(
  * Whether the caller's roles allow the route, from the same auth scopes the GraphQL field enforces: asked
  * before the body is read, so a caller without the role learns nothing about what its body would answer.
  */
-export function allows(compiled: CompiledRoute, viewer: Viewer): boolean {
+export function allows(compiled: Pick<CompiledOperation, 'authScopes'>, viewer: Viewer): boolean {
   return (
     !compiled.authScopes ||
     scopesAllow(compiled.authScopes, scopesOf(viewer) as unknown as Record<string, boolean>)

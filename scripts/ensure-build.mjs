@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const built = path.join(root, 'dist', 'main.js');
 // Not package-lock.json: `npm prune` rewrites it after the build.
-const sources = ['src', 'rest', 'scripts', 'dashboard', 'prisma/schema.prisma', 'schema.graphql'];
+const sources = ['src', 'rest', 'mcp', 'scripts', 'dashboard', 'prisma/schema.prisma', 'schema.graphql'];
 
 function newest(target) {
   let stats;

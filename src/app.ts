@@ -3,6 +3,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
+import { mcpOperations, useMcp } from '../mcp/index.js';
 import { compileRoute } from '../rest/compile.js';
 import { useRest } from '../rest/index.js';
 import { routes } from '../rest/routes.js';
@@ -25,7 +26,7 @@ import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidat
 import { recordWebhookDeliveries } from './domain/webhooks/deliveries.js';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './domain/webhooks/dispatcher.js';
 import { webhooksUnderMissingKeys } from './domain/webhooks/store.js';
-import { isInputCoercionError, unavailableErrorOf } from './errors.js';
+import { isInputCoercionError, MCP_PATH, unavailableErrorOf } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
@@ -140,11 +141,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const jwtSecret =
     config.auth.jwtSecret ?? (config.auth.jwksUrl ? undefined : await loadOrCreateDevSecret(config.dataDir));
   const bus = await createEventBus({ redisUrl: config.redisUrl, logger });
-  // The documents REST routes run, by their text: the only operations metrics label by name.
+  // The documents REST routes and MCP tools run, by their text: the only operations metrics label by name.
   const knownOperations = new Map(
-    routes
-      .map((route) => compileRoute(route, schema))
-      .map(({ query, operationName }) => [query, operationName]),
+    [...routes.map((route) => compileRoute(route, schema)), ...mcpOperations()].map(
+      ({ query, operationName }) => [query, operationName],
+    ),
   );
   const metrics = createMetrics({ db, knownOperations });
   const responseCache = metrics.instrumentCache(createInMemoryCache());
@@ -205,7 +206,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       return cause;
     },
   };
-  const routeTemplates = routes.map((route) => route.path);
+  const routeTemplates = [...routes.map((route) => route.path), MCP_PATH];
 
   const yoga: YogaServerInstance<ServerContext, Context> = createYoga<ServerContext, Context>({
     schema,
@@ -270,6 +271,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       usePages({ graphiql: !config.production }),
       useDashboard({ buildOnDemand: !config.production }),
       useRest(services),
+      useMcp(services),
       EnvelopArmorPlugin({
         ...armorLimits,
         // useNoSuggestions leaves suggestions out of every message, coercion included; this only masked some.

@@ -167,6 +167,44 @@ const REST_PREFIX = '/api/';
 /** Whether a path answers errors the REST way (`{"detail"}`) rather than as GraphQL errors. */
 export const isRestPath = (pathname: string): boolean => pathname.startsWith(REST_PREFIX);
 
+/** The MCP endpoint (Streamable HTTP); its refusals are JSON-RPC error responses. */
+export const MCP_PATH = '/mcp';
+
+/**
+ * JSON-RPC error codes of the MCP endpoint's HTTP-level refusals: the MCP SDK's transports use -32000 for
+ * a request refused before any message is handled; the other codes are JSON-RPC's own.
+ */
+export const JSON_RPC = {
+  SERVER_ERROR: -32000,
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  INVALID_PARAMS: -32602,
+} as const;
+
+/**
+ * An MCP refusal answered before any JSON-RPC message is handled (authentication, role, rate limit, body
+ * limit, load shedding): a JSON-RPC error response (id null) with the status of the refusal. A 401 names its
+ * scheme, and the protected resource's metadata when an external identity provider is configured.
+ */
+export function mcpErrorResponse(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  fetchAPI: ResponseMaker = globalThis,
+  code: number = JSON_RPC.SERVER_ERROR,
+): Response {
+  return fetchAPI.Response.json(
+    { jsonrpc: '2.0', id: null, error: { code, message } },
+    {
+      status,
+      headers:
+        status === 401 && !headers['WWW-Authenticate']
+          ? { ...headers, 'WWW-Authenticate': 'Bearer' }
+          : headers,
+    },
+  );
+}
+
 /** What a REST error says: a message, or Pydantic-style items (422). */
 export type RestDetail = string | ValidationDetail[];
 
@@ -187,7 +225,8 @@ export function restErrorResponse(
 
 /**
  * A refusal written before any GraphQL runs (rate limit, load shedding, body limit): `{"detail"}` on REST
- * paths, a GraphQL error with its code elsewhere, with the code's status either way.
+ * paths, a JSON-RPC error on the MCP endpoint, a GraphQL error with its code elsewhere, with the code's
+ * status either way.
  */
 export function refusalResponse(
   pathname: string,
@@ -198,6 +237,7 @@ export function refusalResponse(
 ): Response {
   const status = statusOf[code];
   if (isRestPath(pathname)) return restErrorResponse(status, message, headers, fetchAPI);
+  if (pathname === MCP_PATH) return mcpErrorResponse(status, message, headers, fetchAPI);
   return fetchAPI.Response.json({ errors: [{ message, extensions: { code } }] }, { status, headers });
 }
 

@@ -1,0 +1,268 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { GraphQLError } from 'graphql';
+import type { Plugin, YogaServer } from 'graphql-yoga';
+import { allows, type CompiledOperation, compileOperation } from '../rest/compile.js';
+import { authenticateRequest } from '../src/auth/request.js';
+import type { Viewer } from '../src/auth/viewer.js';
+import type { Context, ServerContext } from '../src/context.js';
+import { JSON_RPC, MCP_PATH, mcpErrorResponse, unavailableErrorOf } from '../src/errors.js';
+import { bodyLimitOf, isPayloadTooLarge, readBodyText } from '../src/plugins/use-body-limit.js';
+import { requestIdOf } from '../src/plugins/use-request-id.js';
+import { schema } from '../src/schema/index.js';
+import type { Services } from '../src/services.js';
+import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
+import { type ConnectorTool, connectorTools, InvokeConnector, ListConnectors } from './connector-tools.js';
+import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
+import { type AgentTool, agentTools } from './tools.js';
+
+/** Roles that may use the MCP endpoint: agent runtimes, and operators driving connectors from an MCP client. */
+const MCP_ROLES = new Set(['agent', 'operator']);
+
+const PROTECTED_RESOURCE_PATHS = new Set([
+  '/.well-known/oauth-protected-resource',
+  `/.well-known/oauth-protected-resource${MCP_PATH}`,
+]);
+
+interface CompiledTool {
+  tool: AgentTool;
+  compiled: CompiledOperation;
+  inputSchema: ToolInputSchema;
+}
+
+/** The MCP tool table compiled once: each tool's operation, roles and input schema. */
+export function compileTools(): CompiledTool[] {
+  return agentTools.map((tool) => {
+    const compiled = compileOperation(tool.document, schema, `MCP tool ${tool.name}`);
+    return { tool, compiled, inputSchema: inputSchemaOf(compiled, tool.arguments) };
+  });
+}
+
+const invokeOperation = compileOperation(InvokeConnector, schema, 'MCP connector tools');
+
+/** Every operation the MCP tools run, for the metrics' operation names. */
+export const mcpOperations = (): CompiledOperation[] => [
+  ...compileTools().map((tool) => tool.compiled),
+  invokeOperation,
+  compileOperation(ListConnectors, schema, 'MCP connector tools'),
+];
+const CONNECTOR_TOOL_MAPPING = { query: 'input.query', body: 'input.body', headers: 'input.headers' };
+
+function listedTool(tool: CompiledTool): Tool {
+  return {
+    name: tool.tool.name,
+    title: tool.tool.title,
+    description: tool.tool.description,
+    inputSchema: tool.inputSchema,
+    annotations: { readOnlyHint: tool.tool.readOnly, openWorldHint: false },
+  };
+}
+
+const listedConnectorTool = (tool: ConnectorTool): Tool => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: tool.inputSchema,
+  annotations: { readOnlyHint: tool.method === 'GET', openWorldHint: true },
+});
+
+/** A connector call's answer: the server's, or the approval request a gated endpoint made instead. */
+function connectorAnswer(data: Record<string, unknown>): Record<string, unknown> {
+  const { __typename, ...answer } = data.invokeConnector as { __typename: string } & Record<string, unknown>;
+  return __typename === 'ConnectorCallApproval' ? { approval: answer } : { response: answer };
+}
+
+/**
+ * Serves the MCP endpoint (`POST /mcp`, Streamable HTTP, stateless: each request is verified and answered on
+ * its own, on any instance) and, when an external identity provider is configured, the protected resource
+ * metadata MCP clients discover it by. Every tool runs a GraphQL operation through this yoga server, as a
+ * REST route does.
+ */
+export function useMcp(services: Services): Plugin<Context> {
+  const tools = compileTools();
+  const toolsByName = new Map(tools.map((tool) => [tool.tool.name, tool]));
+  const reservedNames = new Set(toolsByName.keys());
+  const externalIdentity = services.config.auth.jwksUrl !== undefined;
+  let server: YogaServer<ServerContext, Context> | undefined;
+
+  const resourceMetadataUrl = (url: URL) => `${url.origin}/.well-known/oauth-protected-resource${MCP_PATH}`;
+  const challenge = (url: URL, error?: string) =>
+    [
+      'Bearer',
+      [
+        ...(error ? [`error="${error}"`] : []),
+        ...(externalIdentity ? [`resource_metadata="${resourceMetadataUrl(url)}"`] : []),
+      ].join(', '),
+    ]
+      .filter(Boolean)
+      .join(' ');
+
+  function mcpServerFor(execution: Execution, viewer: Viewer, request: Request): Server {
+    const mcp = new Server(
+      { name: 'boardroom', title: 'Boardroom', version: '0.1.0' },
+      {
+        capabilities: { tools: { listChanged: false } },
+        instructions:
+          'Boardroom queues work for agent roles. Claim with claim_next_task, then end each claimed task with ' +
+          'complete_task (exact usage) or fail_task. Connector tools call the tenant’s connectors through its ' +
+          'egress guard, rate limits and approval policies. The tool list is read on each tools/list: list again ' +
+          'after the tenant’s connectors change.',
+      },
+    );
+    const guarded = async <T>(work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work();
+      } catch (error) {
+        if (error instanceof McpError) throw error;
+        const unavailable =
+          error instanceof GraphQLError && error.extensions?.code === 'SERVICE_UNAVAILABLE'
+            ? error
+            : unavailableErrorOf(error, services.unavailableCause, services.config.retryAfterSeconds);
+        if (unavailable) throw new McpError(JSON_RPC.SERVER_ERROR, unavailable.message);
+        services.logger.error(
+          { err: error, requestId: requestIdOf(request) },
+          'unexpected error in MCP tool',
+        );
+        throw internalError();
+      }
+    };
+    const connectorToolsFor = async () =>
+      allows(invokeOperation, viewer) ? connectorTools(execution, reservedNames) : [];
+
+    mcp.setRequestHandler(ListToolsRequestSchema, () =>
+      guarded(async () => ({
+        tools: [
+          ...tools.filter((tool) => allows(tool.compiled, viewer)).map(listedTool),
+          ...(await connectorToolsFor()).map(listedConnectorTool),
+        ],
+      })),
+    );
+    mcp.setRequestHandler(CallToolRequestSchema, ({ params }) =>
+      guarded(async () => {
+        const agentTool = toolsByName.get(params.name);
+        if (agentTool) {
+          const variables = variablesOf(agentTool.inputSchema, agentTool.tool.arguments, params.arguments);
+          const result = await execution.run({
+            query: agentTool.compiled.query,
+            operationName: agentTool.compiled.operationName,
+            variables,
+          });
+          return toolResultOf(result, agentTool.tool.arguments);
+        }
+        const connectorTool = (await connectorToolsFor()).find((tool) => tool.name === params.name);
+        if (!connectorTool) throw invalidParams(`Unknown tool: ${params.name}`);
+        const input = variablesOf(connectorTool.inputSchema, CONNECTOR_TOOL_MAPPING, params.arguments);
+        const result = await execution.run({
+          query: invokeOperation.query,
+          operationName: invokeOperation.operationName,
+          variables: {
+            id: connectorTool.connectorId,
+            endpoint: { method: connectorTool.method, path: connectorTool.path },
+            ...input,
+          },
+        });
+        return toolResultOf(result, CONNECTOR_TOOL_MAPPING, connectorAnswer);
+      }),
+    );
+    return mcp;
+  }
+
+  async function answer(request: Request, url: URL, serverContext: ServerContext): Promise<Response> {
+    if (request.method !== 'POST') {
+      // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
+      return mcpErrorResponse(405, 'Method Not Allowed: the MCP endpoint takes POST', { Allow: 'POST' });
+    }
+    // The outcome use-authentication already decided for this request: one verification per request.
+    const outcome = await authenticateRequest(services.tokens, request);
+    if (outcome.status !== 'verified') {
+      const message = outcome.status === 'failed' ? outcome.error.message : 'Not authenticated';
+      return mcpErrorResponse(401, message, {
+        'WWW-Authenticate': challenge(url, outcome.status === 'failed' ? 'invalid_token' : undefined),
+      });
+    }
+    const { viewer } = outcome;
+    if (!viewer.roles.some((role) => MCP_ROLES.has(role))) {
+      return mcpErrorResponse(403, 'Not allowed for your role: the MCP endpoint serves agents and operators');
+    }
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(await readBodyText(request, bodyLimitOf(request)));
+    } catch (error) {
+      if (isPayloadTooLarge(error)) return mcpErrorResponse(413, error.message);
+      if (error instanceof SyntaxError) {
+        return mcpErrorResponse(400, `Parse error: ${error.message}`, {}, globalThis, JSON_RPC.PARSE_ERROR);
+      }
+      throw error;
+    }
+    if (!server) throw new Error('the MCP transport runs inside a yoga server');
+    const execution = executionOf(server, request, serverContext);
+    const mcp = mcpServerFor(execution, viewer, request);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await mcp.connect(transport);
+    try {
+      return await transport.handleRequest(request, {
+        parsedBody,
+        authInfo: {
+          token: '',
+          clientId: viewer.sub,
+          scopes: [...viewer.roles],
+          extra: { tenantId: viewer.tenantId },
+        },
+      });
+    } finally {
+      await mcp.close();
+    }
+  }
+
+  return {
+    onYogaInit({ yoga }) {
+      server = yoga as unknown as YogaServer<ServerContext, Context>;
+    },
+    async onRequest({ request, url, endResponse, serverContext }) {
+      if (PROTECTED_RESOURCE_PATHS.has(url.pathname) && externalIdentity && request.method === 'GET') {
+        const { issuer } = services.config.auth;
+        endResponse(
+          Response.json({
+            resource: `${url.origin}${MCP_PATH}`,
+            ...(issuer ? { authorization_servers: [issuer] } : {}),
+            bearer_methods_supported: ['header'],
+            resource_name: 'Boardroom',
+          }),
+        );
+        return;
+      }
+      if (url.pathname !== MCP_PATH) return;
+      try {
+        endResponse(await answer(request, url, serverContext as ServerContext));
+      } catch (error) {
+        const unavailable = unavailableErrorOf(
+          error,
+          services.unavailableCause,
+          services.config.retryAfterSeconds,
+        );
+        if (unavailable) {
+          endResponse(
+            mcpErrorResponse(503, unavailable.message, {
+              'Retry-After': String(services.config.retryAfterSeconds),
+            }),
+          );
+          return;
+        }
+        services.logger.error(
+          { err: error, requestId: requestIdOf(request) },
+          'unexpected error in MCP request',
+        );
+        endResponse(mcpErrorResponse(500, 'Internal Server Error', {}, globalThis, -32603));
+      }
+    },
+  };
+}

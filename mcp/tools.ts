@@ -1,0 +1,191 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { graphql } from '../src/generated/graphql/index.js';
+
+/**
+ * An MCP tool of the agent face: a named GraphQL operation plus how the tool's arguments fill its variables,
+ * as a REST route is. Roles, input rules and every other rule come from the GraphQL field it calls.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the table holds operations of every result and variable type
+export interface AgentTool<Result = any, Variables = any> {
+  /** MCP tool name: 1–128 characters of `A-Za-z0-9_-.`. */
+  name: string;
+  title: string;
+  description: string;
+  document: TypedDocumentNode<Result, Variables>;
+  /**
+   * Tool argument → the variable it fills, as a dotted path (`input.tokensUsed`). The argument's JSON Schema
+   * (type, bounds, required) is the field's own zod rule at that path: adding an argument of the operation
+   * to the tool is one line here.
+   */
+  arguments: Record<string, string>;
+  /** Whether the tool only reads (MCP's `readOnlyHint`). */
+  readOnly: boolean;
+}
+
+const defineTool = <Result, Variables>(tool: AgentTool<Result, Variables>) => tool;
+
+const ClaimNextTask = graphql(`
+  mutation McpClaimNextTask($role: String!) {
+    claimNextTask(role: $role) {
+      outcome
+      retryAt
+      task {
+        id
+        role
+        status
+        message
+        threadId
+        attempts
+        leaseExpiresAt
+        createdBy
+        attachments {
+          id
+          filename
+          mimeType
+          size
+          sha256
+        }
+      }
+      budget {
+        role
+        period
+        limitUsd
+        spentUsd
+        reservedUsd
+        remainingUsd
+        periodEnd
+      }
+    }
+  }
+`);
+
+const CompleteTask = graphql(`
+  mutation McpCompleteTask($id: ID!, $input: CompleteTaskInput!) {
+    completeTask(id: $id, input: $input) {
+      id
+      role
+      status
+      tokensUsed
+      costUsd
+      finishedAt
+      recommendations {
+        id
+        summary
+        predictedOutcome
+      }
+    }
+  }
+`);
+
+const FailTask = graphql(`
+  mutation McpFailTask($id: ID!, $error: String!) {
+    failTask(id: $id, error: $error) {
+      id
+      role
+      status
+      error
+      finishedAt
+    }
+  }
+`);
+
+const ReadBudget = graphql(`
+  query McpReadBudget($role: String) {
+    budget(role: $role) {
+      role
+      period
+      periodStart
+      periodEnd
+      limitUsd
+      spentUsd
+      reservedUsd
+      remainingUsd
+      limitTokens
+      spentTokens
+      reservedTokens
+      remainingTokens
+      warnedAt
+      exhaustedAt
+    }
+  }
+`);
+
+const ReadVitalSigns = graphql(`
+  query McpReadVitalSigns($role: String!) {
+    agentVitals(role: $role) {
+      agentRole
+      periodStart
+      periodEnd
+      tasksCompleted
+      tasksFailed
+      tokensUsed
+      costUsd
+      avgExecutionTimeSeconds
+      acceptanceRate
+      outcomeAccuracy
+    }
+  }
+`);
+
+/** The tools every agent runtime uses, in the order tools/list shows them; connector tools follow. */
+export const agentTools: AgentTool[] = [
+  defineTool({
+    name: 'claim_next_task',
+    title: 'Claim the next task',
+    description:
+      'Takes the oldest pending task of an agent role under a 5-minute lease, reserving its budgets’ estimates. ' +
+      '`outcome` is `claimed` with the task, or why nothing was handed out: `role_paused`, ' +
+      '`tenant_budget_exhausted` / `role_budget_exhausted` (with the budget and `retryAt`) or `queue_empty`. ' +
+      'A refusal changes nothing. Agent role only.',
+    document: ClaimNextTask,
+    arguments: { role: 'role' },
+    readOnly: false,
+  }),
+  // renew_task_lease (renewTaskLease) and request_approval (asking for an approval on a task) join here as
+  // one entry each, with their operations, once those fields exist in the schema.
+  defineTool({
+    name: 'complete_task',
+    title: 'Complete a task',
+    description:
+      'Ends a task this agent claimed as completed, with its exact usage (tokensUsed, costUsd: charged to the ' +
+      'budgets), its output and optional recommendations. Agent role only.',
+    document: CompleteTask,
+    arguments: {
+      taskId: 'id',
+      output: 'input.output',
+      tokensUsed: 'input.tokensUsed',
+      costUsd: 'input.costUsd',
+      recommendations: 'input.recommendations',
+    },
+    readOnly: false,
+  }),
+  defineTool({
+    name: 'fail_task',
+    title: 'Fail a task',
+    description:
+      'Ends a task this agent claimed as failed, at once, with the reason; its budget reservation is released. Agent role only.',
+    document: FailTask,
+    arguments: { taskId: 'id', error: 'error' },
+    readOnly: false,
+  }),
+  defineTool({
+    name: 'read_budget',
+    title: 'Read a budget',
+    description:
+      'The budget of an agent role (or, without a role, of the tenant) for the current period: limit, spent, ' +
+      'reserved and remaining, in US dollars and tokens; null when none is set.',
+    document: ReadBudget,
+    arguments: { role: 'role' },
+    readOnly: true,
+  }),
+  defineTool({
+    name: 'read_vital_signs',
+    title: 'Read vital signs',
+    description:
+      'Vital signs of an agent role over the trailing 24 hours: tasks completed and failed, tokens, cost, mean ' +
+      'execution time, acceptance rate and outcome accuracy (null when their denominator is 0).',
+    document: ReadVitalSigns,
+    arguments: { role: 'role' },
+    readOnly: true,
+  }),
+];

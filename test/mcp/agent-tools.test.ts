@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../../src/server.js';
+import { budgetRows, queueTasks, setBudget } from '../schema/agents-budgets-support.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { listen } from '../support/ws.js';
+import { callTool, connectMcp } from './mcp-support.js';
+
+let t: TestApp;
+let server: RunningServer;
+beforeAll(async () => {
+  t = await createTestApp();
+  server = await listen(t);
+});
+afterAll(async () => {
+  await server?.close();
+  await t?.close();
+});
+
+describe('MCP agent tools', () => {
+  it('initializes and lists the agent tools with input schemas from the fields’ rules', async () => {
+    const agent = await t.caller(['agent']);
+    const client = await connectMcp(server, agent);
+    expect(client.getServerVersion()?.name).toBe('boardroom');
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'claim_next_task',
+      'complete_task',
+      'fail_task',
+      'read_budget',
+      'read_vital_signs',
+    ]);
+    const complete = tools.find((tool) => tool.name === 'complete_task');
+    expect(complete?.inputSchema.required).toEqual(['taskId', 'tokensUsed', 'costUsd']);
+    expect(complete?.inputSchema.properties?.tokensUsed).toMatchObject({ type: 'integer', minimum: 0 });
+    await client.close();
+  });
+
+  it('claims, completes with usage and recommendations, and reads the budget and vital signs', async () => {
+    const agent = await t.caller(['agent']);
+    const chairman = await t.caller(['chairman'], { tenantId: agent.tenantId });
+    await queueTasks(t, agent.tenantId, 'cfo', 1);
+    await setBudget(t, chairman, { role: 'cfo', period: 'month', limitUsd: '10', estimateUsd: '1' });
+    const client = await connectMcp(server, agent);
+
+    const claimed = await callTool(client, 'claim_next_task', { role: 'cfo' });
+    expect(claimed.isError).toBeUndefined();
+    const claim = claimed.structuredContent.claimNextTask;
+    expect(claim).toMatchObject({
+      outcome: 'claimed',
+      task: { role: 'cfo', status: 'running', message: 'task 0' },
+    });
+
+    const completed = await callTool(client, 'complete_task', {
+      taskId: claim.task.id,
+      output: 'Q3 forecast done',
+      tokensUsed: 1200,
+      costUsd: 0.25,
+      recommendations: [{ summary: 'Cut cloud spend', predictedOutcome: 'Saves 10%' }],
+    });
+    expect(completed.structuredContent.completeTask).toMatchObject({
+      id: claim.task.id,
+      status: 'completed',
+      tokensUsed: 1200,
+      costUsd: 0.25,
+      recommendations: [{ summary: 'Cut cloud spend', predictedOutcome: 'Saves 10%' }],
+    });
+    expect(JSON.parse((completed.content[0] as { text: string }).text)).toEqual(completed.structuredContent);
+
+    const budget = await callTool(client, 'read_budget', { role: 'cfo' });
+    expect(budget.structuredContent.budget).toMatchObject({
+      role: 'cfo',
+      spentUsd: '0.25',
+      reservedUsd: '0',
+    });
+    const vitals = await callTool(client, 'read_vital_signs', { role: 'cfo' });
+    expect(vitals.structuredContent.agentVitals).toMatchObject({
+      agentRole: 'cfo',
+      tasksCompleted: 1,
+      tokensUsed: 1200,
+      costUsd: 0.25,
+    });
+    await client.close();
+  });
+
+  it('answers a budget without room as the claim’s outcome, with the budget and when to retry, and claims nothing', async () => {
+    const agent = await t.caller(['agent']);
+    const chairman = await t.caller(['chairman'], { tenantId: agent.tenantId });
+    await queueTasks(t, agent.tenantId, 'clo', 1);
+    await setBudget(t, chairman, { role: 'clo', period: 'month', limitUsd: '1', estimateUsd: '2' });
+    const client = await connectMcp(server, agent);
+    const refused = await callTool(client, 'claim_next_task', { role: 'clo' });
+    expect(refused.isError).toBeUndefined();
+    expect(refused.structuredContent.claimNextTask).toMatchObject({
+      outcome: 'role_budget_exhausted',
+      task: null,
+      budget: { role: 'clo', limitUsd: '1' },
+      retryAt: expect.any(String),
+    });
+    expect(await t.db.prisma.task.count({ where: { tenantId: agent.tenantId, status: 'pending' } })).toBe(1);
+    await client.close();
+  });
+
+  it('fails a claimed task with its reason', async () => {
+    const agent = await t.caller(['agent']);
+    await queueTasks(t, agent.tenantId, 'cto', 1);
+    const client = await connectMcp(server, agent);
+    const claim = (await callTool(client, 'claim_next_task', { role: 'cto' })).structuredContent
+      .claimNextTask;
+    const failed = await callTool(client, 'fail_task', { taskId: claim.task.id, error: 'upstream down' });
+    expect(failed.structuredContent.failTask).toMatchObject({ status: 'failed', error: 'upstream down' });
+    await client.close();
+  });
+
+  it('answers why nothing was claimed, and changes nothing', async () => {
+    const agent = await t.caller(['agent']);
+    const client = await connectMcp(server, agent);
+    const empty = await callTool(client, 'claim_next_task', { role: 'coo' });
+    expect(empty.structuredContent.claimNextTask).toEqual({
+      outcome: 'queue_empty',
+      retryAt: null,
+      task: null,
+      budget: null,
+    });
+    await client.close();
+  });
+
+  it('answers a domain refusal as a tool error with the GraphQL error’s message and code', async () => {
+    const agent = await t.caller(['agent']);
+    const client = await connectMcp(server, agent);
+    const unknownRole = await callTool(client, 'claim_next_task', { role: 'nobody' });
+    expect(unknownRole.isError).toBe(true);
+    const graphql = await t.graphql(
+      'mutation { claimNextTask(role: "nobody") { outcome } }',
+      undefined,
+      agent,
+    );
+    expect(unknownRole.content).toEqual([{ type: 'text', text: graphql.errors?.[0]?.message }]);
+    expect(unknownRole.structuredContent.error).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+
+    const notMine = await callTool(client, 'complete_task', {
+      taskId: '00000000-0000-4000-8000-000000000000',
+      tokensUsed: 1,
+      costUsd: 0,
+    });
+    expect(notMine.isError).toBe(true);
+    expect(notMine.structuredContent.error.code).toBe('NOT_FOUND');
+
+    for (const [name, args] of [
+      ['fail_task', { taskId: '00000000-0000-4000-8000-000000000000', error: 'x' }],
+      ['read_budget', { role: 'nobody' }],
+      ['read_vital_signs', { role: 'nobody' }],
+    ] as const) {
+      const refused = await callTool(client, name, args);
+      expect(refused.isError, name).toBe(true);
+      expect(refused.structuredContent.error.code, name).toBe('NOT_FOUND');
+    }
+    await client.close();
+  });
+
+  it('refuses wrong argument types, unknown and missing arguments and unknown tools with JSON-RPC errors, changing nothing', async () => {
+    const agent = await t.caller(['agent']);
+    await queueTasks(t, agent.tenantId, 'cmo', 1);
+    const before = await budgetRows(t, agent.tenantId);
+    const client = await connectMcp(server, agent);
+    await expect(callTool(client, 'claim_next_task', { role: 42 })).rejects.toMatchObject({ code: -32602 });
+    await expect(callTool(client, 'claim_next_task', { role: 'cmo', rol: 'x' })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown argument: rol'),
+    });
+    await expect(callTool(client, 'claim_next_task', {})).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Missing required argument: role'),
+    });
+    await expect(callTool(client, 'no_such_tool', {})).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool: no_such_tool'),
+    });
+    await expect(
+      callTool(client, 'complete_task', { taskId: 'not-a-uuid', tokensUsed: -1, costUsd: 0 }),
+    ).rejects.toMatchObject({ code: -32602, data: { detail: expect.any(Array) } });
+    expect(await budgetRows(t, agent.tenantId)).toEqual(before);
+    await client.close();
+  });
+});

@@ -1,0 +1,47 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RunningServer } from '../../src/server.js';
+import type { Caller } from '../support/app.js';
+
+/** An MCP client of the SDK, connected (initialized) to the server's `/mcp` with the caller's token. */
+export async function connectMcp(server: RunningServer, caller: Caller | { token: string }): Promise<Client> {
+  const client = new Client({ name: 'boardroom-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${caller.token}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** A tool's structured result, or its error result. */
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<CallToolResult & { structuredContent?: any }> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** Posts a raw body to `/mcp` (what no SDK client would send). */
+export async function postMcp(
+  server: RunningServer,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(`${server.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body,
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: response.status, body: parsed, headers: response.headers };
+}
