@@ -87,7 +87,11 @@ describe('graphql-ws carries every operation type', () => {
         { id: 'query', type: 'complete' },
       ]);
       expect(await socket.settled('mutation')).toEqual([
-        { id: 'mutation', type: 'next', payload: { data: { setDogfoodLiveMode: { dogfoodLiveMode: false } } } },
+        {
+          id: 'mutation',
+          type: 'next',
+          payload: { data: { setDogfoodLiveMode: { dogfoodLiveMode: false } } },
+        },
         { id: 'mutation', type: 'complete' },
       ]);
       expect(fetch).not.toHaveBeenCalled();
