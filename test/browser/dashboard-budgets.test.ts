@@ -71,6 +71,17 @@ describe('a role’s budget on the dashboard', () => {
       'CFO budget warning: $5.50 of $10.00 spent today',
     );
 
+    // The trends draw the budget's burn against its limit, and say it in words.
+    await page.selectOption('[data-trends] select', 'cfo');
+    await waitForText(
+      page,
+      '[data-chart="budget"] [data-field="summary"]',
+      '$5.50 of $10.00 spent today (55%); $0.00 held by running tasks.',
+    );
+    expect(await page.$('[data-chart="budget"] canvas')).not.toBeNull();
+    await page.locator('[data-chart="budget"]').scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'dashboard-budget-burn');
+
     await spend(1);
     // 6.5 + 4 passes 10: no claim would be taken.
     await page.waitForSelector(`${budget}[data-budget="exhausted"]`, { timeout: WAIT_MS });

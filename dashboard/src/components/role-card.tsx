@@ -40,12 +40,17 @@ export type RoleAction = 'pause' | 'resume';
 export function RoleCard({
   state,
   canPause,
+  canSetBudget,
   onAction,
+  onBudget,
 }: {
   state: RoleState;
   /** Offer pause and resume (the chairman's); otherwise the card only reads. */
   canPause: boolean;
+  /** Offer setting the role's budget (the chairman's). */
+  canSetBudget: boolean;
   onAction(role: string, action: RoleAction): void;
+  onBudget(role: string): void;
 }) {
   const { role, vitals } = state;
   const status = role.paused ? 'paused' : 'active';
@@ -87,15 +92,30 @@ export function RoleCard({
         })}
       </dl>
       {role.budget ? <BudgetBar budget={role.budget} role={name} /> : null}
-      {canPause ? (
-        <button
-          type="button"
-          class={role.paused ? 'action' : 'action danger'}
-          data-action={role.paused ? 'resume' : 'pause'}
-          onClick={() => onAction(role.role, role.paused ? 'resume' : 'pause')}
-        >
-          {role.paused ? `Resume ${name}…` : `Pause ${name}…`}
-        </button>
+      {canPause || canSetBudget ? (
+        <div class="actions">
+          {canPause ? (
+            <button
+              type="button"
+              class={role.paused ? 'action' : 'action danger'}
+              data-action={role.paused ? 'resume' : 'pause'}
+              onClick={() => onAction(role.role, role.paused ? 'resume' : 'pause')}
+            >
+              {role.paused ? `Resume ${name}…` : `Pause ${name}…`}
+            </button>
+          ) : null}
+          {canSetBudget ? (
+            <button
+              type="button"
+              class="action"
+              data-action="budget"
+              aria-label={`Budget… for ${name}`}
+              onClick={() => onBudget(role.role)}
+            >
+              Budget…
+            </button>
+          ) : null}
+        </div>
       ) : null}
     </section>
   );

@@ -18,15 +18,24 @@ const QUEUE: { status: keyof TaskCounts; label: string }[] = [
 ];
 
 /**
- * What to look at first, before the role cards on a narrow screen: the queue and the alerts. The approvals
- * waiting for a decision join them once the gateway has approvals: an `approvalsWaiting` count, shown
- * here beside the queue (never a stand-in number while there is none).
+ * What to look at first, before the role cards on a narrow screen: the queue, the approvals waiting for a
+ * decision (for the roles that read the inbox; `undefined` for the others, who see nothing of it) and the
+ * alerts.
  */
-export function Summary({ counts, alerts }: { counts: TaskCounts | null; alerts: Alert[] }) {
+export function Summary({
+  counts,
+  approvalsWaiting,
+  alerts,
+}: {
+  counts: TaskCounts | null;
+  /** Pending requests (null while loading; `more` when there are more than counted). */
+  approvalsWaiting?: { count: number; more: boolean } | null;
+  alerts: Alert[];
+}) {
   return (
     <section class="panel summary" aria-labelledby="summary-heading">
       <h2 id="summary-heading">Summary</h2>
-      <div class="summary-grid">
+      <div class={approvalsWaiting === undefined ? 'summary-grid' : 'summary-grid with-approvals'}>
         <div>
           <h3 class="minor">Task queue (all time)</h3>
           <ul class="counts">
@@ -40,6 +49,26 @@ export function Summary({ counts, alerts }: { counts: TaskCounts | null; alerts:
             ))}
           </ul>
         </div>
+        {approvalsWaiting !== undefined ? (
+          <div>
+            <h3 class="minor">Approvals</h3>
+            <ul class="counts single">
+              <li data-approvals-waiting="">
+                <span
+                  class="count"
+                  data-value={approvalsWaiting ? String(approvalsWaiting.count) : undefined}
+                >
+                  {approvalsWaiting
+                    ? `${formatCount(approvalsWaiting.count)}${approvalsWaiting.more ? '+' : ''}`
+                    : '…'}
+                </span>
+                <a class="count-label" href="#approvals-heading">
+                  Waiting for a decision
+                </a>
+              </li>
+            </ul>
+          </div>
+        ) : null}
         <div>
           <h3 class="minor" id="alerts-heading">
             Alerts{' '}
