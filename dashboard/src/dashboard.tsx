@@ -26,6 +26,7 @@ import {
   Agents,
   Approvals as ApprovalsDocument,
   ApproveCall,
+  ConnectorNames,
   History,
   Models as ModelsDocument,
   PauseAgent,
@@ -174,6 +175,7 @@ export function Dashboard({
   const [approvalsVersion, setApprovalsVersion] = useState(0);
   // Requests decided from this page stay in the pending inbox, with their outcome, until the filter changes.
   const [decidedHere, setDecidedHere] = useState<DashboardApprovalFragment[]>([]);
+  const [connectorNames, setConnectorNames] = useState<ReadonlyMap<string, string>>(new Map());
   const [openTask, setOpenTask] = useState<string | null>(null);
   const [openTaskVersion, setOpenTaskVersion] = useState(0);
   const [tasksVersion, setTasksVersion] = useState(0);
@@ -422,6 +424,9 @@ export function Dashboard({
       const page = data.connectorCallApprovals;
       if (active) setWaiting({ count: page.nodes.length, more: page.nextCursor !== null });
     }, fail);
+    request(token, ConnectorNames, {}).then(({ connectors }) => {
+      if (active) setConnectorNames(new Map(connectors.nodes.map((one) => [one.id, one.name])));
+    }, fail);
     return () => {
       active = false;
     };
@@ -525,6 +530,7 @@ export function Dashboard({
             approvals={shownApprovals}
             status={approvalStatus}
             viewerRoles={viewer.roles}
+            connectorNames={connectorNames}
             onStatus={(status) => {
               setApprovals(null);
               setDecidedHere([]);

@@ -5,6 +5,7 @@ export {
   DashboardAgentsDocument as Agents,
   DashboardApprovalsDocument as Approvals,
   DashboardApproveDocument as ApproveCall,
+  DashboardConnectorNamesDocument as ConnectorNames,
   DashboardDecideDocument as DecideRecommendation,
   DashboardEventsDocument as Events,
   DashboardHistoryDocument as History,

@@ -158,6 +158,7 @@ describe('the console as the chairman', () => {
     await waitForText(page, '[data-approvals-waiting] .count', '3');
     expect(await page.textContent(`${item(approve)} [data-field="input"]`)).toContain('ada@example.com');
     expect(await page.textContent(`${item(approve)} h3`)).toBe('POST /customers');
+    expect(await page.textContent(`${item(approve)} [data-field="connector"]`)).toBe('Treasury');
     expect(await page.$$(`${item(approve)} button[data-decide-approval]`)).toHaveLength(3);
     await page.locator('#approvals-heading').scrollIntoViewIfNeeded();
     await browser.screenshot(page, 'console-chairman-inbox');
@@ -201,6 +202,52 @@ describe('the console as the chairman', () => {
     await page.waitForSelector(`${item(changes)}`, { timeout: WAIT_MS });
     await page.locator('#approvals-heading').scrollIntoViewIfNeeded();
     await browser.screenshot(page, 'console-chairman-decided');
+  });
+
+  it('answers a request another approver decided first with that decision, and makes no second call', async () => {
+    const id = await requestCall(shared, 'gus@example.com');
+    await page.selectOption('[data-filter="approval-status"]', 'pending');
+    await page.waitForSelector(`${item(id)}[data-status="pending"]`, { timeout: WAIT_MS });
+    // The operator rejects it elsewhere while the chairman's confirmation is open.
+    await page.click(`${item(id)} button[data-decide-approval="approve"]`);
+    await page.waitForSelector('dialog[data-dialog="approval"]', { timeout: WAIT_MS });
+    const rejected = await t.rest('POST', `/api/v1/forge/approvals/${id}/reject`, {
+      caller: operator,
+      body: {},
+    });
+    expect(rejected.status).toBe(200);
+    const before = postsReceived();
+    await page.click('dialog[data-dialog="approval"] button[type="submit"]');
+    await page.waitForSelector(`${item(id)}[data-status="rejected"]`, { timeout: WAIT_MS });
+    await waitForText(
+      page,
+      '[data-status-message]',
+      `POST /customers: rejected (decided before by ${operator.sub}).`,
+    );
+    expect(postsReceived()).toBe(before);
+    expect((await stored(id)).decidedBy).toBe(operator.sub);
+  });
+
+  it('shows the conflict of a decision on an expired request, and sends nothing', async () => {
+    const id = await requestCall(shared, 'hal@example.com');
+    await t.db.prisma.connectorCallApproval.update({
+      where: { id },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
+    const before = postsReceived();
+    const refused = await forcedRefusal(
+      page,
+      'approval',
+      (target) => window.boardroomDashboard?.decideApproval(target, 'approve'),
+      id,
+    );
+    expect(refused).toMatch(/expired at .*; its status is expired/);
+    await page.click('dialog[data-dialog="approval"] button[type="button"]');
+    expect((await stored(id)).decidedBy).toBeNull();
+    expect(postsReceived()).toBe(before);
+    await page.selectOption('[data-filter="approval-status"]', 'expired');
+    await page.waitForSelector(`${item(id)}[data-status="expired"]`, { timeout: WAIT_MS });
+    expect(await page.$$(`${item(id)} button`)).toEqual([]);
   });
 
   it('sets a role’s budget from its card after a confirmation', async () => {
@@ -303,6 +350,25 @@ describe('the console as an operator', () => {
       await forcedRefusal(page, 'budget', (role) => window.boardroomDashboard?.setBudget(role), 'cmo'),
     ).toBe('Not allowed for your role');
     expect(await t.db.prisma.budget.count({ where: { tenantId: chairman.tenantId, role: 'cmo' } })).toBe(0);
+    await page.close();
+  });
+});
+
+describe('the console of another tenant', () => {
+  it('shows none of this tenant’s requests, and its decision on one is refused as unknown', async () => {
+    const id = await requestCall(shared, 'ida@example.com');
+    const stranger = await t.caller(['chairman'], { sub: 'chair-elsewhere' });
+    const page = await openDashboard(browser, server.url, stranger);
+    await waitForText(page, '[data-approvals-waiting] .count', '0');
+    expect(await page.$$('[data-approvals] [data-approval-id]')).toEqual([]);
+    const refused = await forcedRefusal(
+      page,
+      'approval',
+      (target) => window.boardroomDashboard?.decideApproval(target, 'approve'),
+      id,
+    );
+    expect(refused).toMatch(/not found/i);
+    expect((await stored(id)).status).toBe('pending');
     await page.close();
   });
 });

@@ -84,10 +84,12 @@ function Outcome({ approval }: { approval: DashboardApprovalFragment }) {
 function ApprovalItem({
   approval,
   viewerRoles,
+  connectorName,
   onDecide,
 }: {
   approval: DashboardApprovalFragment;
   viewerRoles: readonly Role[];
+  connectorName: string | undefined;
   onDecide(approval: DashboardApprovalFragment, decision: ApprovalDecision): void;
 }) {
   const headingId = `approval-${approval.id}`;
@@ -104,9 +106,15 @@ function ApprovalItem({
         <span class={`badge ${approval.status}`}>{statusText(approval.status)}</span>
       </header>
       <p class="small muted">
-        Connector <code>{approval.connectorId.slice(0, 8)}</code> (version{' '}
-        {formatCount(approval.connectorVersion)}), asked by <strong>{approval.requestedBy}</strong> on{' '}
-        <time dateTime={approval.createdAt}>{formatDateTime(approval.createdAt)}</time>
+        {connectorName ? (
+          <strong data-field="connector">{connectorName}</strong>
+        ) : (
+          <>
+            Connector <code data-field="connector">{approval.connectorId.slice(0, 8)}</code>
+          </>
+        )}{' '}
+        (version {formatCount(approval.connectorVersion)}), asked by <strong>{approval.requestedBy}</strong>{' '}
+        on <time dateTime={approval.createdAt}>{formatDateTime(approval.createdAt)}</time>
         {pending ? (
           <>
             ; waits until <time dateTime={approval.expiresAt}>{formatDateTime(approval.expiresAt)}</time> for
@@ -150,6 +158,7 @@ export function Approvals({
   approvals,
   status,
   viewerRoles,
+  connectorNames,
   onStatus,
   onDecide,
 }: {
@@ -157,6 +166,8 @@ export function Approvals({
   approvals: DashboardApprovalFragment[] | null;
   status: ConnectorCallApprovalStatus | '';
   viewerRoles: readonly Role[];
+  /** Connector names by id (an unknown one shows its id). */
+  connectorNames: ReadonlyMap<string, string>;
   onStatus(status: ConnectorCallApprovalStatus | ''): void;
   onDecide(approval: DashboardApprovalFragment, decision: ApprovalDecision): void;
 }) {
@@ -193,7 +204,13 @@ export function Approvals({
       ) : null}
       <ul class="approval-list" data-approvals="">
         {approvals?.map((approval) => (
-          <ApprovalItem key={approval.id} approval={approval} viewerRoles={viewerRoles} onDecide={onDecide} />
+          <ApprovalItem
+            key={approval.id}
+            approval={approval}
+            viewerRoles={viewerRoles}
+            connectorName={connectorNames.get(approval.connectorId)}
+            onDecide={onDecide}
+          />
         ))}
       </ul>
     </section>
