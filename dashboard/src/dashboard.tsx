@@ -453,6 +453,10 @@ export function Dashboard({
     );
     setApprovals((current) => current?.map((one) => (one.id === id ? approval : one)) ?? current);
     setDecidedHere((current) => [approval, ...current.filter((one) => one.id !== id)]);
+    // The decision's buttons are gone with the dialog: focus goes to the request, not to the page's start.
+    requestAnimationFrame(() =>
+      document.querySelector<HTMLElement>(`[data-approvals] [data-approval-id="${id}"]`)?.focus(),
+    );
     setApprovalsVersion((version) => version + 1);
     const what = `${approval.method} ${approval.path}`;
     setStatus(

@@ -228,6 +228,28 @@ describe('the console as the chairman', () => {
     expect((await stored(id)).decidedBy).toBe(operator.sub);
   });
 
+  it('decides by keyboard alone, and focus lands on the decided request', async () => {
+    const id = await requestCall(shared, 'ivy@example.com');
+    await page.selectOption('[data-filter="approval-status"]', 'pending');
+    const approveButton = page.locator(`${item(id)} button[data-decide-approval="request_changes"]`);
+    await approveButton.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[data-dialog="approval"]', { timeout: WAIT_MS });
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('note');
+    await page.keyboard.type('Send it to billing instead');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Request changes');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`${item(id)}[data-status="changes_requested"]`, { timeout: WAIT_MS });
+    await page.waitForFunction(
+      (target) => document.activeElement?.getAttribute('data-approval-id') === target,
+      id,
+      { timeout: WAIT_MS },
+    );
+    expect((await stored(id)).note).toBe('Send it to billing instead');
+  });
+
   it('shows the conflict of a decision on an expired request, and sends nothing', async () => {
     const id = await requestCall(shared, 'hal@example.com');
     await t.db.prisma.connectorCallApproval.update({

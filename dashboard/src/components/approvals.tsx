@@ -96,7 +96,13 @@ function ApprovalItem({
   const pending = approval.status === 'pending';
   const mayDecide = mayDecideApproval(viewerRoles, approval.approverRoles);
   return (
-    <li data-approval-id={approval.id} data-status={approval.status} aria-labelledby={headingId}>
+    // Focusable by script only: focus lands here after a decision removes the button that had it.
+    <li
+      data-approval-id={approval.id}
+      data-status={approval.status}
+      aria-labelledby={headingId}
+      tabIndex={-1}
+    >
       <header>
         <h3 id={headingId}>
           <code>
