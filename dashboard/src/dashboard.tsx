@@ -4,6 +4,7 @@ import type {
   DashboardApprovalFragment,
   DashboardModelVersionFragment,
   DashboardRoleFieldsFragment,
+  DashboardTenantBudgetQuery,
 } from '../../src/generated/dashboard/graphql.js';
 import { abilitiesOf } from './abilities.js';
 import { GraphQLRequestError, request } from './api.js';
@@ -36,6 +37,7 @@ import {
   ResumeAgent,
   Role,
   SetBudget,
+  TenantBudget,
   VitalsByHour,
 } from './documents.js';
 import { formatCount, roleLabel } from './format.js';
@@ -74,8 +76,11 @@ export interface DashboardHandle {
    * decides, and the dialog shows its refusal.
    */
   decideApproval(id: string, decision: ApprovalDecision): void;
-  /** Opens the confirmation of a role's budget whatever the viewer's roles (the server decides). */
-  setBudget(role: string): void;
+  /**
+   * Opens the confirmation of a role's budget (the company's for null) whatever the viewer's roles (the
+   * server decides).
+   */
+  setBudget(role: string | null): void;
 }
 
 declare global {
@@ -168,7 +173,10 @@ export function Dashboard({
     approval: Pick<DashboardApprovalFragment, 'id'> & Partial<DashboardApprovalFragment>;
     decision: ApprovalDecision;
   } | null>(null);
-  const [budgetRole, setBudgetRole] = useState<string | null>(null);
+  // The role whose budget is being set: null for the company's, undefined for no dialog.
+  const [budgetRole, setBudgetRole] = useState<string | null | undefined>(undefined);
+  const [companyBudget, setCompanyBudget] = useState<DashboardTenantBudgetQuery['budget']>(null);
+  const refreshCompanyBudgetRef = useRef<() => void>(() => undefined);
   const [approvals, setApprovals] = useState<DashboardApprovalFragment[] | null>(null);
   const [approvalStatus, setApprovalStatus] = useState<ConnectorCallApprovalStatus | ''>('pending');
   const [waiting, setWaiting] = useState<{ count: number; more: boolean } | null>(null);
@@ -265,6 +273,18 @@ export function Dashboard({
           setTests((current) => mergeAbTests(snapshot, current, changed));
         }, fail);
     };
+    let budgetTimer: ReturnType<typeof setTimeout> | undefined;
+    const reloadCompanyBudget = (eventId?: string) =>
+      request(token, TenantBudget, {}, eventId ? { readAfterEvent: eventId } : {}).then(
+        (data) => active && setCompanyBudget(data.budget),
+        fail,
+      );
+    /** After a task ends (its cost charged) or a budget alert: a burst of them reads once. */
+    const refreshCompanyBudget = (eventId?: string) => {
+      clearTimeout(budgetTimer);
+      budgetTimer = setTimeout(() => reloadCompanyBudget(eventId), 200);
+    };
+    refreshCompanyBudgetRef.current = () => refreshCompanyBudget();
     const reloadModels = () =>
       request(token, ModelsDocument, {}).then((data) => active && setModels(data.productionModels), fail);
     const reloadHistory = () =>
@@ -306,6 +326,7 @@ export function Dashboard({
         request(token, Queue, {}).then((data) => active && setCounts(data.taskCounts)),
         reloadModels(),
         reloadHistory(),
+        reloadCompanyBudget(),
       ]).then(() => {
         if (!active) return;
         setLoaded(true);
@@ -336,11 +357,15 @@ export function Dashboard({
         reloadModels();
       } else if (event.__typename === 'BudgetAlertEvent') {
         if (event.budgetRole !== null) refreshRole(event.budgetRole, event.eventId);
+        else refreshCompanyBudget(event.eventId);
       } else if (event.__typename === 'TaskUpdatedEvent') {
         refreshQueue();
         refreshTasks();
         if (openTaskRef.current === event.taskId) setOpenTaskVersion((version) => version + 1);
-        if (event.status === 'completed' || event.status === 'failed') refreshRole(event.role, event.eventId);
+        if (event.status === 'completed' || event.status === 'failed') {
+          refreshRole(event.role, event.eventId);
+          refreshCompanyBudget(event.eventId);
+        }
       } else if (event.__typename === 'AgentPausedEvent' || event.__typename === 'AgentResumedEvent') {
         const { role } = event;
         const paused = event.__typename === 'AgentPausedEvent';
@@ -392,6 +417,7 @@ export function Dashboard({
       clearTimeout(queueTimer);
       clearTimeout(tasksTimer);
       clearTimeout(approvalsTimer);
+      clearTimeout(budgetTimer);
       live.stop();
       delete window.boardroomDashboard;
     };
@@ -470,10 +496,15 @@ export function Dashboard({
     );
   };
 
-  const saveBudget = async (role: string, change: BudgetChange) => {
+  const saveBudget = async (role: string | null, change: BudgetChange) => {
     await acting(() => request(token, SetBudget, { input: { role, ...change } }));
-    setStatus(`${roleLabel(role)}’s budget set.`);
-    refreshRoleRef.current(role);
+    if (role === null) {
+      setStatus('The company’s budget set.');
+      refreshCompanyBudgetRef.current();
+    } else {
+      setStatus(`${roleLabel(role)}’s budget set.`);
+      refreshRoleRef.current(role);
+    }
   };
 
   const act = async (role: string, action: RoleAction, reason: string) => {
@@ -511,6 +542,8 @@ export function Dashboard({
           counts={counts}
           approvalsWaiting={abilities.readApprovals ? waiting : undefined}
           alerts={alerts}
+          companyBudget={companyBudget}
+          onCompanyBudget={abilities.setBudgets ? () => setBudgetRole(null) : undefined}
         />
         <section class="roles" aria-labelledby="roles-heading">
           <h2 id="roles-heading" class="sr-only">
@@ -582,12 +615,16 @@ export function Dashboard({
           onClose={() => setDeciding(null)}
         />
       ) : null}
-      {budgetRole ? (
+      {budgetRole !== undefined ? (
         <BudgetDialog
           role={budgetRole}
-          budget={cards.find((card) => card.role.role === budgetRole)?.role.budget ?? null}
+          budget={
+            budgetRole === null
+              ? companyBudget
+              : (cards.find((card) => card.role.role === budgetRole)?.role.budget ?? null)
+          }
           onConfirm={(change) => saveBudget(budgetRole, change)}
-          onClose={() => setBudgetRole(null)}
+          onClose={() => setBudgetRole(undefined)}
         />
       ) : null}
       {openTask ? (

@@ -20,6 +20,7 @@ export {
   DashboardSetBudgetDocument as SetBudget,
   DashboardTaskDocument as TaskDetail,
   DashboardTasksDocument as Tasks,
+  DashboardTenantBudgetDocument as TenantBudget,
   DashboardViewerDocument as Viewer,
   DashboardVitalsByHourDocument as VitalsByHour,
 } from '../../src/generated/dashboard/graphql.js';

@@ -295,6 +295,26 @@ describe('the console as the chairman', () => {
     ]).toEqual(['day', '1250', '2.5', '0.75']);
   });
 
+  it('sets the company’s budget, over every role, from the summary', async () => {
+    expect(await page.textContent('[data-company-budget]')).toContain(
+      'The company has no budget over every role.',
+    );
+    await page.click('[data-company-budget] button[data-action="budget"]');
+    const dialog = 'dialog[data-dialog="budget"]';
+    await page.waitForSelector(dialog, { timeout: WAIT_MS });
+    expect(await page.textContent(`${dialog} h2`)).toBe('Set the company’s budget?');
+    await page.fill(`${dialog} input[name="limit"]`, '5000');
+    await page.click(`${dialog} button[type="submit"]`);
+    await waitForText(page, '[data-company-budget] [data-field="budget"]', '$0.00 of $5,000.00');
+    expect(await page.textContent('[data-company-budget] .budget p')).toContain('Budget this month');
+    const budget = await t.db.prisma.budget.findFirstOrThrow({
+      where: { tenantId: chairman.tenantId, role: '*' },
+    });
+    expect([budget.period, String(budget.limitUsd)]).toEqual(['month', '5000']);
+    await page.locator('.summary').scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'console-company-budget');
+  });
+
   it('keeps the dialog open with the server’s refusal of a bad budget, and changes nothing', async () => {
     await page.click('[data-role="cto"] button[data-action="budget"]');
     const dialog = 'dialog[data-dialog="budget"]';
@@ -342,6 +362,8 @@ describe('the console as an operator', () => {
       'Only chairman may decide this request.',
     );
     expect(await page.$$('[data-role] button')).toEqual([]);
+    expect(await page.$$('[data-company-budget] button')).toEqual([]);
+    await waitForText(page, '[data-company-budget] [data-field="budget"]', '$0.00 of $5,000.00');
     await page.locator('#approvals-heading').scrollIntoViewIfNeeded();
     await browser.screenshot(page, 'console-operator-inbox');
   });
@@ -404,6 +426,7 @@ describe('the console as a member', () => {
     expect(await page.$('[data-approvals-waiting]')).toBeNull();
     expect(await page.$('.feed li.approval')).toBeNull();
     expect(await page.$$('[data-role] button')).toEqual([]);
+    expect(await page.$$('[data-company-budget] button')).toEqual([]);
     await browser.screenshot(page, 'console-member');
 
     expect(

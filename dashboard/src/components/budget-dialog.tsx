@@ -24,8 +24,9 @@ export function BudgetDialog({
   onConfirm,
   onClose,
 }: {
-  role: string;
-  /** The role's budget now, null when none is set. */
+  /** Null: the company's budget, over every role. */
+  role: string | null;
+  /** The role's budget now (the company's for role null), null when none is set. */
   budget: Budget | null;
   /** Resolves when done; rejects with the server's refusal, shown in the dialog. */
   onConfirm(change: BudgetChange): Promise<void>;
@@ -37,7 +38,8 @@ export function BudgetDialog({
   const [warning, setWarning] = useState(String(Math.round((budget?.warningThreshold ?? 0.8) * 100)));
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
-  const name = roleLabel(role);
+  const name = role === null ? 'the company' : roleLabel(role);
+  const whose = role === null ? 'the company’s' : `${name}’s`;
   return (
     <Modal labelledBy="budget-heading" onClose={onClose} kind="budget">
       <form
@@ -69,12 +71,13 @@ export function BudgetDialog({
         }}
       >
         <h2 id="budget-heading">
-          {budget ? 'Change' : 'Set'} {name}’s budget?
+          {budget ? 'Change' : 'Set'} {whose} budget?
         </h2>
         <p>
-          Each task {name} takes holds the estimate until it ends; once spent and held would pass the limit,{' '}
-          {name} takes no new work until the next period. A limit below what this period already spent stops
-          new work at once.
+          {role === null
+            ? 'Each task any role takes holds the estimate until it ends; once spent and held would pass the limit, no role takes new work until the next period.'
+            : `Each task ${name} takes holds the estimate until it ends; once spent and held would pass the limit, ${name} takes no new work until the next period.`}{' '}
+          A limit below what this period already spent stops new work at once.
         </p>
         <div class="form-grid">
           <label class="field block">
@@ -134,7 +137,7 @@ export function BudgetDialog({
             Cancel
           </button>
           <button type="submit" class="primary" disabled={busy}>
-            {busy ? 'Saving…' : `Set ${name}’s budget`}
+            {busy ? 'Saving…' : `Set ${whose} budget`}
           </button>
         </div>
       </form>

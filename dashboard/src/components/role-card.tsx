@@ -91,7 +91,7 @@ export function RoleCard({
           );
         })}
       </dl>
-      {role.budget ? <BudgetBar budget={role.budget} role={name} /> : null}
+      {role.budget ? <BudgetBar budget={role.budget} owner={name} /> : null}
       {canPause || canSetBudget ? (
         <div class="actions">
           {canPause ? (
@@ -124,10 +124,11 @@ export function RoleCard({
 type Budget = NonNullable<DashboardRoleFieldsFragment['budget']>;
 
 /**
- * The role's budget this period: spent against the limit, as a meter and in words, with what running tasks
- * hold. "Exhausted" is the server's rule (spent + the per-task estimate would pass the limit: no new claim).
+ * A budget this period (a role's, or the company's): spent against the limit, as a meter and in words, with
+ * what running tasks hold. "Exhausted" is the server's rule (spent + the per-task estimate would pass the
+ * limit: no new claim).
  */
-function BudgetBar({ budget, role }: { budget: Budget; role: string }) {
+export function BudgetBar({ budget, owner }: { budget: Budget; owner: string }) {
   const limit = Number(budget.limitUsd);
   const spent = Number(budget.spentUsd);
   const reserved = Number(budget.reservedUsd);
@@ -153,7 +154,7 @@ function BudgetBar({ budget, role }: { budget: Budget; role: string }) {
         high={budget.warningThreshold * limit}
         optimum={0}
         value={Math.min(spent, limit)}
-        aria-label={`${role} budget ${period}: ${formatUsd(spent)} of ${formatUsd(limit)} spent`}
+        aria-label={`${owner} budget ${period}: ${formatUsd(spent)} of ${formatUsd(limit)} spent`}
       />
       <p class="budget-note">
         {state === 'exhausted' ? 'Exhausted: takes no new work. ' : null}

@@ -1,5 +1,11 @@
-import type { DashboardQueueQuery } from '../../../src/generated/dashboard/graphql.js';
+import type {
+  DashboardQueueQuery,
+  DashboardTenantBudgetQuery,
+} from '../../../src/generated/dashboard/graphql.js';
 import { formatCount } from '../format.js';
+import { BudgetBar } from './role-card.js';
+
+type Budget = DashboardTenantBudgetQuery['budget'];
 
 export type TaskCounts = DashboardQueueQuery['taskCounts'];
 
@@ -26,8 +32,14 @@ export function Summary({
   counts,
   approvalsWaiting,
   alerts,
+  companyBudget,
+  onCompanyBudget,
 }: {
   counts: TaskCounts | null;
+  /** The company's budget over every role (null: none set). */
+  companyBudget: Budget;
+  /** Offers setting it (the chairman's); absent: the summary only reads it. */
+  onCompanyBudget?: () => void;
   /** Pending requests (null while loading; `more` when there are more than counted). */
   approvalsWaiting?: { count: number; more: boolean } | null;
   alerts: Alert[];
@@ -48,6 +60,27 @@ export function Summary({
               </li>
             ))}
           </ul>
+          {companyBudget || onCompanyBudget ? (
+            <div class="company-budget" data-company-budget="">
+              <h3 class="minor">Company budget (every role)</h3>
+              {companyBudget ? (
+                <BudgetBar budget={companyBudget} owner="Company" />
+              ) : (
+                <p class="muted small">The company has no budget over every role.</p>
+              )}
+              {onCompanyBudget ? (
+                <button
+                  type="button"
+                  class="action"
+                  data-action="budget"
+                  aria-label="Budget… for the company"
+                  onClick={onCompanyBudget}
+                >
+                  Budget…
+                </button>
+              ) : null}
+            </div>
+          ) : null}
         </div>
         {approvalsWaiting !== undefined ? (
           <div>
