@@ -32,6 +32,8 @@ beforeAll(async () => {
     estimateUsd: '4',
     warningThreshold: 0.5,
   });
+  // The company's, over every role: $100 a month.
+  await setBudget(t, chairman, { period: 'month', limitUsd: '100', estimateUsd: '1' });
 });
 afterAll(async () => {
   await browser?.close();
@@ -54,6 +56,7 @@ describe('a role’s budget on the dashboard', () => {
   it('shows what the role spent against its limit, and no budget on a role without one', async () => {
     page = await openDashboard(browser, server.url, chairman);
     await waitForText(page, `${budget} [data-field="budget"]`, '$0.00 of $10.00');
+    await waitForText(page, '[data-company-budget] [data-field="budget"]', '$0.00 of $100.00');
     expect(await page.getAttribute(budget, 'data-budget')).toBe('within');
     expect(await page.getAttribute(`${budget} meter`, 'aria-label')).toBe(
       'CFO budget today: $0.00 of $10.00 spent',
@@ -64,6 +67,7 @@ describe('a role’s budget on the dashboard', () => {
   it('follows a completion live, warns past the threshold and says when the role is exhausted', async () => {
     await spend(5.5);
     await waitForText(page, `${budget} [data-field="budget"]`, '$5.50 of $10.00');
+    await waitForText(page, '[data-company-budget] [data-field="budget"]', '$5.50 of $100.00');
     // 5.5 + the 4 reserved by a claim fits under 10; the warning threshold (5) is passed.
     expect(await page.getAttribute(budget, 'data-budget')).toBe('warning');
     await page.waitForSelector('.feed li.budget', { timeout: WAIT_MS });
