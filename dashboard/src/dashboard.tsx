@@ -1,11 +1,17 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type {
+  ConnectorCallApprovalStatus,
+  DashboardApprovalFragment,
   DashboardModelVersionFragment,
   DashboardRoleFieldsFragment,
+  DashboardTenantBudgetQuery,
 } from '../../src/generated/dashboard/graphql.js';
 import { abilitiesOf } from './abilities.js';
 import { GraphQLRequestError, request } from './api.js';
 import { type AbTestSummary, AbTests } from './components/ab-tests.js';
+import { ApprovalDialog } from './components/approval-dialog.js';
+import { type ApprovalDecision, Approvals } from './components/approvals.js';
+import { type BudgetChange, BudgetDialog } from './components/budget-dialog.js';
 import { Feed, type FeedEntry, timeOf } from './components/feed.js';
 import { Header, type Viewer } from './components/header.js';
 import { Models } from './components/models.js';
@@ -19,12 +25,19 @@ import {
   AbResults,
   AbTests as AbTestsDocument,
   Agents,
+  Approvals as ApprovalsDocument,
+  ApproveCall,
+  ConnectorNames,
   History,
   Models as ModelsDocument,
   PauseAgent,
   Queue,
+  RejectCall,
+  RequestCallChanges,
   ResumeAgent,
   Role,
+  SetBudget,
+  TenantBudget,
   VitalsByHour,
 } from './documents.js';
 import { formatCount, roleLabel } from './format.js';
@@ -44,6 +57,8 @@ const HISTORY_LENGTH = 100;
  * instance that owed it (they otherwise follow their events).
  */
 const UNANNOUNCED_REFRESH_MS = 30_000;
+/** Requests the inbox shows, and pending ones the summary counts ("50+" beyond). */
+const APPROVALS_SHOWN = 50;
 
 export interface DashboardHandle {
   /** Go offline, and come back resuming where the feed left off. */
@@ -56,6 +71,16 @@ export interface DashboardHandle {
   confirm(role: string, action: RoleAction): void;
   /** Opens a task's detail. */
   openTask(id: string): void;
+  /**
+   * Opens the confirmation of a decision on a gated connector call whatever the viewer's roles: the server
+   * decides, and the dialog shows its refusal.
+   */
+  decideApproval(id: string, decision: ApprovalDecision): void;
+  /**
+   * Opens the confirmation of a role's budget (the company's for null) whatever the viewer's roles (the
+   * server decides).
+   */
+  setBudget(role: string | null): void;
 }
 
 declare global {
@@ -144,6 +169,21 @@ export function Dashboard({
   const [problem, setProblem] = useState<string | null>(null);
   const [status, setStatus] = useState('');
   const [confirming, setConfirming] = useState<{ role: string; action: RoleAction } | null>(null);
+  const [deciding, setDeciding] = useState<{
+    approval: Pick<DashboardApprovalFragment, 'id'> & Partial<DashboardApprovalFragment>;
+    decision: ApprovalDecision;
+  } | null>(null);
+  // The role whose budget is being set: null for the company's, undefined for no dialog.
+  const [budgetRole, setBudgetRole] = useState<string | null | undefined>(undefined);
+  const [companyBudget, setCompanyBudget] = useState<DashboardTenantBudgetQuery['budget']>(null);
+  const refreshCompanyBudgetRef = useRef<() => void>(() => undefined);
+  const [approvals, setApprovals] = useState<DashboardApprovalFragment[] | null>(null);
+  const [approvalStatus, setApprovalStatus] = useState<ConnectorCallApprovalStatus | ''>('pending');
+  const [waiting, setWaiting] = useState<{ count: number; more: boolean } | null>(null);
+  const [approvalsVersion, setApprovalsVersion] = useState(0);
+  // Requests decided from this page stay in the pending inbox, with their outcome, until the filter changes.
+  const [decidedHere, setDecidedHere] = useState<DashboardApprovalFragment[]>([]);
+  const [connectorNames, setConnectorNames] = useState<ReadonlyMap<string, string>>(new Map());
   const [openTask, setOpenTask] = useState<string | null>(null);
   const [openTaskVersion, setOpenTaskVersion] = useState(0);
   const [tasksVersion, setTasksVersion] = useState(0);
@@ -233,6 +273,18 @@ export function Dashboard({
           setTests((current) => mergeAbTests(snapshot, current, changed));
         }, fail);
     };
+    let budgetTimer: ReturnType<typeof setTimeout> | undefined;
+    const reloadCompanyBudget = (eventId?: string) =>
+      request(token, TenantBudget, {}, eventId ? { readAfterEvent: eventId } : {}).then(
+        (data) => active && setCompanyBudget(data.budget),
+        fail,
+      );
+    /** After a task ends (its cost charged) or a budget alert: a burst of them reads once. */
+    const refreshCompanyBudget = (eventId?: string) => {
+      clearTimeout(budgetTimer);
+      budgetTimer = setTimeout(() => reloadCompanyBudget(eventId), 200);
+    };
+    refreshCompanyBudgetRef.current = () => refreshCompanyBudget();
     const reloadModels = () =>
       request(token, ModelsDocument, {}).then((data) => active && setModels(data.productionModels), fail);
     const reloadHistory = () =>
@@ -248,6 +300,11 @@ export function Dashboard({
       }, fail);
     let queueTimer: ReturnType<typeof setTimeout> | undefined;
     let tasksTimer: ReturnType<typeof setTimeout> | undefined;
+    let approvalsTimer: ReturnType<typeof setTimeout> | undefined;
+    function refreshApprovals() {
+      clearTimeout(approvalsTimer);
+      approvalsTimer = setTimeout(() => setApprovalsVersion((version) => version + 1), 50);
+    }
     function refreshQueue() {
       clearTimeout(queueTimer);
       queueTimer = setTimeout(
@@ -269,6 +326,7 @@ export function Dashboard({
         request(token, Queue, {}).then((data) => active && setCounts(data.taskCounts)),
         reloadModels(),
         reloadHistory(),
+        reloadCompanyBudget(),
       ]).then(() => {
         if (!active) return;
         setLoaded(true);
@@ -276,6 +334,7 @@ export function Dashboard({
       }, fail);
       reloadAbTests();
       refreshTasks();
+      refreshApprovals();
     };
 
     const onEvent = (event: LiveEvent) => {
@@ -292,15 +351,21 @@ export function Dashboard({
       setFeed((current) =>
         [{ event, at: timeOf(event) ?? new Date().toISOString() }, ...current].slice(0, FEED_LENGTH),
       );
-      if (event.__typename === 'ModelVersionChangedEvent') {
+      if (event.__typename === 'ConnectorCallApprovalEvent') {
+        refreshApprovals();
+      } else if (event.__typename === 'ModelVersionChangedEvent') {
         reloadModels();
       } else if (event.__typename === 'BudgetAlertEvent') {
         if (event.budgetRole !== null) refreshRole(event.budgetRole, event.eventId);
+        else refreshCompanyBudget(event.eventId);
       } else if (event.__typename === 'TaskUpdatedEvent') {
         refreshQueue();
         refreshTasks();
         if (openTaskRef.current === event.taskId) setOpenTaskVersion((version) => version + 1);
-        if (event.status === 'completed' || event.status === 'failed') refreshRole(event.role, event.eventId);
+        if (event.status === 'completed' || event.status === 'failed') {
+          refreshRole(event.role, event.eventId);
+          refreshCompanyBudget(event.eventId);
+        }
       } else if (event.__typename === 'AgentPausedEvent' || event.__typename === 'AgentResumedEvent') {
         const { role } = event;
         const paused = event.__typename === 'AgentPausedEvent';
@@ -336,6 +401,8 @@ export function Dashboard({
       reconnect: () => live.reconnect(),
       confirm: (role, action) => setConfirming({ role, action }),
       openTask: (id) => setOpenTask(id),
+      decideApproval: (id, decision) => setDeciding({ approval: { id }, decision }),
+      setBudget: (role) => setBudgetRole(role),
     };
     const timer = setInterval(() => {
       if (document.visibilityState !== 'visible') return;
@@ -349,6 +416,8 @@ export function Dashboard({
       clearInterval(timer);
       clearTimeout(queueTimer);
       clearTimeout(tasksTimer);
+      clearTimeout(approvalsTimer);
+      clearTimeout(budgetTimer);
       live.stop();
       delete window.boardroomDashboard;
     };
@@ -367,19 +436,95 @@ export function Dashboard({
     };
   }, [token, trendRole, trendVersion, fail]);
 
-  const act = async (role: string, action: RoleAction, reason: string) => {
-    const input = { actorUserId: viewer.sub, reason: reason || null };
+  // The inbox (its chosen status) and the pending count, for the roles that read them; reread when an
+  // approval event arrives. Members never ask (the server would refuse them).
+  useEffect(() => {
+    if (!abilities.readApprovals || approvalsVersion === 0) return;
+    let active = true;
+    const first = APPROVALS_SHOWN;
+    request(token, ApprovalsDocument, { status: approvalStatus || null, first }).then(
+      (data) => active && setApprovals(data.connectorCallApprovals.nodes),
+      fail,
+    );
+    request(token, ApprovalsDocument, { status: 'pending', first }).then((data) => {
+      const page = data.connectorCallApprovals;
+      if (active) setWaiting({ count: page.nodes.length, more: page.nextCursor !== null });
+    }, fail);
+    request(token, ConnectorNames, {}).then(({ connectors }) => {
+      if (active) setConnectorNames(new Map(connectors.nodes.map((one) => [one.id, one.name])));
+    }, fail);
+    return () => {
+      active = false;
+    };
+  }, [token, abilities.readApprovals, approvalStatus, approvalsVersion, fail]);
+
+  /** Runs an action's mutation; a refused token leaves the page, any other refusal is the caller's. */
+  const acting = async <T,>(action: () => Promise<T>): Promise<T> => {
     try {
-      if (action === 'pause') await request(token, PauseAgent, { role, input });
-      else await request(token, ResumeAgent, { role, input });
+      return await action();
     } catch (error) {
       if (error instanceof GraphQLRequestError && error.code === 'UNAUTHENTICATED') onRefused(error.message);
       throw error;
     }
+  };
+
+  const decideApproval = async (id: string, decision: ApprovalDecision, note: string) => {
+    const variables = { id, note: note || null };
+    const approval = await acting(async () =>
+      decision === 'approve'
+        ? (await request(token, ApproveCall, variables)).approveConnectorCall
+        : decision === 'reject'
+          ? (await request(token, RejectCall, variables)).rejectConnectorCall
+          : (await request(token, RequestCallChanges, variables)).requestConnectorCallChanges,
+    );
+    setApprovals((current) => current?.map((one) => (one.id === id ? approval : one)) ?? current);
+    setDecidedHere((current) => [approval, ...current.filter((one) => one.id !== id)]);
+    // The decision's buttons are gone with the dialog: focus goes to the request, not to the page's start.
+    requestAnimationFrame(() =>
+      document.querySelector<HTMLElement>(`[data-approvals] [data-approval-id="${id}"]`)?.focus(),
+    );
+    setApprovalsVersion((version) => version + 1);
+    const what = `${approval.method} ${approval.path}`;
+    setStatus(
+      approval.status === 'pending'
+        ? `${what} still waits.`
+        : `${what}: ${approval.status === 'changes_requested' ? 'changes requested' : approval.status}${
+            approval.decidedBy && approval.decidedBy !== viewer.sub
+              ? ` (decided before by ${approval.decidedBy})`
+              : ''
+          }.`,
+    );
+  };
+
+  const saveBudget = async (role: string | null, change: BudgetChange) => {
+    await acting(() => request(token, SetBudget, { input: { role, ...change } }));
+    if (role === null) {
+      setStatus('The company’s budget set.');
+      refreshCompanyBudgetRef.current();
+    } else {
+      setStatus(`${roleLabel(role)}’s budget set.`);
+      refreshRoleRef.current(role);
+    }
+  };
+
+  const act = async (role: string, action: RoleAction, reason: string) => {
+    const input = { actorUserId: viewer.sub, reason: reason || null };
+    await acting<unknown>(() =>
+      action === 'pause'
+        ? request(token, PauseAgent, { role, input })
+        : request(token, ResumeAgent, { role, input }),
+    );
     setStatus(`${roleLabel(role)} ${action === 'pause' ? 'paused' : 'resumed'}.`);
   };
 
   const alerts = alertsOf(cards, connection);
+  const shownApprovals =
+    approvals && approvalStatus === 'pending'
+      ? [
+          ...approvals.map((one) => decidedHere.find((decided) => decided.id === one.id) ?? one),
+          ...decidedHere.filter((decided) => !approvals.some((one) => one.id === decided.id)),
+        ].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))
+      : approvals;
 
   return (
     <>
@@ -393,7 +538,13 @@ export function Dashboard({
         </p>
       ) : null}
       <main data-loaded={loaded ? 'true' : undefined}>
-        <Summary counts={counts} alerts={alerts} />
+        <Summary
+          counts={counts}
+          approvalsWaiting={abilities.readApprovals ? waiting : undefined}
+          alerts={alerts}
+          companyBudget={companyBudget}
+          onCompanyBudget={abilities.setBudgets ? () => setBudgetRole(null) : undefined}
+        />
         <section class="roles" aria-labelledby="roles-heading">
           <h2 id="roles-heading" class="sr-only">
             Agents
@@ -404,17 +555,34 @@ export function Dashboard({
                 key={card.role.role}
                 state={card}
                 canPause={abilities.pauseAgents}
+                canSetBudget={abilities.setBudgets}
                 onAction={(role, action) => setConfirming({ role, action })}
+                onBudget={(role) => setBudgetRole(role)}
               />
             ))}
           </div>
         </section>
+        {abilities.readApprovals ? (
+          <Approvals
+            approvals={shownApprovals}
+            status={approvalStatus}
+            viewerRoles={viewer.roles}
+            connectorNames={connectorNames}
+            onStatus={(status) => {
+              setApprovals(null);
+              setDecidedHere([]);
+              setApprovalStatus(status);
+            }}
+            onDecide={(approval, decision) => setDeciding({ approval, decision })}
+          />
+        ) : null}
         <Feed entries={feed} loading={!historyLoaded} onOpenTask={(id) => setOpenTask(id)} />
         {trendRole ? (
           <Trends
             roles={roles}
             role={trendRole}
             hours={trend}
+            budget={cards.find((card) => card.role.role === trendRole)?.role.budget ?? null}
             onRole={(role) => {
               setTrend(null);
               setTrendRole(role);
@@ -437,6 +605,26 @@ export function Dashboard({
           action={confirming.action}
           onConfirm={(reason) => act(confirming.role, confirming.action, reason)}
           onClose={() => setConfirming(null)}
+        />
+      ) : null}
+      {deciding ? (
+        <ApprovalDialog
+          approval={approvals?.find((one) => one.id === deciding.approval.id) ?? deciding.approval}
+          decision={deciding.decision}
+          onConfirm={(note) => decideApproval(deciding.approval.id, deciding.decision, note)}
+          onClose={() => setDeciding(null)}
+        />
+      ) : null}
+      {budgetRole !== undefined ? (
+        <BudgetDialog
+          role={budgetRole}
+          budget={
+            budgetRole === null
+              ? companyBudget
+              : (cards.find((card) => card.role.role === budgetRole)?.role.budget ?? null)
+          }
+          onConfirm={(change) => saveBudget(budgetRole, change)}
+          onClose={() => setBudgetRole(undefined)}
         />
       ) : null}
       {openTask ? (

@@ -170,7 +170,7 @@ describe('the dashboard by keyboard', () => {
 });
 
 describe('the dashboard on a narrow screen', () => {
-  it('puts the summary (queue and alerts) before the eight role cards', async () => {
+  it('puts the summary (queue, approvals waiting and alerts) before the eight role cards', async () => {
     const page = await openDashboard(browser, server.url, chairman);
     await page.setViewportSize({ width: 390, height: 844 });
     const summary = await page.locator('.summary').boundingBox();
@@ -178,6 +178,7 @@ describe('the dashboard on a narrow screen', () => {
     expect(summary && firstCard && summary.y + summary.height <= firstCard.y).toBe(true);
     expect(await page.textContent('.summary')).toContain('Pending');
     expect(await page.textContent('[data-alerts]')).toContain('is paused');
+    expect(await page.$('.summary [data-approvals-waiting]')).not.toBeNull();
     // Nothing wider than the screen.
     const wide = await page.evaluate(() =>
       [...document.querySelectorAll('body *')]

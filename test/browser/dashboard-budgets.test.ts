@@ -32,6 +32,8 @@ beforeAll(async () => {
     estimateUsd: '4',
     warningThreshold: 0.5,
   });
+  // The company's, over every role: $100 a month.
+  await setBudget(t, chairman, { period: 'month', limitUsd: '100', estimateUsd: '1' });
 });
 afterAll(async () => {
   await browser?.close();
@@ -54,6 +56,7 @@ describe('a role’s budget on the dashboard', () => {
   it('shows what the role spent against its limit, and no budget on a role without one', async () => {
     page = await openDashboard(browser, server.url, chairman);
     await waitForText(page, `${budget} [data-field="budget"]`, '$0.00 of $10.00');
+    await waitForText(page, '[data-company-budget] [data-field="budget"]', '$0.00 of $100.00');
     expect(await page.getAttribute(budget, 'data-budget')).toBe('within');
     expect(await page.getAttribute(`${budget} meter`, 'aria-label')).toBe(
       'CFO budget today: $0.00 of $10.00 spent',
@@ -64,12 +67,24 @@ describe('a role’s budget on the dashboard', () => {
   it('follows a completion live, warns past the threshold and says when the role is exhausted', async () => {
     await spend(5.5);
     await waitForText(page, `${budget} [data-field="budget"]`, '$5.50 of $10.00');
+    await waitForText(page, '[data-company-budget] [data-field="budget"]', '$5.50 of $100.00');
     // 5.5 + the 4 reserved by a claim fits under 10; the warning threshold (5) is passed.
     expect(await page.getAttribute(budget, 'data-budget')).toBe('warning');
     await page.waitForSelector('.feed li.budget', { timeout: WAIT_MS });
     expect(await page.textContent('.feed li.budget')).toContain(
       'CFO budget warning: $5.50 of $10.00 spent today',
     );
+
+    // The trends draw the budget's burn against its limit, and say it in words.
+    await page.selectOption('[data-trends] select', 'cfo');
+    await waitForText(
+      page,
+      '[data-chart="budget"] [data-field="summary"]',
+      '$5.50 of $10.00 spent today (55%); $0.00 held by running tasks.',
+    );
+    expect(await page.$('[data-chart="budget"] canvas')).not.toBeNull();
+    await page.locator('[data-chart="budget"]').scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'dashboard-budget-burn');
 
     await spend(1);
     // 6.5 + 4 passes 10: no claim would be taken.

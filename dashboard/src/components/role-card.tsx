@@ -40,12 +40,17 @@ export type RoleAction = 'pause' | 'resume';
 export function RoleCard({
   state,
   canPause,
+  canSetBudget,
   onAction,
+  onBudget,
 }: {
   state: RoleState;
   /** Offer pause and resume (the chairman's); otherwise the card only reads. */
   canPause: boolean;
+  /** Offer setting the role's budget (the chairman's). */
+  canSetBudget: boolean;
   onAction(role: string, action: RoleAction): void;
+  onBudget(role: string): void;
 }) {
   const { role, vitals } = state;
   const status = role.paused ? 'paused' : 'active';
@@ -86,16 +91,31 @@ export function RoleCard({
           );
         })}
       </dl>
-      {role.budget ? <BudgetBar budget={role.budget} role={name} /> : null}
-      {canPause ? (
-        <button
-          type="button"
-          class={role.paused ? 'action' : 'action danger'}
-          data-action={role.paused ? 'resume' : 'pause'}
-          onClick={() => onAction(role.role, role.paused ? 'resume' : 'pause')}
-        >
-          {role.paused ? `Resume ${name}…` : `Pause ${name}…`}
-        </button>
+      {role.budget ? <BudgetBar budget={role.budget} owner={name} /> : null}
+      {canPause || canSetBudget ? (
+        <div class="actions">
+          {canPause ? (
+            <button
+              type="button"
+              class={role.paused ? 'action' : 'action danger'}
+              data-action={role.paused ? 'resume' : 'pause'}
+              onClick={() => onAction(role.role, role.paused ? 'resume' : 'pause')}
+            >
+              {role.paused ? `Resume ${name}…` : `Pause ${name}…`}
+            </button>
+          ) : null}
+          {canSetBudget ? (
+            <button
+              type="button"
+              class="action"
+              data-action="budget"
+              aria-label={`Budget… for ${name}`}
+              onClick={() => onBudget(role.role)}
+            >
+              Budget…
+            </button>
+          ) : null}
+        </div>
       ) : null}
     </section>
   );
@@ -104,10 +124,11 @@ export function RoleCard({
 type Budget = NonNullable<DashboardRoleFieldsFragment['budget']>;
 
 /**
- * The role's budget this period: spent against the limit, as a meter and in words, with what running tasks
- * hold. "Exhausted" is the server's rule (spent + the per-task estimate would pass the limit: no new claim).
+ * A budget this period (a role's, or the company's): spent against the limit, as a meter and in words, with
+ * what running tasks hold. "Exhausted" is the server's rule (spent + the per-task estimate would pass the
+ * limit: no new claim).
  */
-function BudgetBar({ budget, role }: { budget: Budget; role: string }) {
+export function BudgetBar({ budget, owner }: { budget: Budget; owner: string }) {
   const limit = Number(budget.limitUsd);
   const spent = Number(budget.spentUsd);
   const reserved = Number(budget.reservedUsd);
@@ -133,7 +154,7 @@ function BudgetBar({ budget, role }: { budget: Budget; role: string }) {
         high={budget.warningThreshold * limit}
         optimum={0}
         value={Math.min(spent, limit)}
-        aria-label={`${role} budget ${period}: ${formatUsd(spent)} of ${formatUsd(limit)} spent`}
+        aria-label={`${owner} budget ${period}: ${formatUsd(spent)} of ${formatUsd(limit)} spent`}
       />
       <p class="budget-note">
         {state === 'exhausted' ? 'Exhausted: takes no new work. ' : null}

@@ -1,5 +1,11 @@
-import type { DashboardQueueQuery } from '../../../src/generated/dashboard/graphql.js';
+import type {
+  DashboardQueueQuery,
+  DashboardTenantBudgetQuery,
+} from '../../../src/generated/dashboard/graphql.js';
 import { formatCount } from '../format.js';
+import { BudgetBar } from './role-card.js';
+
+type Budget = DashboardTenantBudgetQuery['budget'];
 
 export type TaskCounts = DashboardQueueQuery['taskCounts'];
 
@@ -18,15 +24,30 @@ const QUEUE: { status: keyof TaskCounts; label: string }[] = [
 ];
 
 /**
- * What to look at first, before the role cards on a narrow screen: the queue and the alerts. The approvals
- * waiting for a decision join them once the gateway has approvals: an `approvalsWaiting` count, shown
- * here beside the queue (never a stand-in number while there is none).
+ * What to look at first, before the role cards on a narrow screen: the queue, the approvals waiting for a
+ * decision (for the roles that read the inbox; `undefined` for the others, who see nothing of it) and the
+ * alerts.
  */
-export function Summary({ counts, alerts }: { counts: TaskCounts | null; alerts: Alert[] }) {
+export function Summary({
+  counts,
+  approvalsWaiting,
+  alerts,
+  companyBudget,
+  onCompanyBudget,
+}: {
+  counts: TaskCounts | null;
+  /** The company's budget over every role (null: none set). */
+  companyBudget: Budget;
+  /** Offers setting it (the chairman's); absent: the summary only reads it. */
+  onCompanyBudget?: () => void;
+  /** Pending requests (null while loading; `more` when there are more than counted). */
+  approvalsWaiting?: { count: number; more: boolean } | null;
+  alerts: Alert[];
+}) {
   return (
     <section class="panel summary" aria-labelledby="summary-heading">
       <h2 id="summary-heading">Summary</h2>
-      <div class="summary-grid">
+      <div class={approvalsWaiting === undefined ? 'summary-grid' : 'summary-grid with-approvals'}>
         <div>
           <h3 class="minor">Task queue (all time)</h3>
           <ul class="counts">
@@ -39,7 +60,48 @@ export function Summary({ counts, alerts }: { counts: TaskCounts | null; alerts:
               </li>
             ))}
           </ul>
+          {companyBudget || onCompanyBudget ? (
+            <div class="company-budget" data-company-budget="">
+              <h3 class="minor">Company budget (every role)</h3>
+              {companyBudget ? (
+                <BudgetBar budget={companyBudget} owner="Company" />
+              ) : (
+                <p class="muted small">The company has no budget over every role.</p>
+              )}
+              {onCompanyBudget ? (
+                <button
+                  type="button"
+                  class="action"
+                  data-action="budget"
+                  aria-label="Budget… for the company"
+                  onClick={onCompanyBudget}
+                >
+                  Budget…
+                </button>
+              ) : null}
+            </div>
+          ) : null}
         </div>
+        {approvalsWaiting !== undefined ? (
+          <div>
+            <h3 class="minor">Approvals</h3>
+            <ul class="counts single">
+              <li data-approvals-waiting="">
+                <span
+                  class="count"
+                  data-value={approvalsWaiting ? String(approvalsWaiting.count) : undefined}
+                >
+                  {approvalsWaiting
+                    ? `${formatCount(approvalsWaiting.count)}${approvalsWaiting.more ? '+' : ''}`
+                    : '…'}
+                </span>
+                <a class="count-label" href="#approvals-heading">
+                  Waiting for a decision
+                </a>
+              </li>
+            </ul>
+          </div>
+        ) : null}
         <div>
           <h3 class="minor" id="alerts-heading">
             Alerts{' '}

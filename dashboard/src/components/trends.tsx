@@ -1,4 +1,7 @@
-import type { DashboardVitalsFieldsFragment } from '../../../src/generated/dashboard/graphql.js';
+import type {
+  DashboardRoleFieldsFragment,
+  DashboardVitalsFieldsFragment,
+} from '../../../src/generated/dashboard/graphql.js';
 import { formatCount, formatHour, formatPercent, formatSeconds, formatUsd, roleLabel } from '../format.js';
 import { Chart } from './chart.js';
 
@@ -17,19 +20,42 @@ function peak(hours: HourlyVitals, pick: (hour: DashboardVitalsFieldsFragment) =
   return best;
 }
 
+type Budget = NonNullable<DashboardRoleFieldsFragment['budget']>;
+
 /**
- * Vital signs per hour over the trailing 24 hours, for one role at a time. Budget burn against its limit
- * takes a chart here once the gateway keeps budgets.
+ * What the budget had spent at the end of each hour of the period (null for hours before it began): what it
+ * spent now, less the cost of the hours of the period that came after. A task's cost counts in the hour it
+ * finished, as the budget charges it then.
+ */
+export function burnOf(hours: HourlyVitals, budget: Budget): (number | null)[] {
+  const start = Date.parse(budget.periodStart);
+  let spent = Number(budget.spentUsd);
+  const values: (number | null)[] = new Array(hours.length).fill(null);
+  for (let index = hours.length - 1; index >= 0; index -= 1) {
+    const hour = hours[index];
+    if (!hour || Date.parse(hour.periodEnd) <= start) break;
+    values[index] = Math.max(0, spent);
+    if (Date.parse(hour.periodStart) >= start) spent -= hour.costUsd;
+  }
+  return values;
+}
+
+/**
+ * Vital signs per hour over the trailing 24 hours, for one role at a time, and, for a role with a budget,
+ * what its budget has spent in its period against the limit.
  */
 export function Trends({
   roles,
   role,
   hours,
+  budget,
   onRole,
 }: {
   roles: { role: string; displayName: string | null }[];
   role: string;
   hours: HourlyVitals | null;
+  /** The chosen role's budget, null when it has none. */
+  budget: Budget | null;
   onRole(role: string): void;
 }) {
   const ends = (hours ?? []).map((hour) => Date.parse(hour.periodEnd) / 1000);
@@ -138,6 +164,34 @@ export function Trends({
                     : '.')
             }
           />
+          {budget ? (
+            <Chart
+              id="budget"
+              title="Budget burn"
+              hours={ends}
+              formatValue={formatUsd}
+              series={[
+                { label: 'Spent this period', color: '#8a4b00', values: burnOf(list, budget) },
+                {
+                  label: 'Limit',
+                  color: '#b42318',
+                  dashed: true,
+                  values: list.map((hour) =>
+                    Date.parse(hour.periodEnd) > Date.parse(budget.periodStart)
+                      ? Number(budget.limitUsd)
+                      : null,
+                  ),
+                },
+              ]}
+              summary={`${formatUsd(Number(budget.spentUsd))} of ${formatUsd(Number(budget.limitUsd))} spent ${
+                budget.period === 'day' ? 'today' : 'this month'
+              }${
+                Number(budget.limitUsd) > 0
+                  ? ` (${formatPercent(Number(budget.spentUsd) / Number(budget.limitUsd))})`
+                  : ''
+              }; ${formatUsd(Number(budget.reservedUsd))} held by running tasks.`}
+            />
+          ) : null}
         </div>
       )}
     </section>

@@ -72,6 +72,8 @@ declare global {
       reconnect(): void;
       confirm(role: string, action: 'pause' | 'resume'): void;
       openTask(id: string): void;
+      decideApproval(id: string, decision: 'approve' | 'reject' | 'request_changes'): void;
+      setBudget(role: string | null): void;
     };
   }
 }

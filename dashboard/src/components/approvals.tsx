@@ -1,0 +1,224 @@
+import type {
+  ConnectorCallApprovalStatus,
+  DashboardApprovalFragment,
+  Role,
+} from '../../../src/generated/dashboard/graphql.js';
+import { mayDecideApproval } from '../abilities.js';
+import { formatBytes, formatCount, formatDateTime, formatSeconds, roleLabel } from '../format.js';
+
+export type ApprovalDecision = 'approve' | 'reject' | 'request_changes';
+
+/** How each decision reads: its button, its confirmation and what the request becomes. */
+export const DECISIONS: Record<ApprovalDecision, { button: string; verb: string; done: string }> = {
+  approve: { button: 'Approve…', verb: 'Approve', done: 'approved' },
+  reject: { button: 'Reject…', verb: 'Reject', done: 'rejected' },
+  request_changes: { button: 'Request changes…', verb: 'Request changes to', done: 'sent back' },
+};
+
+const STATUSES: ConnectorCallApprovalStatus[] = [
+  'pending',
+  'approved',
+  'rejected',
+  'changes_requested',
+  'expired',
+  'cancelled',
+];
+
+export const statusText = (status: ConnectorCallApprovalStatus) => status.replace('_', ' ');
+
+/** The request's query, body and headers as the server answered them (only approvers read them). */
+function Input({ input }: { input: unknown }) {
+  const parts = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+  const present = Object.entries(parts).filter(
+    ([, value]) =>
+      value !== null && value !== undefined && !(typeof value === 'object' && !Object.keys(value).length),
+  );
+  if (present.length === 0) return <p class="small muted">No query, body or headers.</p>;
+  const shown = Object.fromEntries(present);
+  const short = JSON.stringify(shown);
+  return (
+    <pre class="text small" data-field="input">
+      {short.length <= 100 ? short : JSON.stringify(shown, null, 2)}
+    </pre>
+  );
+}
+
+/** What happened to a decided request: who decided, the note, and the call made on approval. */
+function Outcome({ approval }: { approval: DashboardApprovalFragment }) {
+  const { call } = approval;
+  return (
+    <>
+      {approval.decidedBy ? (
+        <p class="small">
+          {statusText(approval.status).replace(/^./, (first) => first.toUpperCase())} by{' '}
+          <strong>{approval.decidedBy}</strong>
+          {approval.decidedAt ? (
+            <>
+              {' '}
+              on <time dateTime={approval.decidedAt}>{formatDateTime(approval.decidedAt)}</time>
+            </>
+          ) : null}
+          {approval.note ? <>: “{approval.note}”</> : '.'}
+        </p>
+      ) : null}
+      {approval.reason && !call ? <p class="small">Ended: {approval.reason.replace('_', ' ')}.</p> : null}
+      {call ? (
+        <p class="small" data-field="call" data-outcome={call.outcome}>
+          Call made
+          {call.executedAt ? (
+            <>
+              {' '}
+              on <time dateTime={call.executedAt}>{formatDateTime(call.executedAt)}</time>
+            </>
+          ) : null}
+          : {call.status === null ? call.outcome.replace(/_/g, ' ') : `HTTP ${formatCount(call.status)}`}
+          {call.bytes !== null ? `, ${formatBytes(call.bytes)}` : ''}
+          {call.durationMs !== null ? ` in ${formatSeconds(call.durationMs / 1000)}` : ''}
+          {call.failure ? ` (${call.failure})` : ''}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+function ApprovalItem({
+  approval,
+  viewerRoles,
+  connectorName,
+  onDecide,
+}: {
+  approval: DashboardApprovalFragment;
+  viewerRoles: readonly Role[];
+  connectorName: string | undefined;
+  onDecide(approval: DashboardApprovalFragment, decision: ApprovalDecision): void;
+}) {
+  const headingId = `approval-${approval.id}`;
+  const pending = approval.status === 'pending';
+  const mayDecide = mayDecideApproval(viewerRoles, approval.approverRoles);
+  return (
+    // Focusable by script only: focus lands here after a decision removes the button that had it.
+    <li
+      data-approval-id={approval.id}
+      data-status={approval.status}
+      aria-labelledby={headingId}
+      tabIndex={-1}
+    >
+      <header>
+        <h3 id={headingId}>
+          <code>
+            {approval.method} {approval.path}
+          </code>
+        </h3>
+        <span class={`badge ${approval.status}`}>{statusText(approval.status)}</span>
+      </header>
+      <p class="small muted">
+        {connectorName ? (
+          <strong data-field="connector">{connectorName}</strong>
+        ) : (
+          <>
+            Connector <code data-field="connector">{approval.connectorId.slice(0, 8)}</code>
+          </>
+        )}{' '}
+        (version {formatCount(approval.connectorVersion)}), asked by <strong>{approval.requestedBy}</strong>{' '}
+        on <time dateTime={approval.createdAt}>{formatDateTime(approval.createdAt)}</time>
+        {pending ? (
+          <>
+            ; waits until <time dateTime={approval.expiresAt}>{formatDateTime(approval.expiresAt)}</time> for
+            a decision by {approval.approverRoles.map((role) => roleLabel(role)).join(' or ')}
+          </>
+        ) : null}
+        .
+      </p>
+      <Input input={approval.input} />
+      <Outcome approval={approval} />
+      {pending && mayDecide ? (
+        <div class="buttons left">
+          {(Object.keys(DECISIONS) as ApprovalDecision[]).map((decision) => (
+            <button
+              key={decision}
+              type="button"
+              class={decision === 'approve' ? 'primary' : decision === 'reject' ? 'danger' : undefined}
+              data-decide-approval={decision}
+              aria-describedby={headingId}
+              onClick={() => onDecide(approval, decision)}
+            >
+              {DECISIONS[decision].button}
+            </button>
+          ))}
+        </div>
+      ) : null}
+      {pending && !mayDecide ? (
+        <p class="small muted" data-field="not-yours">
+          Only {approval.approverRoles.join(' or ')} may decide this request.
+        </p>
+      ) : null}
+    </li>
+  );
+}
+
+/**
+ * The approval inbox: connector calls kept for a decision, newest first, filtered by status. Shown to the
+ * roles that read it (chairman, operator); a request offers its decisions to the roles of its approverRoles.
+ */
+export function Approvals({
+  approvals,
+  status,
+  viewerRoles,
+  connectorNames,
+  onStatus,
+  onDecide,
+}: {
+  /** Null while loading. */
+  approvals: DashboardApprovalFragment[] | null;
+  status: ConnectorCallApprovalStatus | '';
+  viewerRoles: readonly Role[];
+  /** Connector names by id (an unknown one shows its id). */
+  connectorNames: ReadonlyMap<string, string>;
+  onStatus(status: ConnectorCallApprovalStatus | ''): void;
+  onDecide(approval: DashboardApprovalFragment, decision: ApprovalDecision): void;
+}) {
+  return (
+    <section class="panel approvals" aria-labelledby="approvals-heading">
+      <header class="panel-header">
+        <h2 id="approvals-heading">Approvals</h2>
+        <div class="filters">
+          <label class="field">
+            <span>Status</span>
+            <select
+              value={status}
+              data-filter="approval-status"
+              onChange={(event) =>
+                onStatus((event.target as HTMLSelectElement).value as ConnectorCallApprovalStatus | '')
+              }
+            >
+              <option value="">Any status</option>
+              {STATUSES.map((one) => (
+                <option key={one} value={one}>
+                  {statusText(one)}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      </header>
+      <p class="muted small">Connector calls that wait for a decision before they are sent; newest first.</p>
+      {approvals === null ? <p class="muted">Loading…</p> : null}
+      {approvals?.length === 0 ? (
+        <p class="muted" data-field="approvals-empty">
+          {status === 'pending' ? 'Nothing waits for a decision.' : 'No request matches.'}
+        </p>
+      ) : null}
+      <ul class="approval-list" data-approvals="">
+        {approvals?.map((approval) => (
+          <ApprovalItem
+            key={approval.id}
+            approval={approval}
+            viewerRoles={viewerRoles}
+            connectorName={connectorNames.get(approval.connectorId)}
+            onDecide={onDecide}
+          />
+        ))}
+      </ul>
+    </section>
+  );
+}
