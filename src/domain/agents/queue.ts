@@ -149,7 +149,7 @@ interface LockedTask {
 }
 
 /** Locks a running task of the caller's tenant that the caller claimed; 404, 403 or 409 otherwise. */
-async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
+export async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
   const [task] = await tx.$queryRaw<LockedTask[]>`
     SELECT status::text, claimed_by FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
   if (!task) throw notFound(`Task ${id} not found`);

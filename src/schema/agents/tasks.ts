@@ -57,6 +57,7 @@ interface TaskCounts {
   completed: number;
   failed: number;
   cancelled: number;
+  awaiting_approval: number;
 }
 
 const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
@@ -67,6 +68,9 @@ const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
     completed: t.exposeInt('completed'),
     failed: t.exposeInt('failed'),
     cancelled: t.exposeInt('cancelled'),
+    awaitingApproval: t.exposeInt('awaiting_approval', {
+      description: 'Waiting for a decision the agent asked for; not running, not failed.',
+    }),
   }),
 });
 
@@ -81,7 +85,14 @@ builder.queryField('taskCounts', (t) =>
         where: { tenantId: context.viewer.tenantId, ...(role ? { role: normalizeRole(role) } : {}) },
         _count: { _all: true },
       });
-      const counts: TaskCounts = { pending: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+      const counts: TaskCounts = {
+        pending: 0,
+        running: 0,
+        completed: 0,
+        failed: 0,
+        cancelled: 0,
+        awaiting_approval: 0,
+      };
       for (const group of groups) counts[group.status] = group._count._all;
       return counts;
     }),
