@@ -1,4 +1,6 @@
 // The report of a run: its shape (also written as JSON) and the tables printed at the end.
+
+import type { ClaimWakeFigures } from './claim-wait.js';
 import type { IngestionFigures } from './experiments.js';
 import type { PropagationFigures } from './finetuning.js';
 import type { Plan, Summary } from './measure.js';
@@ -41,6 +43,7 @@ export interface BenchReport {
   startup: Partial<Record<DatabaseKind, StartupFigures>>;
   propagation?: PropagationFigures;
   webhooks?: WebhookLatencyFigures;
+  claimWait: ClaimWakeFigures[];
   errors: { case: string; error: string }[];
 }
 
@@ -236,6 +239,16 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { deliveries, medianMs, p99Ms, worstMs, mutationMedianMs } = report.webhooks;
     console.log(
       `\nWebhook delivery after the commit that queued the work (PGlite, loopback HTTPS, ${deliveries} deliveries): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 100), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(mutationMedianMs, 1)} ms`,
+    );
+  }
+  for (const figures of report.claimWait) {
+    const { database, instances, wakeUps, idleWaiters, medianMs, p99Ms, worstMs, chatMedianMs } = figures;
+    const where =
+      instances === 2
+        ? 'chat on one instance, claim waiting on the other, PostgreSQL + Redis'
+        : databaseName(database);
+    console.log(
+      `\nWaiting claim handed the task after the chat's commit (${where}, ${wakeUps} wake-ups, ${idleWaiters} other claims waiting): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 50), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(chatMedianMs, 1)} ms`,
     );
   }
   const startup = Object.entries(report.startup);

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { measureClaimWake } from './claim-wait.js';
 import { baselineJob, throughputCases, transportCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
 import { measurePropagation } from './finetuning.js';
@@ -43,6 +44,7 @@ const CASES = [
   'fanout',
   'propagation',
   'webhooks',
+  'claim-wait',
   'startup',
 ];
 const usage = `usage: npm run bench -- [options]
@@ -172,6 +174,7 @@ const report: BenchReport = {
   transports: {},
   ingestion: {},
   fanout: [],
+  claimWait: [],
   startup: {},
   errors: [],
 };
@@ -332,6 +335,24 @@ try {
     await attempt('webhook delivery latency (PGlite, in process)', async () => {
       report.webhooks = await measureWebhookLatency(quick ? 100 : 500);
     });
+  }
+  if (cases.includes('claim-wait')) {
+    for (const database of databases) {
+      const acrossInstances = database === 'postgres' && (await redisAnswers(redisUrl));
+      const where = acrossInstances ? 'two instances, PostgreSQL + Redis' : DATABASE_NAMES[database];
+      await attempt(`waiting claim woken by a chat (${where})`, async () => {
+        report.claimWait.push(
+          await measureClaimWake(
+            database,
+            runDir,
+            postgresUrl,
+            acrossInstances ? redisUrl : undefined,
+            quick ? 50 : 300,
+            quick ? 100 : 1000,
+          ),
+        );
+      });
+    }
   }
   if (cases.includes('startup')) {
     await attempt('start-up and idle memory', async () => {
