@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { claimWaitersOf } from '../../src/domain/agents/claim-wait.js';
 import { MAX_APPROVAL_PAYLOAD_BYTES } from '../../src/domain/agents/task-approvals.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
@@ -89,6 +90,20 @@ const ClaimWithApproval = graphql(`
           note
           decidedBy
           payload
+        }
+      }
+    }
+  }
+`);
+
+const ClaimWaiting = graphql(`
+  mutation AgentsClaimWaitingForDecision($role: String!) {
+    claimNextTask(role: $role, waitSeconds: 30) {
+      outcome
+      task {
+        id
+        approval {
+          status
         }
       }
     }
@@ -298,6 +313,21 @@ describe('deciding a task’s request', () => {
     expect(again.data?.claimNextTask.task?.approval).toMatchObject({
       id: second,
       status: 'changes_requested',
+    });
+  });
+
+  it('a decision wakes a claim waiting for the role', async () => {
+    const { agent, chairman, id } = await runningTask();
+    const approvalId = (await ask(agent, id)).data?.requestTaskApproval.id ?? '';
+    const waiters = claimWaitersOf(t.app.services.bus);
+    const claim = t.graphql(ClaimWaiting, { role: 'cfo' }, agent);
+    await vi.waitFor(() => expect(waiters.size).toBe(1));
+
+    await t.graphql(Approve, { id: approvalId }, chairman);
+
+    expect((await claim).data?.claimNextTask).toEqual({
+      outcome: 'claimed',
+      task: { id, approval: { status: 'approved' } },
     });
   });
 

@@ -8,7 +8,7 @@ import { normalizeRole } from './roles.js';
 export const MAX_CLAIM_WAIT_SECONDS = 30;
 
 /** A claim waiting for work: woken at most once per registration. */
-interface Waiter {
+export interface Waiter {
   /** What its last attempt answered: what kind of change may give it a task. */
   outcome: ClaimOutcome;
   woken: boolean;
