@@ -5,3 +5,4 @@ import './agents/tasks.js';
 import './agents/budgets.js';
 import './agents/recommendations.js';
 import './agents/subscriptions.js';
+import './agents/approvals.js';

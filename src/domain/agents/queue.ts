@@ -1,4 +1,4 @@
-import { conflict, forbidden, notFound } from '../../errors.js';
+import { conflict, forbidden, notFound, serviceError } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
 import {
@@ -149,7 +149,7 @@ interface LockedTask {
 }
 
 /** Locks a running task of the caller's tenant that the caller claimed; 404, 403 or 409 otherwise. */
-async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
+export async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
   const [task] = await tx.$queryRaw<LockedTask[]>`
     SELECT status::text, claimed_by FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
   if (!task) throw notFound(`Task ${id} not found`);
@@ -226,5 +226,40 @@ export function failTask(context: AuthedContext, id: string, error: string): Pro
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
     if (changed) await releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]);
     return changed;
+  });
+}
+
+/**
+ * Extends the lease of the caller's running task to DEFAULT_LEASE_MS (or `leaseMs`) from now. Refused, and
+ * nothing changes, when the task is not the caller's tenant's (404), not running (409, `task_not_running`:
+ * the sweeper may already have returned it to the queue), held by another agent (403), or when its lease
+ * has already lapsed (409, `lease_expired`): the task may have been handed out again, so the agent must stop.
+ * Publishes nothing: the lease is not part of TASK_UPDATED's payload.
+ */
+export async function renewTaskLease(
+  context: AuthedContext,
+  id: string,
+  { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions = {},
+): Promise<Task> {
+  return context.prisma.$transaction(async (tx) => {
+    const [task] = await tx.$queryRaw<(LockedTask & { lapsed: boolean })[]>`
+      SELECT status::text, claimed_by, lease_expires_at < now() AS lapsed
+      FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
+    if (!task) throw notFound(`Task ${id} not found`);
+    if (task.status !== 'running') {
+      throw serviceError('CONFLICT', `Task ${id} is ${task.status}, not running`, {
+        extensions: { reason: 'task_not_running', status: task.status },
+      });
+    }
+    if (task.claimed_by !== context.viewer.sub) throw forbidden(`Task ${id} is claimed by another agent`);
+    if (task.lapsed) {
+      throw serviceError('CONFLICT', `The lease of task ${id} has already lapsed`, {
+        extensions: { reason: 'lease_expired', status: task.status },
+      });
+    }
+    await tx.$executeRaw`
+      UPDATE tasks SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
+      WHERE id = ${id}::uuid`;
+    return tx.task.findUniqueOrThrow({ where: { id } });
   });
 }
