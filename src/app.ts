@@ -103,6 +103,8 @@ export const cacheTtlPerCoordinate: Record<string, number> = {
   'Query.productionModel': 30000,
   'Query.modelVersions': 30000,
   'Query.agentVitals': 2000,
+  // Counters that change with every finished task: a response that reads them is never cached.
+  'ModelVersion.outcomes': 0,
 };
 
 /**

@@ -10,9 +10,11 @@ import {
   remainingUsd,
   TENANT_BUDGET,
 } from '../../domain/agents/budgets.js';
+import type { ModelRouting } from '../../domain/agents/model-routing.js';
 import { type ClaimOutcome, claimNextTask } from '../../domain/agents/queue.js';
 import { requireAgentRole } from '../../domain/agents/registry.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
+import { ModelRoutingRef } from './routing.js';
 import { AgentRoleRef, roleArg, TaskRef } from './types.js';
 
 const BudgetPeriodEnum = builder.enumType('BudgetPeriod', {
@@ -219,6 +221,7 @@ interface TaskClaim {
   outcome: ClaimOutcome;
   task: Awaited<ReturnType<typeof claimNextTask>>['task'];
   budget: BudgetState | null;
+  routing: ModelRouting | null;
 }
 
 const TaskClaimRef = builder.objectRef<TaskClaim>('TaskClaim').implement({
@@ -238,6 +241,12 @@ const TaskClaimRef = builder.objectRef<TaskClaim>('TaskClaim').implement({
       description:
         'When a budget refused: the start of its next period (sooner if the limit is raised or running tasks end).',
       resolve: (claim) => claim.budget?.periodEnd ?? null,
+    }),
+    routing: t.field({
+      type: ModelRoutingRef,
+      nullable: true,
+      description: 'How the claimed task’s model version was chosen; null when nothing was claimed.',
+      resolve: (claim) => claim.routing,
     }),
   }),
 });
