@@ -175,6 +175,22 @@ describe('ModelVersion.outcomes', () => {
     expect(end.getTime() - start.getTime()).toBeLessThan(3 * 3_600_000);
   });
 
+  it('answers the counters as they are now, not from the response cache of modelVersions', async () => {
+    const tenant = await routingTenant(t);
+    const { baseModel, production } = await boundLine(t, tenant, 'cfo');
+    const task = await completeOne(tenant, 'cfo', { recommendations: [{ summary: 'Hedge' }] });
+    expect((await outcomes(tenant, baseModel)).get(production)?.decided).toBe(0);
+
+    // A decision returns no ModelVersion, so it invalidates no cached modelVersions answer.
+    await t.graphql(
+      DecideRecommendation,
+      { id: task.recommendations[0]?.id as string, accepted: true },
+      tenant.operator,
+    );
+
+    expect((await outcomes(tenant, baseModel)).get(production)?.decided).toBe(1);
+  });
+
   it.each([[0], [-1], [24 * 90 + 1]])('refuses a window of %i hours', async (hours) => {
     const tenant = await routingTenant(t);
     const { baseModel } = await boundLine(t, tenant, 'cpo');
