@@ -269,6 +269,26 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { redeliverWebhookDelivery(id: $id) { id status } }',
     variables: (target) => ({ id: target.deliveryId }),
   },
+  'Query.canaryPolicy': {
+    roles: everyone,
+    query: 'query($baseModel: String!) { canaryPolicy(baseModel: $baseModel) { action minimumTasks } }',
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
+  'Mutation.setCanaryPolicy': {
+    roles: managers,
+    query: `mutation($baseModel: String!) {
+      setCanaryPolicy(baseModel: $baseModel, input: {
+        guardrails: [{ metric: "failure_rate", direction: "lower_is_better", tolerance: 0.1 }],
+        minimumTasks: 10, maxDurationSeconds: 60, action: "recommend_only" }) { action }
+    }`,
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
+  'Mutation.bindAgentModel': {
+    roles: managers,
+    query:
+      'mutation($baseModel: String!) { bindAgentModel(role: "cfo", baseModel: $baseModel) { role baseModel } }',
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
   'Mutation.promoteModelVersion': {
     roles: managers,
     query: 'mutation($id: ID!) { promoteModelVersion(id: $id) { id tenantId } }',

@@ -1,6 +1,7 @@
 import { conflict, forbidden, notFound, serviceError } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
+import { countFinishedTasks } from '../finetuning/outcomes.js';
 import {
   type BudgetState,
   lockBudgets,
@@ -9,6 +10,7 @@ import {
   reserveForTask,
   settleTask,
 } from './budgets.js';
+import { type ModelRouting, routeClaimedTask } from './model-routing.js';
 import type { AuthedContext } from './registry.js';
 import { normalizeRole } from './roles.js';
 import { taskEventPayload } from './task-events.js';
@@ -69,6 +71,10 @@ export async function reapExpiredLeases(
     role,
     changed.map((task) => task.id),
   );
+  await countFinishedTasks(
+    tx,
+    changed.filter((task) => task.status === 'failed').map((task) => task.id),
+  );
   await announce(tx, tenantId, changed);
   return changed.length;
 }
@@ -86,6 +92,8 @@ export interface ClaimResult {
   task: Task | null;
   /** The budget that refused the claim, as it stood. */
   budget: BudgetState | null;
+  /** How the claimed task's model version was chosen; null when nothing was claimed. */
+  routing: ModelRouting | null;
 }
 
 /**
@@ -108,12 +116,12 @@ export async function claimNextTask(
       SELECT paused FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR SHARE`;
     if (!agentRole) throw notFound(`Unknown agent role '${role}'`);
     await reapExpiredLeases(tx, tenantId, role);
-    if (agentRole.paused) return { outcome: 'role_paused', task: null, budget: null };
+    if (agentRole.paused) return { outcome: 'role_paused', task: null, budget: null, routing: null };
     const budgets = await lockBudgets(tx, tenantId, role);
     const refusing = refusingBudget(budgets);
     if (refusing) {
       const outcome = refusing.role === null ? 'tenant_budget_exhausted' : 'role_budget_exhausted';
-      return { outcome, task: null, budget: refusing };
+      return { outcome, task: null, budget: refusing, routing: null };
     }
     const [task] = await tx.$queryRaw<ChangedTask[]>`
       UPDATE tasks SET
@@ -127,13 +135,15 @@ export async function claimNextTask(
         FOR UPDATE SKIP LOCKED
       )
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-    if (!task) return { outcome: 'queue_empty', task: null, budget: null };
+    if (!task) return { outcome: 'queue_empty', task: null, budget: null, routing: null };
     await reserveForTask(tx, budgets, task.id);
+    const routing = await routeClaimedTask(tx, task.id);
     await announce(tx, tenantId, [task]);
     return {
       outcome: 'claimed',
       task: await tx.task.findUniqueOrThrow({ where: { id: task.id } }),
       budget: null,
+      routing,
     };
   });
 }
@@ -179,6 +189,7 @@ async function finish(
     await lockOwnRunningTask(tx, context, id);
     const changed = await write(tx);
     if (!changed) throw new Error(`task ${id} vanished while locked`);
+    await countFinishedTasks(tx, [changed.id]);
     await announce(tx, context.viewer.tenantId, [changed]);
     return tx.task.findUniqueOrThrow({ where: { id } });
   });

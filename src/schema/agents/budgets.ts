@@ -11,9 +11,11 @@ import {
   TENANT_BUDGET,
 } from '../../domain/agents/budgets.js';
 import { claimNextTaskWaiting, MAX_CLAIM_WAIT_SECONDS } from '../../domain/agents/claim-wait.js';
+import type { ModelRouting } from '../../domain/agents/model-routing.js';
 import type { ClaimOutcome, claimNextTask } from '../../domain/agents/queue.js';
 import { requireAgentRole } from '../../domain/agents/registry.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
+import { ModelRoutingRef } from './routing.js';
 import { AgentRoleRef, roleArg, TaskRef } from './types.js';
 
 const BudgetPeriodEnum = builder.enumType('BudgetPeriod', {
@@ -220,6 +222,7 @@ interface TaskClaim {
   outcome: ClaimOutcome;
   task: Awaited<ReturnType<typeof claimNextTask>>['task'];
   budget: BudgetState | null;
+  routing: ModelRouting | null;
 }
 
 const TaskClaimRef = builder.objectRef<TaskClaim>('TaskClaim').implement({
@@ -239,6 +242,12 @@ const TaskClaimRef = builder.objectRef<TaskClaim>('TaskClaim').implement({
       description:
         'When a budget refused: the start of its next period (sooner if the limit is raised or running tasks end).',
       resolve: (claim) => claim.budget?.periodEnd ?? null,
+    }),
+    routing: t.field({
+      type: ModelRoutingRef,
+      nullable: true,
+      description: 'How the claimed task’s model version was chosen; null when nothing was claimed.',
+      resolve: (claim) => claim.routing,
     }),
   }),
 });
