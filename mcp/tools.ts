@@ -38,6 +38,13 @@ const ClaimNextTask = graphql(`
         attempts
         leaseExpiresAt
         createdBy
+        modelVersion {
+          id
+          baseModel
+          provider
+          versionNumber
+          deploymentStatus
+        }
         approval {
           id
           status
@@ -54,6 +61,12 @@ const ClaimNextTask = graphql(`
           size
           sha256
         }
+      }
+      routing {
+        choice
+        baseModel
+        modelVersionId
+        sticky
       }
       budget {
         role
@@ -169,7 +182,7 @@ export const agentTools: AgentTool[] = [
       '`tenant_budget_exhausted` / `role_budget_exhausted` (with the budget and `retryAt`) or `queue_empty`. ' +
       'A refusal changes nothing. With `waitSeconds` (0 to 30) it waits that long for claimable work instead of ' +
       'answering `queue_empty` at once: no polling needed. A task back from a decision carries it in `approval`. ' +
-      'Agent role only.',
+      'The task names the model version to use (`modelVersion`; `routing` says why). Agent role only.',
     document: ClaimNextTask,
     arguments: { role: 'role', waitSeconds: 'waitSeconds' },
     readOnly: false,

@@ -202,6 +202,7 @@ describe('MCP agent tools', () => {
       retryAt: null,
       task: null,
       budget: null,
+      routing: null,
     });
     await client.close();
   });
