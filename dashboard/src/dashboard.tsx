@@ -2,7 +2,6 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import type {
   ConnectorCallApprovalStatus,
   DashboardApprovalFragment,
-  DashboardModelVersionFragment,
   DashboardRoleFieldsFragment,
   DashboardTenantBudgetQuery,
 } from '../../src/generated/dashboard/graphql.js';
@@ -14,7 +13,7 @@ import { type ApprovalDecision, Approvals } from './components/approvals.js';
 import { type BudgetChange, BudgetDialog } from './components/budget-dialog.js';
 import { Feed, type FeedEntry, timeOf } from './components/feed.js';
 import { Header, type Viewer } from './components/header.js';
-import { Models } from './components/models.js';
+import { canaryOf, type ModelRow, Models } from './components/models.js';
 import { PauseDialog } from './components/pause-dialog.js';
 import { type RoleAction, RoleCard, type RoleState } from './components/role-card.js';
 import { type Alert, Summary, type TaskCounts } from './components/summary.js';
@@ -29,6 +28,7 @@ import {
   ApproveCall,
   ConnectorNames,
   History,
+  ModelLine,
   Models as ModelsDocument,
   PauseAgent,
   Queue,
@@ -161,7 +161,7 @@ export function Dashboard({
   const [roles, setRoles] = useState<DashboardRoleFieldsFragment[]>([]);
   const [cards, setCards] = useState<RoleState[]>([]);
   const [counts, setCounts] = useState<TaskCounts | null>(null);
-  const [models, setModels] = useState<DashboardModelVersionFragment[]>([]);
+  const [models, setModels] = useState<ModelRow[]>([]);
   const [tests, setTests] = useState<AbTestSummary[]>([]);
   const [feed, setFeed] = useState<FeedEntry[]>([]);
   const [historyLoaded, setHistoryLoaded] = useState(false);
@@ -285,8 +285,18 @@ export function Dashboard({
       budgetTimer = setTimeout(() => reloadCompanyBudget(eventId), 200);
     };
     refreshCompanyBudgetRef.current = () => refreshCompanyBudget();
+    /** Each base model in production, with its canary's analysis (one read per base model). */
     const reloadModels = () =>
-      request(token, ModelsDocument, {}).then((data) => active && setModels(data.productionModels), fail);
+      request(token, ModelsDocument, {})
+        .then((data) =>
+          Promise.all(
+            data.productionModels.map(async (model) => {
+              const line = await request(token, ModelLine, { baseModel: model.baseModel });
+              return { ...model, canary: canaryOf(line.modelVersions) };
+            }),
+          ),
+        )
+        .then((rows) => active && setModels(rows), fail);
     const reloadHistory = () =>
       request(token, History, { first: HISTORY_LENGTH }).then((data) => {
         if (!active) return;

@@ -9,6 +9,7 @@ export {
   DashboardDecideDocument as DecideRecommendation,
   DashboardEventsDocument as Events,
   DashboardHistoryDocument as History,
+  DashboardModelLineDocument as ModelLine,
   DashboardModelsDocument as Models,
   DashboardOutcomeDocument as RecordOutcome,
   DashboardPauseDocument as PauseAgent,

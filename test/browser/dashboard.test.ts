@@ -274,6 +274,46 @@ describe('dashboard as the chairman', () => {
     await browser.screenshot(page, 'dashboard-models-and-tests');
   });
 
+  it('shows a canary of a model in production with its share and what its analysis says, live', async () => {
+    const row = '[data-base-model="gpt-4o-mini"]';
+    await page.waitForSelector(row, { timeout: WAIT_MS });
+    expect(await page.textContent(`${row} td:last-child`)).toBe('None');
+    const registered = await t.graphql(
+      Register,
+      {
+        input: {
+          baseModel: 'gpt-4o-mini',
+          provider: 'openai',
+          trainingDataHash: 'sha256:board-memos-2',
+          hyperparameters: { epochs: 4 },
+          evaluationMetrics: { accuracy: 0.93 },
+        },
+      },
+      chairman,
+    );
+    const policy = await t.graphql(
+      `mutation { setCanaryPolicy(baseModel: "gpt-4o-mini", input: {
+        guardrails: [{ metric: "failure_rate", direction: "lower_is_better", tolerance: 0.05 }],
+        minimumTasks: 50, maxDurationSeconds: 3600, action: "rollback_automatically" }) { action } }`,
+      undefined,
+      chairman,
+    );
+    expect(policy.errors).toBeUndefined();
+    const canary = await t.graphql(
+      Promote,
+      { id: registered.data?.registerModelVersion.id as string, canaryTrafficPct: 20 },
+      chairman,
+    );
+    expect(canary.errors).toBeUndefined();
+    const cell = `${row} [data-field="canary"]`;
+    await page.waitForSelector(`${cell}[data-state="collecting"]`, { timeout: WAIT_MS });
+    expect(await page.textContent(`${cell} p`)).toBe(
+      'v2, 20% of conversations: collecting outcomes (0 of at least 50 tasks)',
+    );
+    await page.locator(row).scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'dashboard-canary');
+  });
+
   it('reads “no data yet” for a running test without observations, not “not significant”', async () => {
     const test = await runningTest(t, chairman);
     const row = `[data-ab-test="${test.id}"]`;
