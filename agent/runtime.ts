@@ -1,0 +1,260 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { addUsage, costOf, type ModelPrice, noUsage, type Usage } from './prices.js';
+
+export interface AgentOptions {
+  /** Boardroom's base URL; the runtime speaks MCP to `<url>/mcp`. */
+  boardroomUrl: string;
+  /** A Boardroom bearer token with the `agent` role, of the tenant whose queue it works. */
+  token: string;
+  /** The agent role whose tasks it claims. */
+  role: string;
+  /** The OpenAI-compatible endpoint: its base URL (`…/v1`; default OpenAI's) and API key. */
+  openai: { baseURL?: string; apiKey: string };
+  model: string;
+  /** The model's price (USD per million tokens): the cost reported with each completed task. */
+  price: ModelPrice;
+  /** Aborting stops the runtime: a task in progress is failed back at once, and runAgent resolves. */
+  signal: AbortSignal;
+  /** The most model calls one task may take (each tool round is one). Default 8. */
+  maxModelCalls?: number;
+  /** Bounds of the jittered back-off when the queue is empty or the role paused. Default 1 s to 30 s. */
+  idleBackoffMs?: { min: number; max: number };
+  /** The longest wait for a budget's retry time before claiming again (a limit may be raised). Default 5 min. */
+  budgetRecheckMs?: number;
+  /** Seconds a claim may wait for work on the server, when claim_next_task offers it. Default 25. */
+  waitSeconds?: number;
+  /** Where the runtime says what it does: one object per event. Default: JSON lines on standard error. */
+  log?: (event: Record<string, unknown>) => void;
+}
+
+/** What one run did, for its caller (the CLI prints nothing of it; tests read it). */
+export interface AgentSummary {
+  completed: number;
+  failed: number;
+}
+
+const SYSTEM_PROMPT = (role: string) =>
+  `You are the ${role.toUpperCase()} agent of a company run on Boardroom. Answer the task you are given. ` +
+  'The tools call the company’s connectors; a call that waits for an approval was not made yet: say so ' +
+  'rather than assume its result.';
+
+interface ClaimedTask {
+  id: string;
+  message: string;
+  leaseExpiresAt?: string | null;
+}
+
+interface Claim {
+  outcome: 'claimed' | 'queue_empty' | 'role_paused' | 'role_budget_exhausted' | 'tenant_budget_exhausted';
+  retryAt: string | null;
+  task: ClaimedTask | null;
+}
+
+/** The agent tools of Boardroom's MCP endpoint; every other tool (open-world) is a connector's endpoint. */
+const isConnectorTool = (tool: Tool) => tool.annotations?.openWorldHint === true;
+
+const jittered = (attempt: number, { min, max }: { min: number; max: number }) => {
+  const ceiling = Math.min(max, min * 2 ** attempt);
+  return min + Math.random() * (ceiling - min);
+};
+
+const abortable = async (ms: number, signal: AbortSignal) => {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {}
+};
+
+/** The text of a tool's result, as the model reads it. */
+function toolAnswer(result: CallToolResult & { structuredContent?: Record<string, unknown> }): string {
+  const structured = result.structuredContent;
+  if (result.isError) {
+    const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+    return JSON.stringify({ error: structured?.error ?? text });
+  }
+  if (structured && 'approval' in structured) {
+    return JSON.stringify({
+      pending_approval: structured.approval,
+      note: 'The call was not made: it waits for an approval (HTTP 202). Do not assume its result.',
+    });
+  }
+  return JSON.stringify(structured?.response ?? structured ?? result.content);
+}
+
+/**
+ * Works the queue of one agent role until `signal` aborts: claims a task over MCP, answers it with an
+ * OpenAI-compatible Chat Completions model that may call the tenant's connector tools (through Boardroom's
+ * MCP endpoint, so approvals, budgets, rate limits and audit apply), and completes it with the output,
+ * exact tokens and cost, or fails it with the model's error.
+ */
+export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
+  const { role, signal } = options;
+  const log =
+    options.log ?? ((event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(event)}\n`));
+  const idle = options.idleBackoffMs ?? { min: 1000, max: 30_000 };
+  const budgetRecheckMs = options.budgetRecheckMs ?? 5 * 60_000;
+  const maxModelCalls = options.maxModelCalls ?? 8;
+  const summary: AgentSummary = { completed: 0, failed: 0 };
+
+  const mcp = new Client({ name: 'boardroom-agent', version: '0.1.0' });
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', options.boardroomUrl), {
+      requestInit: { headers: { authorization: `Bearer ${options.token}` } },
+    }),
+  );
+  const openai = new OpenAI({
+    baseURL: options.openai.baseURL,
+    apiKey: options.openai.apiKey,
+    maxRetries: 1,
+  });
+
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await mcp.callTool({ name, arguments: args })) as CallToolResult & {
+      structuredContent?: Record<string, unknown>;
+    };
+
+  /** The agent tools' failures are the runtime's: an error result becomes an exception. */
+  const agentCall = async (name: string, args: Record<string, unknown>) => {
+    const result = await call(name, args);
+    if (result.isError) throw new Error(`${name}: ${toolAnswer(result)}`);
+    return result.structuredContent ?? {};
+  };
+
+  let renewTool = false;
+  try {
+    const tools = (await mcp.listTools()).tools;
+    const claimTool = tools.find((tool) => tool.name === 'claim_next_task');
+    if (!claimTool) throw new Error('the MCP endpoint offers no claim_next_task: is the token an agent’s?');
+    const waitArgument = ['wait_seconds', 'waitSeconds'].find(
+      (name) => claimTool.inputSchema.properties?.[name] !== undefined,
+    );
+    renewTool = tools.some((tool) => tool.name === 'renew_task_lease');
+    log({ event: 'started', role, model: options.model, waitForWork: Boolean(waitArgument) });
+
+    let idleAttempt = 0;
+    while (!signal.aborted) {
+      const claim = (
+        await agentCall('claim_next_task', {
+          role,
+          ...(waitArgument ? { [waitArgument]: options.waitSeconds ?? 25 } : {}),
+        })
+      ).claimNextTask as Claim;
+      if (claim.outcome === 'claimed' && claim.task) {
+        idleAttempt = 0;
+        const ended = await work(claim.task);
+        summary[ended] += 1;
+        continue;
+      }
+      if (claim.outcome === 'queue_empty' && waitArgument) continue;
+      if (claim.outcome.endsWith('budget_exhausted')) {
+        const until = claim.retryAt ? Date.parse(claim.retryAt) - Date.now() : budgetRecheckMs;
+        log({ event: 'waiting', role, outcome: claim.outcome, retryAt: claim.retryAt });
+        await abortable(Math.max(idle.min, Math.min(until, budgetRecheckMs)), signal);
+        continue;
+      }
+      // queue_empty without a server-side wait, or role_paused (no retry time): bounded, jittered back-off.
+      if (claim.outcome === 'role_paused' && idleAttempt === 0) log({ event: 'paused', role });
+      await abortable(jittered(idleAttempt, idle), signal);
+      idleAttempt += 1;
+    }
+  } finally {
+    await mcp.close();
+    log({ event: 'stopped', role, ...summary });
+  }
+  return summary;
+
+  async function work(task: ClaimedTask): Promise<'completed' | 'failed'> {
+    log({ event: 'claimed', role, taskId: task.id });
+    const modelAbort = new AbortController();
+    const stop = () => modelAbort.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    // Stopped while the claim was on its way: the task goes back at once.
+    if (signal.aborted) stop();
+    let renewal: NodeJS.Timeout | undefined;
+    if (renewTool && task.leaseExpiresAt) {
+      const every = Math.max(1000, (Date.parse(task.leaseExpiresAt) - Date.now()) / 3);
+      renewal = setInterval(() => {
+        call('renew_task_lease', { taskId: task.id }).catch((error) =>
+          log({ event: 'renew_failed', taskId: task.id, error: String(error) }),
+        );
+      }, every);
+    }
+    let usage: Usage = noUsage();
+    try {
+      const connectorTools = (await mcp.listTools()).tools.filter(isConnectorTool);
+      const functions: ChatCompletionTool[] = connectorTools.map((tool) => ({
+        type: 'function',
+        function: {
+          name: tool.name,
+          description: tool.description ?? tool.title ?? tool.name,
+          parameters: tool.inputSchema as Record<string, unknown>,
+        },
+      }));
+      const messages: ChatCompletionMessageParam[] = [
+        { role: 'system', content: SYSTEM_PROMPT(role) },
+        { role: 'user', content: task.message },
+      ];
+      for (let calls = 0; calls < maxModelCalls; calls += 1) {
+        const completion = await openai.chat.completions.create(
+          {
+            model: options.model,
+            messages,
+            ...(functions.length > 0 ? { tools: functions } : {}),
+          },
+          { signal: modelAbort.signal },
+        );
+        usage = addUsage(usage, completion.usage);
+        const message = completion.choices[0]?.message;
+        if (!message) throw new Error('the model answered no choice');
+        const toolCalls = (message.tool_calls ?? []).filter((toolCall) => toolCall.type === 'function');
+        if (toolCalls.length === 0) {
+          const tokensUsed = usage.promptTokens + usage.completionTokens;
+          const costUsd = costOf(options.price, usage);
+          await agentCall('complete_task', {
+            taskId: task.id,
+            output: message.content ?? '',
+            tokensUsed,
+            costUsd,
+          });
+          log({ event: 'completed', role, taskId: task.id, tokensUsed, costUsd, usage });
+          return 'completed';
+        }
+        messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: toolCalls });
+        for (const toolCall of toolCalls) {
+          if (signal.aborted) throw new Error('stopped');
+          let answer: string;
+          try {
+            const args = toolCall.function.arguments ? JSON.parse(toolCall.function.arguments) : {};
+            answer = toolAnswer(await call(toolCall.function.name, args));
+          } catch (error) {
+            // Arguments the tool refused (a JSON-RPC error) or that are not JSON: the model reads why.
+            answer = JSON.stringify({ error: (error as Error).message });
+          }
+          log({ event: 'tool_called', taskId: task.id, tool: toolCall.function.name });
+          messages.push({ role: 'tool', tool_call_id: toolCall.id, content: answer });
+        }
+      }
+      throw new Error(`the model asked for tools on each of its ${maxModelCalls} calls without answering`);
+    } catch (error) {
+      const reason = signal.aborted
+        ? `the agent runtime stopped (${String(signal.reason ?? 'aborted')}) before finishing the task`
+        : error instanceof OpenAI.APIError || error instanceof OpenAI.APIConnectionError
+          ? `model call failed: ${error.message}`
+          : (error as Error).message;
+      try {
+        await agentCall('fail_task', { taskId: task.id, error: reason.slice(0, 2000) });
+      } catch (failError) {
+        log({ event: 'fail_failed', taskId: task.id, error: (failError as Error).message });
+      }
+      log({ event: 'failed', role, taskId: task.id, error: reason, usage });
+      return 'failed';
+    } finally {
+      if (renewal) clearInterval(renewal);
+      signal.removeEventListener('abort', stop);
+    }
+  }
+}
