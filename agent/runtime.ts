@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
@@ -63,6 +67,22 @@ const jittered = (attempt: number, { min, max }: { min: number; max: number }) =
   return min + Math.random() * (ceiling - min);
 };
 
+/** An agent tool's error result: the GraphQL error's message, and its HTTP status when it has one. */
+class ToolError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** A refusal of the token, its role or the agent role asked for: claiming again cannot succeed. */
+const isFatal = (error: unknown) =>
+  error instanceof UnauthorizedError ||
+  (error instanceof ToolError && (error.status === 401 || error.status === 403 || error.status === 404)) ||
+  (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403));
+
 const abortable = async (ms: number, signal: AbortSignal) => {
   try {
     await sleep(ms, undefined, { signal });
@@ -120,7 +140,10 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   /** The agent tools' failures are the runtime's: an error result becomes an exception. */
   const agentCall = async (name: string, args: Record<string, unknown>) => {
     const result = await call(name, args);
-    if (result.isError) throw new Error(`${name}: ${toolAnswer(result)}`);
+    if (result.isError) {
+      const status = (result.structuredContent?.error as { status?: number } | undefined)?.status;
+      throw new ToolError(`${name}: ${toolAnswer(result)}`, status);
+    }
     return result.structuredContent ?? {};
   };
 
@@ -137,12 +160,22 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
 
     let idleAttempt = 0;
     while (!signal.aborted) {
-      const claim = (
-        await agentCall('claim_next_task', {
-          role,
-          ...(waitArgument ? { [waitArgument]: options.waitSeconds ?? 25 } : {}),
-        })
-      ).claimNextTask as Claim;
+      let claim: Claim;
+      try {
+        claim = (
+          await agentCall('claim_next_task', {
+            role,
+            ...(waitArgument ? { [waitArgument]: options.waitSeconds ?? 25 } : {}),
+          })
+        ).claimNextTask as Claim;
+      } catch (error) {
+        // Boardroom unreachable, overloaded (503, 429) or refusing the claim: back off and claim again.
+        if (isFatal(error)) throw error;
+        log({ event: 'claim_failed', role, error: (error as Error).message });
+        await abortable(jittered(idleAttempt, idle), signal);
+        idleAttempt += 1;
+        continue;
+      }
       if (claim.outcome === 'claimed' && claim.task) {
         idleAttempt = 0;
         const ended = await work(claim.task);

@@ -225,6 +225,76 @@ describe('the reference agent runtime', () => {
     expect(await taskOf(taskId, chairman)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
+  it('shares one queue between two runtimes: each task answered once, another tenant’s left alone', async () => {
+    const { chairman, agent } = await tenant();
+    const other = await tenant();
+    const answer = (text: string) =>
+      completion({ content: text }, { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+    const model = await startModelServer([answer('a'), answer('b'), answer('c')]);
+    const ids = [
+      await queueTask(t, chairman, 'cfo', 'one'),
+      await queueTask(t, chairman, 'cfo', 'two'),
+      await queueTask(t, chairman, 'cfo', 'three'),
+    ];
+    const strangers = await queueTask(t, other.chairman, 'cfo', 'not yours');
+    const controller = new AbortController();
+    const start = () =>
+      runAgent({
+        boardroomUrl: server.url,
+        token: agent.token,
+        role: 'cfo',
+        openai: { baseURL: model.baseURL, apiKey: 'test-key' },
+        model: 'test-model',
+        price: PRICE,
+        signal: controller.signal,
+        idleBackoffMs: { min: 20, max: 100 },
+        log: () => {},
+      });
+    const runs = [start(), start()];
+    try {
+      await vi.waitFor(
+        async () => {
+          for (const id of ids) expect((await taskOf(id, chairman)).status).toBe('completed');
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+    } finally {
+      controller.abort('SIGTERM');
+    }
+    const summaries = await Promise.all(runs);
+    await model.close();
+    expect(summaries.reduce((sum, run) => sum + run.completed, 0)).toBe(3);
+    expect(model.received.map((request) => request.body.messages.at(-1).content).sort()).toEqual([
+      'one',
+      'three',
+      'two',
+    ]);
+    expect(await taskOf(strangers, other.chairman)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  it('stops with the error when the role does not exist or the token is not an agent’s', async () => {
+    const { agent } = await tenant();
+    const operator = await t.caller(['operator'], { tenantId: agent.tenantId });
+    const member = await t.caller(['member'], { tenantId: agent.tenantId });
+    const options = {
+      boardroomUrl: server.url,
+      openai: { baseURL: 'http://127.0.0.1:9/v1', apiKey: 'test-key' },
+      model: 'test-model',
+      price: PRICE,
+      signal: new AbortController().signal,
+      log: () => {},
+    };
+    await expect(runAgent({ ...options, token: agent.token, role: 'nobody' })).rejects.toThrow(
+      /Unknown agent role 'nobody'/,
+    );
+    await expect(runAgent({ ...options, token: operator.token, role: 'cfo' })).rejects.toThrow(
+      /no claim_next_task/,
+    );
+    await expect(runAgent({ ...options, token: member.token, role: 'cfo' })).rejects.toThrow(
+      /Not allowed for your role/,
+    );
+  });
+
   it('fails the task with the error when the model server answers 500', async () => {
     const { chairman, agent } = await tenant();
     // The client retries a 500 once: both answers fail.
