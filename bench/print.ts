@@ -1,4 +1,6 @@
 // The report of a run: its shape (also written as JSON) and the tables printed at the end.
+
+import type { ClaimWakeFigures } from './claim-wait.js';
 import type { IngestionFigures } from './experiments.js';
 import type { PropagationFigures } from './finetuning.js';
 import type { McpCallFigures } from './mcp.js';
@@ -43,6 +45,7 @@ export interface BenchReport {
   propagation?: PropagationFigures;
   webhooks?: WebhookLatencyFigures;
   mcp?: McpCallFigures;
+  claimWait: ClaimWakeFigures[];
   errors: { case: string; error: string }[];
 }
 
@@ -244,6 +247,16 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { rounds, pairsPerRound, graphqlMedianMs, mcpMedianMs, ratio } = report.mcp;
     console.log(
       `\nMCP claim_next_task + complete_task against claimNextTask + completeTask over GraphQL (PGlite, in process, ${rounds} rounds of ${pairsPerRound} pairs): ${fixed(mcpMedianMs, 2)} ms / ${fixed(graphqlMedianMs, 2)} ms per pair, ratio ${fixed(ratio, 2)}× (target ≤ 1.2)`,
+    );
+  }
+  for (const figures of report.claimWait) {
+    const { database, instances, wakeUps, idleWaiters, medianMs, p99Ms, worstMs, chatMedianMs } = figures;
+    const where =
+      instances === 2
+        ? 'chat on one instance, claim waiting on the other, PostgreSQL + Redis'
+        : databaseName(database);
+    console.log(
+      `\nWaiting claim handed the task after the chat's commit (${where}, ${wakeUps} wake-ups, ${idleWaiters} other claims waiting): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 50), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(chatMedianMs, 1)} ms`,
     );
   }
   const startup = Object.entries(report.startup);

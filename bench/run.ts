@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { measureClaimWake } from './claim-wait.js';
 import { baselineJob, throughputCases, transportCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
 import { measurePropagation } from './finetuning.js';
@@ -45,6 +46,7 @@ const CASES = [
   'propagation',
   'webhooks',
   'mcp',
+  'claim-wait',
   'startup',
 ];
 const usage = `usage: npm run bench -- [options]
@@ -174,6 +176,7 @@ const report: BenchReport = {
   transports: {},
   ingestion: {},
   fanout: [],
+  claimWait: [],
   startup: {},
   errors: [],
 };
@@ -339,6 +342,24 @@ try {
     await attempt('MCP tool calls against the same GraphQL mutations (PGlite, in process)', async () => {
       report.mcp = await measureMcpCalls(quick ? 3 : 5, quick ? 40 : 100);
     });
+  }
+  if (cases.includes('claim-wait')) {
+    for (const database of databases) {
+      const acrossInstances = database === 'postgres' && (await redisAnswers(redisUrl));
+      const where = acrossInstances ? 'two instances, PostgreSQL + Redis' : DATABASE_NAMES[database];
+      await attempt(`waiting claim woken by a chat (${where})`, async () => {
+        report.claimWait.push(
+          await measureClaimWake(
+            database,
+            runDir,
+            postgresUrl,
+            acrossInstances ? redisUrl : undefined,
+            quick ? 50 : 300,
+            quick ? 100 : 1000,
+          ),
+        );
+      });
+    }
   }
   if (cases.includes('startup')) {
     await attempt('start-up and idle memory', async () => {

@@ -25,8 +25,8 @@ export interface AgentTool<Result = any, Variables = any> {
 const defineTool = <Result, Variables>(tool: AgentTool<Result, Variables>) => tool;
 
 const ClaimNextTask = graphql(`
-  mutation McpClaimNextTask($role: String!) {
-    claimNextTask(role: $role) {
+  mutation McpClaimNextTask($role: String!, $waitSeconds: Int) {
+    claimNextTask(role: $role, waitSeconds: $waitSeconds) {
       outcome
       retryAt
       task {
@@ -38,6 +38,22 @@ const ClaimNextTask = graphql(`
         attempts
         leaseExpiresAt
         createdBy
+        modelVersion {
+          id
+          baseModel
+          provider
+          versionNumber
+          deploymentStatus
+        }
+        approval {
+          id
+          status
+          summary
+          payload
+          note
+          decidedBy
+          decidedAt
+        }
         attachments {
           id
           filename
@@ -45,6 +61,12 @@ const ClaimNextTask = graphql(`
           size
           sha256
         }
+      }
+      routing {
+        choice
+        baseModel
+        modelVersionId
+        sticky
       }
       budget {
         role
@@ -55,6 +77,28 @@ const ClaimNextTask = graphql(`
         remainingUsd
         periodEnd
       }
+    }
+  }
+`);
+
+const RenewTaskLease = graphql(`
+  mutation McpRenewTaskLease($id: ID!) {
+    renewTaskLease(id: $id) {
+      id
+      status
+      leaseExpiresAt
+    }
+  }
+`);
+
+const RequestTaskApproval = graphql(`
+  mutation McpRequestTaskApproval($taskId: ID!, $input: TaskApprovalRequestInput!) {
+    requestTaskApproval(taskId: $taskId, input: $input) {
+      id
+      taskId
+      status
+      summary
+      createdAt
     }
   }
 `);
@@ -136,13 +180,36 @@ export const agentTools: AgentTool[] = [
       'Takes the oldest pending task of an agent role under a 5-minute lease, reserving its budgets’ estimates. ' +
       '`outcome` is `claimed` with the task, or why nothing was handed out: `role_paused`, ' +
       '`tenant_budget_exhausted` / `role_budget_exhausted` (with the budget and `retryAt`) or `queue_empty`. ' +
-      'A refusal changes nothing. Agent role only.',
+      'A refusal changes nothing. With `waitSeconds` (0 to 30) it waits that long for claimable work instead of ' +
+      'answering `queue_empty` at once: no polling needed. A task back from a decision carries it in `approval`. ' +
+      'The task names the model version to use (`modelVersion`; `routing` says why). Agent role only.',
     document: ClaimNextTask,
-    arguments: { role: 'role' },
+    arguments: { role: 'role', waitSeconds: 'waitSeconds' },
     readOnly: false,
   }),
-  // renew_task_lease (renewTaskLease) and request_approval (asking for an approval on a task) join here as
-  // one entry each, with their operations, once those fields exist in the schema.
+  defineTool({
+    name: 'renew_task_lease',
+    title: 'Renew a task’s lease',
+    description:
+      'Sets the lease of a task this agent holds to 5 minutes from now; call it every minute or two while ' +
+      'working. Refused with CONFLICT (`task_not_running`, `lease_expired`: stop working on it) or FORBIDDEN ' +
+      '(another agent holds it), changing nothing. Agent role only.',
+    document: RenewTaskLease,
+    arguments: { taskId: 'id' },
+    readOnly: false,
+  }),
+  defineTool({
+    name: 'request_task_approval',
+    title: 'Ask for a decision',
+    description:
+      'Asks the chairman or an operator to decide before this agent acts on its running task: a summary (1 to ' +
+      '2,000 characters) and an optional JSON payload (at most 64 KiB). The task leaves this agent ' +
+      '(awaiting_approval, lease and budget reservation released) and returns to the queue once decided, with ' +
+      'the decision in `approval`. Agent role only.',
+    document: RequestTaskApproval,
+    arguments: { taskId: 'taskId', summary: 'input.summary', payload: 'input.payload' },
+    readOnly: false,
+  }),
   defineTool({
     name: 'complete_task',
     title: 'Complete a task',

@@ -59,6 +59,9 @@ const approvalDecisions: Record<number, ErrorExamples> = {
     cancelled: `Approval ${EXAMPLE_ID} was cancelled (origin_changed); its status is cancelled`,
   },
 };
+const taskApprovalNotFound: Record<number, ErrorExamples> = {
+  404: { unknownTaskApproval: `Task approval ${EXAMPLE_ID} not found` },
+};
 const credentials: Record<number, ErrorExamples> = { 404: { unknownConnector: connectorNotFound } };
 const pauseOrResume400: ErrorExamples = {
   notCSuite: `Unknown role 'intern': only the C-suite roles ${C_SUITE_ROLES.join(', ')} can be paused or resumed`,
@@ -105,6 +108,10 @@ export const routeErrorExamples: Record<string, Record<number, ErrorExamples>> =
   approveConnectorCall: approvalDecisions,
   rejectConnectorCall: approvalDecisions,
   requestConnectorCallChanges: approvalDecisions,
+  readTaskApproval: taskApprovalNotFound,
+  approveTaskApproval: taskApprovalNotFound,
+  rejectTaskApproval: taskApprovalNotFound,
+  requestTaskApprovalChanges: taskApprovalNotFound,
   invokeConnector: connectorCalls,
   testConnector: connectorCalls,
   pauseAgent: { 400: pauseOrResume400 },

@@ -6,6 +6,7 @@ import { experimentsRoutes } from './experiments.js';
 import { finetuningRoutes } from './finetuning.js';
 import { hiringRoutes } from './hiring.js';
 import type { Route } from './route.js';
+import { taskApprovalsRoutes } from './task-approvals.js';
 
 /** Every `/api/v1` route, by domain. */
 export const routes: Route[] = [
@@ -13,6 +14,7 @@ export const routes: Route[] = [
   ...experimentsRoutes,
   ...connectorsRoutes,
   ...connectorApprovalsRoutes,
+  ...taskApprovalsRoutes,
   ...dogfoodRoutes,
   ...hiringRoutes,
   ...finetuningRoutes,

@@ -23,6 +23,7 @@ import { createConnectorCallSlots } from './domain/connectors/call-slots.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
 import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
 import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
+import { startCanaryAnalysis } from './domain/finetuning/canary-rollout.js';
 import { recordWebhookDeliveries } from './domain/webhooks/deliveries.js';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './domain/webhooks/dispatcher.js';
 import { webhooksUnderMissingKeys } from './domain/webhooks/store.js';
@@ -104,6 +105,9 @@ export const cacheTtlPerCoordinate: Record<string, number> = {
   'Query.productionModel': 30000,
   'Query.modelVersions': 30000,
   'Query.agentVitals': 2000,
+  // Counters that change with every finished task: a response that reads them is never cached.
+  'ModelVersion.outcomes': 0,
+  'ModelVersion.canaryAnalysis': 0,
 };
 
 /**
@@ -314,6 +318,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         background.push(
           startModelCacheInvalidation(services),
           startLeaseSweeper({ prisma: db.prisma, logger }),
+          startCanaryAnalysis({ prisma: db.prisma, logger }),
           startApprovalSweeper({ prisma: db.prisma, logger }),
           startOutboxRetention({ prisma: db.prisma, logger, retentionHours: config.eventRetentionHours }),
         );

@@ -15,6 +15,8 @@ export interface Context {
   prisma: PrismaClient;
   services: Services;
   log: Logger;
+  /** Aborts when the client goes away (yoga's request signal): long waits end with it. */
+  signal?: AbortSignal | undefined;
 }
 
 /** What the transports hand to yoga: graphql-ws passes the viewer of its socket. */
@@ -37,6 +39,7 @@ export function createContextFactory(services: Services) {
       prisma: services.prisma,
       services,
       log: services.logger.child({ requestId, tenantId: viewer?.tenantId }),
+      signal: initial.request.signal,
     };
   };
 }

@@ -9,6 +9,10 @@ export const EVENT_TYPES = [
   'CONNECTOR_CALL_APPROVAL_REQUESTED',
   /** A waiting call was approved, rejected, sent back for changes, expired or cancelled. */
   'CONNECTOR_CALL_APPROVAL_DECIDED',
+  /** The agent holding a task asked for a decision; the task is awaiting_approval (domain/agents/task-approvals.ts). */
+  'TASK_APPROVAL_REQUESTED',
+  /** A task's decision request was approved, rejected or sent back for changes; the task is pending again. */
+  'TASK_APPROVAL_DECIDED',
   /** A test's counters or status changed; at most one per test per 250 ms (domain/experiments/announcements.ts). */
   'AB_TEST_RESULTS_CHANGED',
   /** A budget's spend passed its warning threshold; at most one per budget per period. */

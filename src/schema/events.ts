@@ -4,6 +4,7 @@ import { type RecordedEvent, recentEvents } from '../events/history.js';
 import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { parseArgs } from '../validation/index.js';
+import { TASK_APPROVAL_EVENT_TYPES, TaskApprovalEvent } from './agents/approvals.js';
 import { BudgetAlertEvent } from './agents/budgets.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
 import {
@@ -57,6 +58,8 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   BUDGET_WARNING: 'BudgetAlertEvent',
   BUDGET_EXHAUSTED: 'BudgetAlertEvent',
   WEBHOOK_DISABLED: 'WebhookDisabledEvent',
+  TASK_APPROVAL_REQUESTED: 'TaskApprovalEvent',
+  TASK_APPROVAL_DECIDED: 'TaskApprovalEvent',
 };
 
 const TenantEvent = builder.unionType('TenantEvent', {
@@ -74,6 +77,7 @@ const TenantEvent = builder.unionType('TenantEvent', {
     AbTestResultsChangedEvent,
     BudgetAlertEvent,
     WebhookDisabledEvent,
+    TaskApprovalEvent,
   ],
   resolveType: (payload) => objectOf[(payload as unknown as { type: EventType }).type],
 });
@@ -96,7 +100,10 @@ function startingWithPosition(stream: EventStream): AsyncIterableIterator<Messag
   return messages;
 }
 
-const isApprovalEvent = (type: EventType) => (APPROVAL_EVENT_TYPES as readonly string[]).includes(type);
+/** Connector call and task decision events: the approvers', and each requesting agent's own. */
+const isApprovalEvent = (type: EventType) =>
+  (APPROVAL_EVENT_TYPES as readonly string[]).includes(type) ||
+  (TASK_APPROVAL_EVENT_TYPES as readonly string[]).includes(type);
 
 const eventsArgs = z.object({ types: z.array(z.enum(EVENT_TYPES)).nullish(), after: afterArg });
 

@@ -9,6 +9,11 @@ import {
   MODEL_PROVIDERS,
 } from '../domain/finetuning/lifecycle.js';
 import {
+  MAX_OUTCOME_WINDOW_HOURS,
+  outcomesOfVersion,
+  type VersionOutcomes,
+} from '../domain/finetuning/outcomes.js';
+import {
   findProductionModel,
   listModelVersions,
   promoteModelVersion,
@@ -68,6 +73,55 @@ export const ModelVersionRef = builder.prismaObject('ModelVersion', {
     }),
   }),
 });
+
+const VersionOutcomesRef = builder.objectRef<VersionOutcomes>('ModelVersionOutcomes').implement({
+  description:
+    'What the tasks routed to a model version came to over a window of whole UTC hours ending with the ' +
+    'current one, read from hourly counters kept when tasks finish and recommendations are decided.',
+  fields: (t) => ({
+    windowStart: t.expose('windowStart', { type: 'DateTime', description: 'Start of the first hour.' }),
+    windowEnd: t.expose('windowEnd', { type: 'DateTime', description: 'When it was read.' }),
+    hours: t.exposeInt('hours'),
+    tasksCompleted: t.exposeInt('tasksCompleted'),
+    tasksFailed: t.exposeInt('tasksFailed', {
+      description: 'Failed by the agent, or on a lease lapsing on the last attempt.',
+    }),
+    failureRate: t.exposeFloat('failureRate', {
+      nullable: true,
+      description: 'failed / (completed + failed); null when none ended.',
+    }),
+    acceptanceRate: t.exposeFloat('acceptanceRate', {
+      nullable: true,
+      description: 'Accepted / decided recommendations of its tasks; null when none was decided.',
+    }),
+    outcomeAccuracy: t.exposeFloat('outcomeAccuracy', {
+      nullable: true,
+      description: 'Matched / evaluated predicted outcomes of its tasks; null when none was evaluated.',
+    }),
+    decided: t.exposeInt('decided'),
+    accepted: t.exposeInt('accepted'),
+    evaluated: t.exposeInt('evaluated'),
+    matched: t.exposeInt('matched'),
+    tokensUsed: t.expose('tokensUsed', { type: 'SafeInt' }),
+    costUsd: t.exposeFloat('costUsd'),
+    avgExecutionTimeSeconds: t.exposeFloat('avgExecutionTimeSeconds', {
+      nullable: true,
+      description: 'Mean finish − start of completed tasks; null when none completed.',
+    }),
+  }),
+});
+
+builder.objectField(ModelVersionRef, 'outcomes', (t) =>
+  t.field({
+    type: VersionOutcomesRef,
+    description: `Outcomes of the tasks routed to this version over the last \`hours\` UTC hours (the current one included; 1–${MAX_OUTCOME_WINDOW_HOURS}, default 24).`,
+    args: { hours: t.arg.int({ defaultValue: 24 }) },
+    ...validatedArgs(
+      z.object({ hours: z.int().min(1).max(MAX_OUTCOME_WINDOW_HOURS) }),
+      (version, { hours }, context) => outcomesOfVersion(context.prisma, version.tenantId, version.id, hours),
+    ),
+  }),
+);
 
 const baseModelName = z.string().min(1).max(200);
 const jsonObject = z.record(z.string(), z.unknown());

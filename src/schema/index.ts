@@ -9,6 +9,7 @@ import './connectors.js';
 import './connectors/credentials.js';
 import './hiring.js';
 import './finetuning.js';
+import './finetuning-canary.js';
 import './webhooks.js';
 import './events.js';
 

@@ -5,6 +5,8 @@ import { buildDashboard } from '../../scripts/build-dashboard.mjs';
 import type { RunningServer } from '../../src/server.js';
 import { PNG } from '../domain/agents/attachment-samples.js';
 import { ClaimTask, CompleteTask, FailTask, queueTask } from '../schema/agents-support.js';
+import { promote, register } from '../schema/finetuning-support.js';
+import { bind } from '../schema/model-routing-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { listen } from '../support/ws.js';
 import { type Browser, launchBrowser } from './support/browser.js';
@@ -41,6 +43,10 @@ beforeAll(async () => {
   });
   expect(chat.status).toBe(202);
   advised = chat.body.data.task_id;
+  // The CFO runs on a fine-tuned model: its claim carries version 1 of it.
+  const operator = await t.caller(['operator'], { tenantId: member.tenantId });
+  await promote(t, operator, await register(t, operator, 'cfo-forecaster'));
+  await bind(t, operator, 'cfo', 'cfo-forecaster');
   await t.graphql(ClaimTask, { role: 'cfo' }, agent);
   const done = await t.graphql(
     CompleteTask,
@@ -81,11 +87,14 @@ describe('the task list', () => {
     const headers = await page.$$eval('[data-tasks] thead th', (cells) =>
       cells.map((cell) => cell.textContent),
     );
-    expect(headers).toEqual(['Created', 'Role', 'Status', 'Message', 'Cost', 'Duration']);
+    expect(headers).toEqual(['Created', 'Role', 'Status', 'Message', 'Model', 'Cost', 'Duration']);
     const first = await rows(page);
     expect(first).toHaveLength(20);
     expect(first[0]).toEqual({ id: advised, status: 'completed' });
     expect(await page.textContent(`[data-task-id="${advised}"]`)).toContain('$0.0421');
+    expect(await page.textContent(`[data-task-id="${advised}"] [data-field="model_version"]`)).toBe(
+      'cfo-forecaster v1',
+    );
 
     await page.click('button[data-page="older"]');
     await page.waitForFunction(
@@ -146,7 +155,7 @@ describe('the task list', () => {
     expect(await page.textContent(`${detail} [data-field="cost_usd"]`)).toBe('$0.0421');
     expect(await page.textContent(`${detail} [data-field="duration_seconds"]`)).toMatch(/sec$/);
     expect(await page.textContent(detail)).toContain('agent-7');
-    expect(await page.$(`${detail} [data-field="model_version"]`)).toBeNull();
+    expect(await page.textContent(`${detail} [data-field="model_version"]`)).toBe('cfo-forecaster v1');
     await browser.screenshot(page, 'dashboard-task-detail');
   });
 

@@ -75,6 +75,10 @@ function seededIds(): string[] {
 /** A value of the argument's type, mostly well formed, that names the seeded objects. */
 function plausible(type: GraphQLInputType, name: string): fc.Arbitrary<unknown> {
   if (isNonNullType(type)) return plausible(type.ofType, name);
+  // A valid wait holds the claim for up to that many seconds (test/schema/agents-claim-wait.test.ts covers
+  // it): here, no wait or one out of range.
+  if (name === 'waitSeconds')
+    return fc.oneof(fc.constantFrom(0, null), fc.integer({ min: 31, max: 1000 }), fc.integer({ max: -1 }));
   if (isListType(type)) return fc.array(plausible(type.ofType, name), { maxLength: 3 });
   if (isEnumType(type)) return fc.constantFrom(...type.getValues().map((value) => value.name));
   if (isInputObjectType(type)) {

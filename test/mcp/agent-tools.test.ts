@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { claimWaitersOf } from '../../src/domain/agents/claim-wait.js';
 import type { RunningServer } from '../../src/server.js';
 import { budgetRows, queueTasks, setBudget } from '../schema/agents-budgets-support.js';
+import { queueTask } from '../schema/agents-support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { listen } from '../support/ws.js';
 import { callTool, connectMcp } from './mcp-support.js';
@@ -24,6 +26,8 @@ describe('MCP agent tools', () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       'claim_next_task',
+      'renew_task_lease',
+      'request_task_approval',
       'complete_task',
       'fail_task',
       'read_budget',
@@ -32,6 +36,84 @@ describe('MCP agent tools', () => {
     const complete = tools.find((tool) => tool.name === 'complete_task');
     expect(complete?.inputSchema.required).toEqual(['taskId', 'tokensUsed', 'costUsd']);
     expect(complete?.inputSchema.properties?.tokensUsed).toMatchObject({ type: 'integer', minimum: 0 });
+    const claim = tools.find((tool) => tool.name === 'claim_next_task');
+    expect(claim?.inputSchema.required).toEqual(['role']);
+    expect(claim?.inputSchema.properties?.waitSeconds).toMatchObject({
+      anyOf: expect.arrayContaining([expect.objectContaining({ type: 'integer', minimum: 0, maximum: 30 })]),
+    });
+    await client.close();
+  });
+
+  it('waits for a chat, renews the lease, asks for a decision and gets the task back with it', async () => {
+    const agent = await t.caller(['agent']);
+    const member = await t.caller(['member'], { tenantId: agent.tenantId });
+    const chairman = await t.caller(['chairman'], { tenantId: agent.tenantId });
+    const waiters = () => claimWaitersOf(t.app.services.bus).size;
+    const client = await connectMcp(server, agent);
+
+    const before = waiters();
+    const waiting = callTool(client, 'claim_next_task', { role: 'chro', waitSeconds: 30 });
+    await vi.waitFor(() => expect(waiters()).toBe(before + 1));
+    const id = await queueTask(t, member, 'chro', 'draft the offer');
+    const claimed = (await waiting).structuredContent.claimNextTask;
+    expect(claimed).toMatchObject({
+      outcome: 'claimed',
+      task: { id, message: 'draft the offer', approval: null },
+    });
+
+    const renewed = await callTool(client, 'renew_task_lease', { taskId: id });
+    expect(renewed.structuredContent.renewTaskLease).toMatchObject({ id, status: 'running' });
+    expect(Date.parse(renewed.structuredContent.renewTaskLease.leaseExpiresAt)).toBeGreaterThanOrEqual(
+      Date.parse(claimed.task.leaseExpiresAt),
+    );
+
+    const asked = await callTool(client, 'request_task_approval', {
+      taskId: id,
+      summary: 'Send the offer',
+      payload: { amount: 1200 },
+    });
+    expect(asked.structuredContent.requestTaskApproval).toMatchObject({ taskId: id, status: 'pending' });
+    const approvalId = asked.structuredContent.requestTaskApproval.id;
+    // The task left this agent: its lease cannot be renewed, and the claim finds nothing until a decision.
+    const stale = await callTool(client, 'renew_task_lease', { taskId: id });
+    expect(stale.isError).toBe(true);
+    expect(stale.structuredContent.error.code).toBe('CONFLICT');
+    expect(
+      (await callTool(client, 'claim_next_task', { role: 'chro' })).structuredContent.claimNextTask,
+    ).toMatchObject({ outcome: 'queue_empty' });
+
+    const decided = await t.graphql(
+      'mutation ($id: ID!) { approveTaskApproval(id: $id, note: "go") { status } }',
+      { id: approvalId },
+      chairman,
+    );
+    expect(decided.errors).toBeUndefined();
+    const back = (await callTool(client, 'claim_next_task', { role: 'chro' })).structuredContent
+      .claimNextTask;
+    expect(back).toMatchObject({
+      outcome: 'claimed',
+      task: { id, approval: { id: approvalId, status: 'approved', note: 'go', payload: { amount: 1200 } } },
+    });
+    await client.close();
+  });
+
+  it('refuses a wait beyond 30 seconds and an empty summary with JSON-RPC errors, changing nothing', async () => {
+    const agent = await t.caller(['agent']);
+    const member = await t.caller(['member'], { tenantId: agent.tenantId });
+    const id = await queueTask(t, member, 'cpo', 'x');
+    const client = await connectMcp(server, agent);
+    await expect(callTool(client, 'claim_next_task', { role: 'cpo', waitSeconds: 31 })).rejects.toMatchObject(
+      { code: -32602 },
+    );
+    const task = await t.graphql('query ($id: ID!) { task(id: $id) { status } }', { id }, agent);
+    expect(task.data).toEqual({ task: { status: 'pending' } });
+    const claimed = (await callTool(client, 'claim_next_task', { role: 'cpo' })).structuredContent
+      .claimNextTask;
+    await expect(
+      callTool(client, 'request_task_approval', { taskId: claimed.task.id, summary: '' }),
+    ).rejects.toMatchObject({ code: -32602 });
+    const still = await t.graphql('query ($id: ID!) { task(id: $id) { status } }', { id }, agent);
+    expect(still.data).toEqual({ task: { status: 'running' } });
     await client.close();
   });
 
@@ -120,6 +202,7 @@ describe('MCP agent tools', () => {
       retryAt: null,
       task: null,
       budget: null,
+      routing: null,
     });
     await client.close();
   });

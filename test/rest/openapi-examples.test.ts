@@ -268,6 +268,13 @@ describe('every error example', () => {
       },
       'readConnectorCallApproval 404 unknownApproval': () =>
         rest('GET', `/api/v1/forge/approvals/${EXAMPLE_ID}`),
+      'readTaskApproval 404 unknownTaskApproval': () => rest('GET', `/api/v1/task-approvals/${EXAMPLE_ID}`),
+      'approveTaskApproval 404 unknownTaskApproval': () =>
+        rest('POST', `/api/v1/task-approvals/${EXAMPLE_ID}/approve`, { body: {} }),
+      'rejectTaskApproval 404 unknownTaskApproval': () =>
+        rest('POST', `/api/v1/task-approvals/${EXAMPLE_ID}/reject`, { body: { note: 'Too generous' } }),
+      'requestTaskApprovalChanges 404 unknownTaskApproval': () =>
+        rest('POST', `/api/v1/task-approvals/${EXAMPLE_ID}/request-changes`, { body: {} }),
       ...Object.fromEntries(
         ['approve', 'reject', 'request-changes'].flatMap((verb) => {
           const operation = {

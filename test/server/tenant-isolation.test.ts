@@ -49,6 +49,7 @@ interface Target {
   processId: string;
   candidateId: string;
   approvalId: string;
+  taskApprovalId: string;
   webhookId: string;
   deliveryId: string;
 }
@@ -269,6 +270,58 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { redeliverWebhookDelivery(id: $id) { id status } }',
     variables: (target) => ({ id: target.deliveryId }),
   },
+  'Mutation.renewTaskLease': {
+    roles: ['agent'],
+    query: 'mutation($id: ID!) { renewTaskLease(id: $id) { id message leaseExpiresAt } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Mutation.requestTaskApproval': {
+    roles: ['agent'],
+    query: `mutation($id: ID!) {
+      requestTaskApproval(taskId: $id, input: { summary: "probe", payload: { probe: true } }) { id status }
+    }`,
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Query.taskApproval': {
+    roles: inboxReaders,
+    query: 'query($id: ID!) { taskApproval(id: $id) { id summary payload task { message } } }',
+    variables: (target) => ({ id: target.taskApprovalId }),
+  },
+  'Mutation.approveTaskApproval': {
+    roles: managers,
+    query: 'mutation($id: ID!) { approveTaskApproval(id: $id, note: "probe") { id status summary } }',
+    variables: (target) => ({ id: target.taskApprovalId }),
+  },
+  'Mutation.rejectTaskApproval': {
+    roles: managers,
+    query: 'mutation($id: ID!) { rejectTaskApproval(id: $id, note: "probe") { id status summary } }',
+    variables: (target) => ({ id: target.taskApprovalId }),
+  },
+  'Mutation.requestTaskApprovalChanges': {
+    roles: managers,
+    query: 'mutation($id: ID!) { requestTaskApprovalChanges(id: $id, note: "probe") { id status summary } }',
+    variables: (target) => ({ id: target.taskApprovalId }),
+  },
+  'Query.canaryPolicy': {
+    roles: everyone,
+    query: 'query($baseModel: String!) { canaryPolicy(baseModel: $baseModel) { action minimumTasks } }',
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
+  'Mutation.setCanaryPolicy': {
+    roles: managers,
+    query: `mutation($baseModel: String!) {
+      setCanaryPolicy(baseModel: $baseModel, input: {
+        guardrails: [{ metric: "failure_rate", direction: "lower_is_better", tolerance: 0.1 }],
+        minimumTasks: 10, maxDurationSeconds: 60, action: "recommend_only" }) { action }
+    }`,
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
+  'Mutation.bindAgentModel': {
+    roles: managers,
+    query:
+      'mutation($baseModel: String!) { bindAgentModel(role: "cfo", baseModel: $baseModel) { role baseModel } }',
+    variables: (target) => ({ baseModel: target.baseModel }),
+  },
   'Mutation.promoteModelVersion': {
     roles: managers,
     query: 'mutation($id: ID!) { promoteModelVersion(id: $id) { id tenantId } }',
@@ -306,6 +359,8 @@ let t: TestApp;
 let a: SeededTenant;
 /** A call of tenant A waiting for approval. */
 let approvalId: string;
+/** A decision tenant A's agent asked for on a task of its own, waiting. */
+let taskApprovalId: string;
 /** A webhook of tenant A and one delivery of it. */
 let webhook: { webhookId: string; deliveryId: string };
 /** Tenant B's callers, one per role. */
@@ -324,6 +379,7 @@ const targetOf = (seeded: SeededTenant): Target => ({
   processId: seeded.processId,
   candidateId: seeded.candidateId,
   approvalId,
+  taskApprovalId,
   ...webhook,
 });
 
@@ -341,6 +397,7 @@ const nothing = (): Target => ({
   processId: `proc-${randomUUID().slice(0, 8)}`,
   candidateId: `cand-${randomUUID().slice(0, 8)}`,
   approvalId: randomUUID(),
+  taskApprovalId: randomUUID(),
   webhookId: randomUUID(),
   deliveryId: randomUUID(),
 });
@@ -357,6 +414,8 @@ function markersOf(seeded: SeededTenant, request: unknown): string[] {
     seeded.threadId,
     seeded.recommendationId,
     approvalId,
+    taskApprovalId,
+    'Secret offer',
     'approval-probe@example.com',
     webhook.webhookId,
     webhook.deliveryId,
@@ -419,6 +478,28 @@ async function seedPendingApproval(seeded: SeededTenant): Promise<string> {
   return invoked.data.invokeConnector.id;
 }
 
+/** Tenant A's agent claims a task of its own and asks for a decision on it: the request waits. */
+async function seedTaskApproval(seeded: SeededTenant): Promise<string> {
+  const { agent, member } = seeded.callers;
+  const chat = await t.graphql(
+    'mutation { sendChatMessage(role: "cfo", input: { message: "Secret offer draft" }) { taskId } }',
+    undefined,
+    member,
+  );
+  expect(chat.errors).toBeUndefined();
+  const claimed = await t.graphql('mutation { claimTask(role: "cfo") { id } }', undefined, agent);
+  const taskId = (claimed.data as { claimTask: { id: string } }).claimTask.id;
+  const asked = await t.graphql(
+    `mutation($id: ID!) {
+      requestTaskApproval(taskId: $id, input: { summary: "Secret offer to Acme", payload: { amount: 1200 } }) { id }
+    }`,
+    { id: taskId },
+    agent,
+  );
+  expect(asked.errors).toBeUndefined();
+  return (asked.data as { requestTaskApproval: { id: string } }).requestTaskApproval.id;
+}
+
 /**
  * A webhook of tenant A with one delivery, written as the store and the relay write them (registration
  * would resolve the URL's host, which this test has no resolver for; what is read here is the rows).
@@ -457,6 +538,7 @@ beforeAll(async () => {
   t = await createTestApp({ env: { CONNECTOR_SECRETS_KEY: `probe:${randomBytes(32).toString('base64')}` } });
   a = await seedTenant(t);
   approvalId = await seedPendingApproval(a);
+  taskApprovalId = await seedTaskApproval(a);
   webhook = await seedWebhook(a);
   const tenantB = randomUUID();
   await t.app.services.tenants.ensure(tenantB);
@@ -490,9 +572,10 @@ describe('tenant isolation, generated from the schema', () => {
   }
 
   it('leaves tenant A’s objects as they were', async () => {
-    const snapshot = `query($connector: ID!, $test: ID!, $task: ID!, $base: String!, $approval: ID!) {
+    const snapshot = `query($connector: ID!, $test: ID!, $task: ID!, $base: String!, $approval: ID!, $taskApproval: ID!) {
       connector(id: $connector) { version template approvalPolicy }
       connectorCallApproval(id: $approval) { status decidedBy call { outcome } }
+      taskApproval(id: $taskApproval) { status decidedBy task { status } }
       abTest(id: $test) { status variants { observations successes } }
       task(id: $task) { status output }
       modelVersions(baseModel: $base) { versionNumber deploymentStatus }
@@ -503,6 +586,7 @@ describe('tenant isolation, generated from the schema', () => {
       task: a.runningTaskId,
       base: `${a.baseModel}`,
       approval: approvalId,
+      taskApproval: taskApprovalId,
     };
     const seen = await t.graphql(snapshot, variables, a.callers.all);
     expect(seen.errors).toBeUndefined();
@@ -510,6 +594,7 @@ describe('tenant isolation, generated from the schema', () => {
       // Version 2 holds the endpoint the seed added, version 3 the approval policy.
       connector: { version: 3, approvalPolicy: { rules: [{ methods: ['POST'], path: '/**' }] } },
       connectorCallApproval: { status: 'pending', decidedBy: null, call: null },
+      taskApproval: { status: 'pending', decidedBy: null, task: { status: 'awaiting_approval' } },
       abTest: { status: 'running', variants: [{ observations: 0 }, { observations: 0 }] },
       task: { status: 'running', output: null },
       modelVersions: [

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { DashboardApprovalFragment } from '../../../src/generated/dashboard/graphql.js';
 import { type ApprovalDecision, DECISIONS } from './approvals.js';
+import { DialogFooter } from './dialog-footer.js';
 import { Modal } from './modal.js';
 
 const CONSEQUENCE: Record<ApprovalDecision, string> = {
@@ -66,19 +67,13 @@ export function ApprovalDialog({
             onInput={(event) => setNote((event.target as HTMLTextAreaElement).value)}
           />
         </label>
-        {problem ? (
-          <p class="problem" role="alert" data-problem="">
-            {problem}
-          </p>
-        ) : null}
-        <div class="buttons">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class={decision === 'reject' ? 'primary danger' : 'primary'} disabled={busy}>
-            {busy ? 'Sending…' : verb.replace(/ to$/, '')}
-          </button>
-        </div>
+        <DialogFooter
+          problem={problem}
+          busy={busy}
+          danger={decision === 'reject'}
+          label={busy ? 'Sending…' : verb.replace(/ to$/, '')}
+          onClose={onClose}
+        />
       </form>
     </Modal>
   );

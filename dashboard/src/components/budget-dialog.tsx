@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { BudgetPeriod, DashboardRoleFieldsFragment } from '../../../src/generated/dashboard/graphql.js';
 import { roleLabel } from '../format.js';
+import { DialogFooter } from './dialog-footer.js';
 import { Modal } from './modal.js';
 
 type Budget = NonNullable<DashboardRoleFieldsFragment['budget']>;
@@ -127,19 +128,12 @@ export function BudgetDialog({
             />
           </label>
         </div>
-        {problem ? (
-          <p class="problem" role="alert" data-problem="">
-            {problem}
-          </p>
-        ) : null}
-        <div class="buttons">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary" disabled={busy}>
-            {busy ? 'Saving…' : `Set ${whose} budget`}
-          </button>
-        </div>
+        <DialogFooter
+          problem={problem}
+          busy={busy}
+          label={busy ? 'Saving…' : `Set ${whose} budget`}
+          onClose={onClose}
+        />
       </form>
     </Modal>
   );

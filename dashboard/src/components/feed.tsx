@@ -27,6 +27,7 @@ export function timeOf(event: LiveEvent): string | null {
       return event.disabledAt;
     case 'ModelVersionChangedEvent':
     case 'BudgetAlertEvent':
+    case 'TaskApprovalEvent':
       return null;
   }
 }
@@ -41,6 +42,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   AbTestResultsChangedEvent: 'ab-test',
   BudgetAlertEvent: 'budget',
   WebhookDisabledEvent: 'webhook',
+  TaskApprovalEvent: 'approval',
 };
 
 function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: string): void }) {
@@ -106,6 +108,13 @@ function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: stri
         <>
           Webhook {event.webhookId.slice(0, 8)}
           {event.webhookRole ? ` (${roleLabel(event.webhookRole)})` : ''} disabled after failing
+        </>
+      );
+    case 'TaskApprovalEvent':
+      return (
+        <>
+          {roleLabel(event.taskApprovalRole)} decision {event.approvalId.slice(0, 8)} on task{' '}
+          {event.taskId.slice(0, 8)} {event.taskApprovalStatus.replace('_', ' ')}
         </>
       );
   }

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { roleLabel } from '../format.js';
+import { DialogFooter } from './dialog-footer.js';
 import { Modal } from './modal.js';
 import type { RoleAction } from './role-card.js';
 
@@ -56,19 +57,13 @@ export function PauseDialog({
             onInput={(event) => setReason((event.target as HTMLTextAreaElement).value)}
           />
         </label>
-        {problem ? (
-          <p class="problem" role="alert" data-problem="">
-            {problem}
-          </p>
-        ) : null}
-        <div class="buttons">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class={action === 'pause' ? 'primary danger' : 'primary'} disabled={busy}>
-            {busy ? `${verb === 'Pause' ? 'Pausing' : 'Resuming'}…` : `${verb} ${name}`}
-          </button>
-        </div>
+        <DialogFooter
+          problem={problem}
+          busy={busy}
+          danger={action === 'pause'}
+          label={busy ? `${verb === 'Pause' ? 'Pausing' : 'Resuming'}…` : `${verb} ${name}`}
+          onClose={onClose}
+        />
       </form>
     </Modal>
   );

@@ -1,6 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
 import type {
-  DashboardModelVersionFragment,
   DashboardRecommendationFragment,
   DashboardTaskQuery,
 } from '../../../src/generated/dashboard/graphql.js';
@@ -18,13 +17,7 @@ import {
 import { Modal } from './modal.js';
 import { durationOf } from './tasks.js';
 
-type Task = NonNullable<DashboardTaskQuery['task']> & {
-  /**
-   * The model version that ran the task. The schema does not say yet: once `Task` has it, select
-   * `modelVersion { ...DashboardModelVersion }` in the task's document and this shows it.
-   */
-  modelVersion?: DashboardModelVersionFragment | null;
-};
+type Task = NonNullable<DashboardTaskQuery['task']>;
 
 const when = (iso: string | null) => (iso ? <time dateTime={iso}>{formatDateTime(iso)}</time> : NONE);
 

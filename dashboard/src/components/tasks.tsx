@@ -110,6 +110,7 @@ export function Tasks({
               <th scope="col">Role</th>
               <th scope="col">Status</th>
               <th scope="col">Message</th>
+              <th scope="col">Model</th>
               <th scope="col" class="number">
                 Cost
               </th>
@@ -134,6 +135,11 @@ export function Tasks({
                     <button type="button" class="link" onClick={() => onOpen(task.id)}>
                       {task.message}
                     </button>
+                  </td>
+                  <td data-field="model_version">
+                    {task.modelVersion
+                      ? `${task.modelVersion.baseModel} v${task.modelVersion.versionNumber}`
+                      : NONE}
                   </td>
                   <td class="number">{task.costUsd === null ? NONE : formatUsd(task.costUsd)}</td>
                   <td class="number">{duration === null ? NONE : formatSeconds(duration)}</td>

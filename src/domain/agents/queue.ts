@@ -1,6 +1,7 @@
-import { conflict, forbidden, notFound } from '../../errors.js';
+import { conflict, forbidden, notFound, serviceError } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
+import { countFinishedTasks } from '../finetuning/outcomes.js';
 import {
   type BudgetState,
   lockBudgets,
@@ -9,6 +10,7 @@ import {
   reserveForTask,
   settleTask,
 } from './budgets.js';
+import { type ModelRouting, routeClaimedTask } from './model-routing.js';
 import type { AuthedContext } from './registry.js';
 import { normalizeRole } from './roles.js';
 import { taskEventPayload } from './task-events.js';
@@ -69,6 +71,10 @@ export async function reapExpiredLeases(
     role,
     changed.map((task) => task.id),
   );
+  await countFinishedTasks(
+    tx,
+    changed.filter((task) => task.status === 'failed').map((task) => task.id),
+  );
   await announce(tx, tenantId, changed);
   return changed.length;
 }
@@ -86,6 +92,8 @@ export interface ClaimResult {
   task: Task | null;
   /** The budget that refused the claim, as it stood. */
   budget: BudgetState | null;
+  /** How the claimed task's model version was chosen; null when nothing was claimed. */
+  routing: ModelRouting | null;
 }
 
 /**
@@ -108,12 +116,12 @@ export async function claimNextTask(
       SELECT paused FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR SHARE`;
     if (!agentRole) throw notFound(`Unknown agent role '${role}'`);
     await reapExpiredLeases(tx, tenantId, role);
-    if (agentRole.paused) return { outcome: 'role_paused', task: null, budget: null };
+    if (agentRole.paused) return { outcome: 'role_paused', task: null, budget: null, routing: null };
     const budgets = await lockBudgets(tx, tenantId, role);
     const refusing = refusingBudget(budgets);
     if (refusing) {
       const outcome = refusing.role === null ? 'tenant_budget_exhausted' : 'role_budget_exhausted';
-      return { outcome, task: null, budget: refusing };
+      return { outcome, task: null, budget: refusing, routing: null };
     }
     const [task] = await tx.$queryRaw<ChangedTask[]>`
       UPDATE tasks SET
@@ -127,13 +135,15 @@ export async function claimNextTask(
         FOR UPDATE SKIP LOCKED
       )
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-    if (!task) return { outcome: 'queue_empty', task: null, budget: null };
+    if (!task) return { outcome: 'queue_empty', task: null, budget: null, routing: null };
     await reserveForTask(tx, budgets, task.id);
+    const routing = await routeClaimedTask(tx, task.id);
     await announce(tx, tenantId, [task]);
     return {
       outcome: 'claimed',
       task: await tx.task.findUniqueOrThrow({ where: { id: task.id } }),
       budget: null,
+      routing,
     };
   });
 }
@@ -149,7 +159,7 @@ interface LockedTask {
 }
 
 /** Locks a running task of the caller's tenant that the caller claimed; 404, 403 or 409 otherwise. */
-async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
+export async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
   const [task] = await tx.$queryRaw<LockedTask[]>`
     SELECT status::text, claimed_by FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
   if (!task) throw notFound(`Task ${id} not found`);
@@ -179,6 +189,7 @@ async function finish(
     await lockOwnRunningTask(tx, context, id);
     const changed = await write(tx);
     if (!changed) throw new Error(`task ${id} vanished while locked`);
+    await countFinishedTasks(tx, [changed.id]);
     await announce(tx, context.viewer.tenantId, [changed]);
     return tx.task.findUniqueOrThrow({ where: { id } });
   });
@@ -226,5 +237,40 @@ export function failTask(context: AuthedContext, id: string, error: string): Pro
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
     if (changed) await releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]);
     return changed;
+  });
+}
+
+/**
+ * Extends the lease of the caller's running task to DEFAULT_LEASE_MS (or `leaseMs`) from now. Refused, and
+ * nothing changes, when the task is not the caller's tenant's (404), not running (409, `task_not_running`:
+ * the sweeper may already have returned it to the queue), held by another agent (403), or when its lease
+ * has already lapsed (409, `lease_expired`): the task may have been handed out again, so the agent must stop.
+ * Publishes nothing: the lease is not part of TASK_UPDATED's payload.
+ */
+export async function renewTaskLease(
+  context: AuthedContext,
+  id: string,
+  { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions = {},
+): Promise<Task> {
+  return context.prisma.$transaction(async (tx) => {
+    const [task] = await tx.$queryRaw<(LockedTask & { lapsed: boolean })[]>`
+      SELECT status::text, claimed_by, lease_expires_at < now() AS lapsed
+      FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
+    if (!task) throw notFound(`Task ${id} not found`);
+    if (task.status !== 'running') {
+      throw serviceError('CONFLICT', `Task ${id} is ${task.status}, not running`, {
+        extensions: { reason: 'task_not_running', status: task.status },
+      });
+    }
+    if (task.claimed_by !== context.viewer.sub) throw forbidden(`Task ${id} is claimed by another agent`);
+    if (task.lapsed) {
+      throw serviceError('CONFLICT', `The lease of task ${id} has already lapsed`, {
+        extensions: { reason: 'lease_expired', status: task.status },
+      });
+    }
+    await tx.$executeRaw`
+      UPDATE tasks SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
+      WHERE id = ${id}::uuid`;
+    return tx.task.findUniqueOrThrow({ where: { id } });
   });
 }

@@ -1,6 +1,7 @@
 import { recordAudit } from '../../audit.js';
 import { conflict, notFound } from '../../errors.js';
 import type { Prisma, Recommendation } from '../../generated/prisma/client.js';
+import { countRecommendationRecord } from '../finetuning/outcomes.js';
 import type { AuthedContext } from './registry.js';
 
 async function lockRecommendation(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
@@ -25,6 +26,7 @@ export function decideRecommendation(
   return context.prisma.$transaction(async (tx) => {
     const current = await lockRecommendation(tx, context, id);
     if (current.accepted !== accepted) {
+      await countRecommendationRecord(tx, id, 'decision', accepted);
       await tx.$executeRaw`
         UPDATE recommendations SET accepted = ${accepted}, decided_at = now(), decided_by = ${context.viewer.sub}
         WHERE id = ${id}::uuid`;
@@ -54,6 +56,7 @@ export function recordRecommendationOutcome(
     if (current.predicted_outcome === null)
       throw conflict(`Recommendation ${id} has no predicted outcome to evaluate`);
     if (current.outcome_matched !== matched) {
+      await countRecommendationRecord(tx, id, 'outcome', matched);
       await tx.$executeRaw`
         UPDATE recommendations SET outcome_matched = ${matched}, outcome_recorded_at = now() WHERE id = ${id}::uuid`;
     }

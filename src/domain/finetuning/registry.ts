@@ -16,7 +16,7 @@ import {
   type VersionState,
 } from './lifecycle.js';
 
-type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
+export type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 type Tx = Prisma.TransactionClient;
 
 export interface RegisterCommand {
@@ -47,7 +47,7 @@ interface ChangeNote {
   performedBy: string | null;
 }
 
-interface LineState {
+export interface LineState {
   lineId: string;
   baseModel: string;
   versions: VersionState[];
@@ -58,7 +58,7 @@ interface LineState {
 const lineNotFound = (baseModel: string) => notFound(`Base model '${baseModel}' not found`);
 
 /** Locks the (tenant, base model) row: promotions and rollbacks of one base model run one at a time. */
-async function lockLine(tx: Tx, where: { tenantId: string; baseModel: string } | { lineId: string }) {
+export async function lockLine(tx: Tx, where: { tenantId: string; baseModel: string } | { lineId: string }) {
   const [line] =
     'lineId' in where
       ? await tx.$queryRaw<{ id: string; base_model: string }[]>`
@@ -70,7 +70,7 @@ async function lockLine(tx: Tx, where: { tenantId: string; baseModel: string } |
 }
 
 /** The line's versions and history, read under its lock. */
-async function loadLine(tx: Tx, lineId: string, baseModel: string): Promise<LineState> {
+export async function loadLine(tx: Tx, lineId: string, baseModel: string): Promise<LineState> {
   const versions = await tx.modelVersion.findMany({
     where: { lineId },
     select: { id: true, versionNumber: true, deploymentStatus: true, canaryTrafficPct: true },
@@ -99,7 +99,7 @@ async function loadLine(tx: Tx, lineId: string, baseModel: string): Promise<Line
 }
 
 /** Writes a plan: status updates, one history row and one MODEL_VERSION_CHANGED event per transition. */
-async function applyPlan(
+export async function applyPlan(
   tx: Tx,
   context: AuthedContext,
   line: LineState,

@@ -60,7 +60,25 @@ export const WEBHOOK_EVENT_OF: Partial<Record<EventType, WebhookEventOf>> = {
   // Approvals belong to a connector, not a role: the tenant's webhooks receive them. No input, note or result.
   CONNECTOR_CALL_APPROVAL_REQUESTED: (payload) => approvalEvent('approval.requested', payload),
   CONNECTOR_CALL_APPROVAL_DECIDED: (payload) => approvalEvent('approval.decided', payload),
+  // A task's decision request belongs to the task's role. No summary, payload or note.
+  TASK_APPROVAL_REQUESTED: (payload) => taskApprovalEvent('task_approval.requested', payload),
+  TASK_APPROVAL_DECIDED: (payload) => taskApprovalEvent('task_approval.decided', payload),
 };
+
+function taskApprovalEvent(type: string, payload: Payload): WebhookEvent | null {
+  const role = text(payload.role);
+  if (!role) return null;
+  return {
+    type,
+    role,
+    data: {
+      approval_id: text(payload.approval_id),
+      task_id: text(payload.task_id),
+      status: text(payload.status),
+      decided_by: text(payload.decided_by),
+    },
+  };
+}
 
 function budgetEvent(type: string, payload: Payload): WebhookEvent {
   return {

@@ -10,9 +10,12 @@ import {
   remainingUsd,
   TENANT_BUDGET,
 } from '../../domain/agents/budgets.js';
-import { type ClaimOutcome, claimNextTask } from '../../domain/agents/queue.js';
+import { claimNextTaskWaiting, MAX_CLAIM_WAIT_SECONDS } from '../../domain/agents/claim-wait.js';
+import type { ModelRouting } from '../../domain/agents/model-routing.js';
+import type { ClaimOutcome, claimNextTask } from '../../domain/agents/queue.js';
 import { requireAgentRole } from '../../domain/agents/registry.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
+import { ModelRoutingRef } from './routing.js';
 import { AgentRoleRef, roleArg, TaskRef } from './types.js';
 
 const BudgetPeriodEnum = builder.enumType('BudgetPeriod', {
@@ -219,6 +222,7 @@ interface TaskClaim {
   outcome: ClaimOutcome;
   task: Awaited<ReturnType<typeof claimNextTask>>['task'];
   budget: BudgetState | null;
+  routing: ModelRouting | null;
 }
 
 const TaskClaimRef = builder.objectRef<TaskClaim>('TaskClaim').implement({
@@ -239,6 +243,12 @@ const TaskClaimRef = builder.objectRef<TaskClaim>('TaskClaim').implement({
         'When a budget refused: the start of its next period (sooner if the limit is raised or running tasks end).',
       resolve: (claim) => claim.budget?.periodEnd ?? null,
     }),
+    routing: t.field({
+      type: ModelRoutingRef,
+      nullable: true,
+      description: 'How the claimed task’s model version was chosen; null when nothing was claimed.',
+      resolve: (claim) => claim.routing,
+    }),
   }),
 });
 
@@ -247,9 +257,25 @@ builder.mutationField('claimNextTask', (t) =>
     type: TaskClaimRef,
     description:
       'claimTask that says why it handed out nothing: takes the oldest pending task of a role under a ' +
-      '5-minute lease, reserving its budgets’ estimates, or answers the reason. A refusal changes nothing.',
-    args: { role: t.arg.string({ required: true }) },
-    ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => claimNextTask(context, role)),
+      '5-minute lease, reserving its budgets’ estimates, or answers the reason. A refusal changes nothing. ' +
+      `With \`waitSeconds\` (0 to ${MAX_CLAIM_WAIT_SECONDS}, default 0: answer at once), waits that long for a ` +
+      'claimable task without polling: the commit that queues one for the role (or resumes it, or ends a task ' +
+      'that held budget) wakes the claim on any instance. Answers the reason of the last attempt when the ' +
+      'wait ends with nothing; a client that goes away ends its wait.',
+    args: {
+      role: t.arg.string({ required: true }),
+      waitSeconds: t.arg.int({
+        description: `0 to ${MAX_CLAIM_WAIT_SECONDS}; default 0.`,
+      }),
+    },
+    ...validatedArgs(
+      z.object({
+        role: roleArg,
+        waitSeconds: z.int().min(0).max(MAX_CLAIM_WAIT_SECONDS).nullish(),
+      }),
+      (_root, { role, waitSeconds }, context) =>
+        claimNextTaskWaiting(context, role, { waitMs: (waitSeconds ?? 0) * 1000, signal: context.signal }),
+    ),
   }),
 );
 

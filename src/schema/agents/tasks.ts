@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
-import { claimTask, completeTask, failTask } from '../../domain/agents/queue.js';
+import { claimTask, completeTask, failTask, renewTaskLease } from '../../domain/agents/queue.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { roleArg, TASK_STATUSES, TaskRef, TaskStatusEnum } from './types.js';
@@ -57,6 +57,7 @@ interface TaskCounts {
   completed: number;
   failed: number;
   cancelled: number;
+  awaiting_approval: number;
 }
 
 const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
@@ -67,6 +68,9 @@ const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
     completed: t.exposeInt('completed'),
     failed: t.exposeInt('failed'),
     cancelled: t.exposeInt('cancelled'),
+    awaitingApproval: t.exposeInt('awaiting_approval', {
+      description: 'Waiting for a decision the agent asked for; not running, not failed.',
+    }),
   }),
 });
 
@@ -81,7 +85,14 @@ builder.queryField('taskCounts', (t) =>
         where: { tenantId: context.viewer.tenantId, ...(role ? { role: normalizeRole(role) } : {}) },
         _count: { _all: true },
       });
-      const counts: TaskCounts = { pending: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+      const counts: TaskCounts = {
+        pending: 0,
+        running: 0,
+        completed: 0,
+        failed: 0,
+        cancelled: 0,
+        awaiting_approval: 0,
+      };
       for (const group of groups) counts[group.status] = group._count._all;
       return counts;
     }),
@@ -155,5 +166,17 @@ builder.mutationField('failTask', (t) =>
       z.object({ id: z.guid(), error: z.string().trim().min(1).max(10_000) }),
       (_root, { id, error }, context) => failTask(context, id, error),
     ),
+  }),
+);
+
+builder.mutationField('renewTaskLease', (t) =>
+  t.withAuth({ agent: true }).field({
+    type: TaskRef,
+    description:
+      'Extends the lease of a task the calling agent holds to 5 minutes from now. CONFLICT (`extensions.reason`) ' +
+      'when the task is not running (`task_not_running`: it may have been returned to the queue) or its lease ' +
+      'has already lapsed (`lease_expired`); FORBIDDEN when another agent holds it. Changes nothing when refused.',
+    args: { id: t.arg.id({ required: true }) },
+    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) => renewTaskLease(context, id)),
   }),
 );

@@ -2,10 +2,19 @@ import { z } from 'zod';
 import { builder } from '../../builder.js';
 import { forbidden } from '../../errors.js';
 
-export const TASK_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+export const TASK_STATUSES = [
+  'pending',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+  'awaiting_approval',
+] as const;
 
 export const TaskStatusEnum = builder.enumType('TaskStatus', {
-  description: 'pending → running → completed | failed; pending → cancelled.',
+  description:
+    'pending → running → completed | failed; pending → cancelled; running → awaiting_approval (the agent ' +
+    'holding it asked for a decision: no lease, not running, not failed) → pending once decided.',
   values: TASK_STATUSES,
 });
 

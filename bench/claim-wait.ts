@@ -1,0 +1,124 @@
+// Wake-up latency of a waiting claim: an agent waits in claimNextTask(waitSeconds) on the built server (its
+// own process) while this process sends a chat for the role; measured from the chat's response (its
+// commit is done) to the claim's response carrying the task, one message at a time, with `idle` more
+// claims waiting on another role of the tenant the whole time. On PostgreSQL with Redis the waiter and the
+// chat go to two instances of one database, so the wake-up crosses the bus.
+import { performance } from 'node:perf_hooks';
+import { median } from './measure.js';
+import { type DatabaseKind, type Gateway, graphqlRequest, mintCaller, startGateway } from './servers.js';
+
+export interface ClaimWakeFigures {
+  database: DatabaseKind;
+  instances: 1 | 2;
+  wakeUps: number;
+  /** Other claims waiting (on another role) throughout. */
+  idleWaiters: number;
+  /** From the chat's response to the waiting claim's response. */
+  medianMs: number;
+  p99Ms: number;
+  worstMs: number;
+  /** The chat mutation itself, for scale. */
+  chatMedianMs: number;
+}
+
+const WAIT = `mutation ($role: String!) {
+  claimNextTask(role: $role, waitSeconds: 30) { outcome task { id } }
+}`;
+const CHAT =
+  'mutation { sendChatMessage(role: "cfo", input: { message: "Close the books", persistThread: false }) { taskId } }';
+const COMPLETE = `mutation ($id: ID!) { completeTask(id: $id, input: { tokensUsed: 1, costUsd: 0 }) { id } }`;
+/** Head start of a waiting claim before the chat: the claim must be waiting, not racing the chat. */
+const HEAD_START_MS = 25;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+type Claim = { claimNextTask: { outcome: string; task: { id: string } | null } };
+
+export async function measureClaimWake(
+  database: DatabaseKind,
+  runDir: string,
+  postgresUrl: string,
+  redisUrl: string | undefined,
+  wakeUps: number,
+  idleWaiters: number,
+): Promise<ClaimWakeFigures> {
+  const instances = database === 'postgres' && redisUrl ? 2 : 1;
+  const a: Gateway = await startGateway({
+    name: `claim-wait-${database}-a`,
+    database,
+    runDir,
+    postgresUrl,
+    redisUrl: instances === 2 ? redisUrl : undefined,
+  });
+  const b: Gateway =
+    instances === 2
+      ? await startGateway({
+          name: `claim-wait-${database}-b`,
+          database,
+          runDir,
+          postgresUrl,
+          redisUrl,
+          reuse: { databaseUrl: a.databaseUrl },
+        })
+      : a;
+  let idle = true;
+  let idleFailure: unknown;
+  const idleLoops: Promise<void>[] = [];
+  try {
+    const caller = await mintCaller(['member', 'agent']);
+    // Idle waiters on another role: re-issued when their 30 s ends, until the measurement is over.
+    for (let index = 0; index < idleWaiters; index += 1) {
+      idleLoops.push(
+        (async () => {
+          while (idle) await graphqlRequest<Claim>(b, caller, WAIT, { role: 'cto' });
+        })().catch((error: unknown) => {
+          // Stopping the gateways ends the idle claims; a failure before that is the bench's.
+          if (idle) idleFailure ??= error;
+        }),
+      );
+    }
+    const latencies: number[] = [];
+    const failed = () => {
+      if (idleFailure) throw idleFailure;
+    };
+    const chats: number[] = [];
+    for (let index = 0; index < wakeUps + 5; index += 1) {
+      let answeredAt = 0;
+      const claim = graphqlRequest<Claim>(b, caller, WAIT, { role: 'cfo' }).then((answer) => {
+        answeredAt = performance.now();
+        return answer;
+      });
+      await new Promise((resolve) => setTimeout(resolve, HEAD_START_MS));
+      const started = performance.now();
+      await graphqlRequest(a, caller, CHAT);
+      const committed = performance.now();
+      const answer = await claim;
+      const task = answer.claimNextTask.task;
+      if (!task) throw new Error(`a waiting claim answered ${answer.claimNextTask.outcome}`);
+      await graphqlRequest(b, caller, COMPLETE, { id: task.id });
+      failed();
+      if (index < 5) continue; // warm-up
+      latencies.push(Math.max(0, answeredAt - committed));
+      chats.push(committed - started);
+    }
+    return {
+      database,
+      instances,
+      wakeUps,
+      idleWaiters,
+      medianMs: median(latencies),
+      p99Ms: percentile(latencies, 99),
+      worstMs: Math.max(...latencies),
+      chatMedianMs: median(chats),
+    };
+  } finally {
+    idle = false;
+    // Stopping the gateways ends the idle claims' requests.
+    await a.stop();
+    if (b !== a) await b.stop();
+    await Promise.allSettled(idleLoops);
+  }
+}

@@ -1,0 +1,173 @@
+import { recordAudit } from '../../audit.js';
+import { notFound } from '../../errors.js';
+import { enqueueEvent } from '../../events/outbox.js';
+import type { Prisma, TaskApproval } from '../../generated/prisma/client.js';
+import { releaseReservations } from './budgets.js';
+import { lockOwnRunningTask } from './queue.js';
+import type { AuthedContext } from './registry.js';
+import { taskEventPayload } from './task-events.js';
+
+/** Longest summary of a decision request, in characters. */
+export const MAX_APPROVAL_SUMMARY_LENGTH = 2000;
+/** Largest payload of a decision request, in bytes of its JSON. */
+export const MAX_APPROVAL_PAYLOAD_BYTES = 64 * 1024;
+/** Longest decision note, in characters. */
+export const MAX_APPROVAL_NOTE_LENGTH = 2000;
+
+export const TASK_APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'changes_requested'] as const;
+export type TaskApprovalStatus = (typeof TASK_APPROVAL_STATUSES)[number];
+export type TaskDecision = 'approve' | 'reject' | 'request_changes';
+
+const STATUS_OF: Record<TaskDecision, TaskApprovalStatus> = {
+  approve: 'approved',
+  reject: 'rejected',
+  request_changes: 'changes_requested',
+};
+
+interface ChangedTask {
+  id: string;
+  role: string;
+  status: string;
+  attempts: number;
+  updatedAt: Date;
+}
+
+/** What TASK_APPROVAL_REQUESTED and TASK_APPROVAL_DECIDED carry: ids and states, never summary, payload or note. */
+export function taskApprovalPayload(row: TaskApproval) {
+  return {
+    approval_id: row.id,
+    task_id: row.taskId,
+    role: row.role,
+    status: row.status,
+    requested_by: row.requestedBy,
+    decided_by: row.decidedBy,
+  };
+}
+
+export interface ApprovalRequest {
+  summary: string;
+  payload: unknown;
+}
+
+/**
+ * The agent holding a running task asks for a decision: in one transaction the task becomes
+ * `awaiting_approval` (no lease; its budget reservation released; the claim that asked does not count
+ * against the task's attempts) and the request is stored. 404 another tenant's task, 409 a task not
+ * running, 403 another agent's, as for completeTask; a refusal changes nothing.
+ */
+export async function requestTaskApproval(
+  context: AuthedContext,
+  taskId: string,
+  request: ApprovalRequest,
+): Promise<TaskApproval> {
+  const { tenantId, sub } = context.viewer;
+  return context.prisma.$transaction(async (tx) => {
+    await lockOwnRunningTask(tx, context, taskId);
+    const [task] = await tx.$queryRaw<ChangedTask[]>`
+      UPDATE tasks SET
+        status = 'awaiting_approval', lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0),
+        updated_at = now()
+      WHERE id = ${taskId}::uuid
+      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    if (!task) throw new Error(`task ${taskId} vanished while locked`);
+    await releaseReservations(tx, tenantId, task.role, [task.id]);
+    const approval = await tx.taskApproval.create({
+      data: {
+        tenantId,
+        taskId,
+        role: task.role,
+        summary: request.summary,
+        payload: request.payload as Prisma.InputJsonValue,
+        requestedBy: sub,
+      },
+    });
+    await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
+    await enqueueEvent(tx, {
+      type: 'TASK_APPROVAL_REQUESTED',
+      tenantId,
+      payload: taskApprovalPayload(approval),
+    });
+    await recordAudit(tx, context, {
+      action: 'task_approval.request',
+      targetType: 'task_approval',
+      targetId: approval.id,
+      outcome: 'requested',
+      details: { task_id: taskId, role: task.role },
+    });
+    return approval;
+  });
+}
+
+/** Whether the viewer reads every request of the tenant (approvers) or only its own (an agent). */
+export function decidesTaskApprovals(viewer: AuthedContext['viewer']): boolean {
+  return viewer.roles.includes('chairman') || viewer.roles.includes('operator');
+}
+
+/** A request the viewer may read: any of the tenant's for an approver, its own for an agent; 404 otherwise. */
+export async function findTaskApproval(context: AuthedContext, id: string): Promise<TaskApproval> {
+  const row = await context.prisma.taskApproval.findFirst({
+    where: {
+      id,
+      tenantId: context.viewer.tenantId,
+      ...(decidesTaskApprovals(context.viewer) ? {} : { requestedBy: context.viewer.sub }),
+    },
+  });
+  if (!row) throw notFound(`Task approval ${id} not found`);
+  return row;
+}
+
+export interface TaskDecisionCommand {
+  id: string;
+  decision: TaskDecision;
+  note?: string | null | undefined;
+}
+
+/**
+ * Decides a waiting request (chairman or operator): one conditional UPDATE (status still `pending`), so of
+ * two deciders exactly one wins, and the task returns to `pending` with the decision readable on it
+ * (`Task.approval`), which wakes a claim waiting for the role. A request already decided answers its first
+ * decision unchanged and writes nothing. Audited; publishes TASK_APPROVAL_DECIDED and TASK_UPDATED.
+ */
+export async function decideTaskApproval(
+  context: AuthedContext,
+  command: TaskDecisionCommand,
+): Promise<TaskApproval> {
+  const { tenantId, sub } = context.viewer;
+  await findTaskApproval(context, command.id);
+  return context.prisma.$transaction(async (tx) => {
+    const status = STATUS_OF[command.decision];
+    const decided = await tx.taskApproval.updateManyAndReturn({
+      where: { id: command.id, tenantId, status: 'pending' },
+      data: { status, decidedBy: sub, decidedAt: new Date(), note: command.note ?? null },
+    });
+    const approval = decided[0];
+    if (!approval) return tx.taskApproval.findUniqueOrThrow({ where: { id: command.id } });
+    const [task] = await tx.$queryRaw<ChangedTask[]>`
+      UPDATE tasks SET
+        status = 'pending', claimed_by = NULL, started_at = NULL, lease_expires_at = NULL, updated_at = now()
+      WHERE id = ${approval.taskId}::uuid AND tenant_id = ${tenantId}::uuid AND status = 'awaiting_approval'
+      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    if (task) await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
+    await enqueueEvent(tx, {
+      type: 'TASK_APPROVAL_DECIDED',
+      tenantId,
+      payload: taskApprovalPayload(approval),
+    });
+    await recordAudit(tx, context, {
+      action: 'task_approval.decide',
+      targetType: 'task_approval',
+      targetId: approval.id,
+      outcome: status,
+      details: { task_id: approval.taskId, role: approval.role, note: approval.note },
+    });
+    return approval;
+  });
+}
+
+/** The latest decision request of a task, or null. */
+export function latestTaskApproval(context: AuthedContext, taskId: string): Promise<TaskApproval | null> {
+  return context.prisma.taskApproval.findFirst({
+    where: { taskId, tenantId: context.viewer.tenantId },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
+}

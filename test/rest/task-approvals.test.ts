@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClaimTask, queueTask } from '../schema/agents-support.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const REQUEST = `mutation ($taskId: ID!) {
+  requestTaskApproval(taskId: $taskId, input: { summary: "Send this offer", payload: { amount: 1200 } }) { id }
+}`;
+
+/** A tenant whose CFO agent asked for a decision on its running task. */
+async function waitingRequest() {
+  const member = await t.caller(['member']);
+  const agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: `agent-${member.sub}` });
+  const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
+  await t.app.services.tenants.ensure(member.tenantId);
+  const taskId = await queueTask(t, member, 'cfo');
+  await t.graphql(ClaimTask, { role: 'cfo' }, agent);
+  const asked = await t.graphql<{ requestTaskApproval: { id: string } }, { taskId: string }>(
+    REQUEST,
+    { taskId },
+    agent,
+  );
+  return { member, agent, chairman, taskId, id: asked.data?.requestTaskApproval.id ?? '' };
+}
+
+describe('/api/v1/task-approvals', () => {
+  it('lists the inbox to the chairman and decides through it', async () => {
+    const { chairman, agent, taskId, id } = await waitingRequest();
+
+    const inbox = await t.rest('GET', '/api/v1/task-approvals?status=pending', { caller: chairman });
+    expect(inbox.status).toBe(200);
+    expect(inbox.body).toEqual({
+      data: [
+        expect.objectContaining({
+          id,
+          task_id: taskId,
+          role: 'cfo',
+          summary: 'Send this offer',
+          payload: { amount: 1200 },
+          status: 'pending',
+          requested_by: agent.sub,
+        }),
+      ],
+      next_cursor: null,
+    });
+
+    const approved = await t.rest('POST', `/api/v1/task-approvals/${id}/approve`, {
+      caller: chairman,
+      body: { note: 'Go ahead' },
+    });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({
+      id,
+      status: 'approved',
+      note: 'Go ahead',
+      decided_by: chairman.sub,
+    });
+    const read = await t.rest('GET', `/api/v1/task-approvals/${id}`, { caller: agent });
+    expect(read.body).toMatchObject({ status: 'approved' });
+    expect((await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).status).toBe('pending');
+  });
+
+  it('refuses a rejection without a reason (422), a member (403), another tenant (404): nothing changes', async () => {
+    const { member, id } = await waitingRequest();
+    const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
+    const stranger = await t.caller(['chairman']);
+    await t.app.services.tenants.ensure(stranger.tenantId);
+
+    const unexplained = await t.rest('POST', `/api/v1/task-approvals/${id}/reject`, {
+      caller: chairman,
+      body: {},
+    });
+    const byMember = await t.rest('POST', `/api/v1/task-approvals/${id}/approve`, {
+      caller: member,
+      body: {},
+    });
+    const listByMember = await t.rest('GET', '/api/v1/task-approvals', { caller: member });
+    const byStranger = await t.rest('POST', `/api/v1/task-approvals/${id}/approve`, {
+      caller: stranger,
+      body: {},
+    });
+
+    expect(unexplained.status).toBe(422);
+    expect(byMember.status).toBe(403);
+    expect(listByMember.status).toBe(403);
+    expect(byStranger.status).toBe(404);
+    expect((await t.db.prisma.taskApproval.findUniqueOrThrow({ where: { id } })).status).toBe('pending');
+  });
+});
