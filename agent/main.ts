@@ -60,13 +60,13 @@ const apiKey = env.OPENAI_API_KEY?.trim() || (baseURL ? 'none' : undefined);
 if (!apiKey) refuse('OPENAI_API_KEY is required (or OPENAI_BASE_URL for a local OpenAI-compatible server)');
 const model = values.model ?? env.AGENT_MODEL;
 if (!model?.trim()) refuse('--model (or AGENT_MODEL) is required: the model name the endpoint serves');
-let price: ReturnType<typeof priceOf>;
+let prices: ReturnType<typeof loadPrices>;
 try {
-  price = priceOf(loadPrices(env.AGENT_PRICES), model);
+  prices = loadPrices(env.AGENT_PRICES);
 } catch (error) {
   refuse((error as Error).message);
 }
-if (!price) {
+if (!priceOf(prices, model)) {
   refuse(
     `no price for the model ${model}: add it with AGENT_PRICES='{"${model}": {"input": 0, "output": 0}}' (USD per million tokens)`,
   );
@@ -83,7 +83,7 @@ try {
     role,
     openai: { baseURL, apiKey },
     model,
-    price,
+    prices,
     signal: controller.signal,
   });
 } catch (error) {

@@ -8,7 +8,7 @@ import {
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { addUsage, costOf, type ModelPrice, noUsage, type Usage } from './prices.js';
+import { addUsage, costOf, noUsage, type PriceTable, priceOf, type Usage } from './prices.js';
 
 export interface AgentOptions {
   /** Boardroom's base URL; the runtime speaks MCP to `<url>/mcp`. */
@@ -19,9 +19,10 @@ export interface AgentOptions {
   role: string;
   /** The OpenAI-compatible endpoint: its base URL (`…/v1`; default OpenAI's) and API key. */
   openai: { baseURL?: string; apiKey: string };
+  /** The model asked for when the claimed task names none (no model version routed to it). */
   model: string;
-  /** The model's price (USD per million tokens): the cost reported with each completed task. */
-  price: ModelPrice;
+  /** Prices per model (USD per million tokens): the cost reported with each completed task. */
+  prices: PriceTable;
   /** Aborting stops the runtime: a task in progress is failed back at once, and runAgent resolves. */
   signal: AbortSignal;
   /** The most model calls one task may take (each tool round is one). Default 8. */
@@ -30,7 +31,9 @@ export interface AgentOptions {
   idleBackoffMs?: { min: number; max: number };
   /** The longest wait for a budget's retry time before claiming again (a limit may be raised). Default 5 min. */
   budgetRecheckMs?: number;
-  /** Seconds a claim may wait for work on the server, when claim_next_task offers it. Default 25. */
+  /** How often the lease of the task in progress is renewed. Default: a third of its length. */
+  leaseRenewMs?: number;
+  /** Seconds a claim waits for work on the server, when claim_next_task offers it (0 to 30). Default 25. */
   waitSeconds?: number;
   /** Where the runtime says what it does: one object per event. Default: JSON lines on standard error. */
   log?: (event: Record<string, unknown>) => void;
@@ -51,6 +54,8 @@ interface ClaimedTask {
   id: string;
   message: string;
   leaseExpiresAt?: string | null;
+  /** The model version Boardroom routed the task to, when the role has one bound. */
+  modelVersion?: { baseModel: string } | null;
 }
 
 interface Claim {
@@ -132,14 +137,18 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     maxRetries: 1,
   });
 
-  const call = async (name: string, args: Record<string, unknown>) =>
-    (await mcp.callTool({ name, arguments: args })) as CallToolResult & {
+  const call = async (name: string, args: Record<string, unknown>, abort?: AbortSignal) =>
+    (await mcp.callTool({ name, arguments: args }, undefined, {
+      ...(abort ? { signal: abort } : {}),
+      // A waiting claim holds the request up to its wait: more than the SDK's default of 60 s is never needed.
+      timeout: 60_000,
+    })) as CallToolResult & {
       structuredContent?: Record<string, unknown>;
     };
 
   /** The agent tools' failures are the runtime's: an error result becomes an exception. */
-  const agentCall = async (name: string, args: Record<string, unknown>) => {
-    const result = await call(name, args);
+  const agentCall = async (name: string, args: Record<string, unknown>, abort?: AbortSignal) => {
+    const result = await call(name, args, abort);
     if (result.isError) {
       const status = (result.structuredContent?.error as { status?: number } | undefined)?.status;
       throw new ToolError(`${name}: ${toolAnswer(result)}`, status);
@@ -158,39 +167,59 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     renewTool = tools.some((tool) => tool.name === 'renew_task_lease');
     log({ event: 'started', role, model: options.model, waitForWork: Boolean(waitArgument) });
 
+    const waitSeconds = waitArgument ? (options.waitSeconds ?? 25) : 0;
     let idleAttempt = 0;
+    let lastOutcome: Claim['outcome'] | undefined;
     while (!signal.aborted) {
       let claim: Claim;
+      const claimStarted = Date.now();
+      // One controller per claim: the SDK keeps its listener on the signal it is given.
+      const claimAbort = new AbortController();
+      const stopClaim = () => claimAbort.abort(signal.reason);
+      signal.addEventListener('abort', stopClaim, { once: true });
       try {
         claim = (
-          await agentCall('claim_next_task', {
-            role,
-            ...(waitArgument ? { [waitArgument]: options.waitSeconds ?? 25 } : {}),
-          })
+          await agentCall(
+            'claim_next_task',
+            { role, ...(waitArgument ? { [waitArgument]: waitSeconds } : {}) },
+            // Stopping answers a waiting claim at once; closing the client then ends its request.
+            claimAbort.signal,
+          )
         ).claimNextTask as Claim;
       } catch (error) {
+        if (signal.aborted) break;
         // Boardroom unreachable, overloaded (503, 429) or refusing the claim: back off and claim again.
         if (isFatal(error)) throw error;
         log({ event: 'claim_failed', role, error: (error as Error).message });
         await abortable(jittered(idleAttempt, idle), signal);
         idleAttempt += 1;
         continue;
+      } finally {
+        signal.removeEventListener('abort', stopClaim);
       }
       if (claim.outcome === 'claimed' && claim.task) {
         idleAttempt = 0;
+        lastOutcome = undefined;
         const ended = await work(claim.task);
         summary[ended] += 1;
         continue;
       }
-      if (claim.outcome === 'queue_empty' && waitArgument) continue;
+      if (claim.outcome !== lastOutcome) {
+        if (claim.outcome === 'role_paused') log({ event: 'paused', role });
+        else if (claim.outcome !== 'queue_empty') {
+          log({ event: 'waiting', role, outcome: claim.outcome, retryAt: claim.retryAt });
+        }
+        lastOutcome = claim.outcome;
+      }
+      // The server waited for work (woken by a queued task, a resume, a budget change): claim again at
+      // once. A claim that came back well before its wait did not wait: back off as without one.
+      if (waitArgument && Date.now() - claimStarted >= (waitSeconds * 1000) / 2) continue;
       if (claim.outcome.endsWith('budget_exhausted')) {
         const until = claim.retryAt ? Date.parse(claim.retryAt) - Date.now() : budgetRecheckMs;
-        log({ event: 'waiting', role, outcome: claim.outcome, retryAt: claim.retryAt });
         await abortable(Math.max(idle.min, Math.min(until, budgetRecheckMs)), signal);
         continue;
       }
       // queue_empty without a server-side wait, or role_paused (no retry time): bounded, jittered back-off.
-      if (claim.outcome === 'role_paused' && idleAttempt === 0) log({ event: 'paused', role });
       await abortable(jittered(idleAttempt, idle), signal);
       idleAttempt += 1;
     }
@@ -201,23 +230,35 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   return summary;
 
   async function work(task: ClaimedTask): Promise<'completed' | 'failed'> {
-    log({ event: 'claimed', role, taskId: task.id });
+    // The model Boardroom routed the task to (a bound model version, canary or production), else the default.
+    const model = task.modelVersion?.baseModel ?? options.model;
+    log({ event: 'claimed', role, taskId: task.id, model });
     const modelAbort = new AbortController();
     const stop = () => modelAbort.abort(signal.reason);
     signal.addEventListener('abort', stop, { once: true });
     // Stopped while the claim was on its way: the task goes back at once.
     if (signal.aborted) stop();
     let renewal: NodeJS.Timeout | undefined;
+    let renewing: Promise<void> = Promise.resolve();
+    // Before the task ends: no renewal may reach it after (it would be refused, the task no longer running).
+    const stopRenewal = async () => {
+      clearInterval(renewal);
+      await renewing;
+    };
     if (renewTool && task.leaseExpiresAt) {
-      const every = Math.max(1000, (Date.parse(task.leaseExpiresAt) - Date.now()) / 3);
+      const every =
+        options.leaseRenewMs ?? Math.max(1000, (Date.parse(task.leaseExpiresAt) - Date.now()) / 3);
       renewal = setInterval(() => {
-        call('renew_task_lease', { taskId: task.id }).catch((error) =>
-          log({ event: 'renew_failed', taskId: task.id, error: String(error) }),
+        renewing = agentCall('renew_task_lease', { taskId: task.id }).then(
+          () => log({ event: 'lease_renewed', taskId: task.id }),
+          (error) => log({ event: 'renew_failed', taskId: task.id, error: String(error) }),
         );
       }, every);
     }
     let usage: Usage = noUsage();
     try {
+      const price = priceOf(options.prices, model);
+      if (!price) throw new Error(`no price for the model ${model}: add it to AGENT_PRICES`);
       const connectorTools = (await mcp.listTools()).tools.filter(isConnectorTool);
       const functions: ChatCompletionTool[] = connectorTools.map((tool) => ({
         type: 'function',
@@ -234,7 +275,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       for (let calls = 0; calls < maxModelCalls; calls += 1) {
         const completion = await openai.chat.completions.create(
           {
-            model: options.model,
+            model,
             messages,
             ...(functions.length > 0 ? { tools: functions } : {}),
           },
@@ -246,14 +287,15 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
         const toolCalls = (message.tool_calls ?? []).filter((toolCall) => toolCall.type === 'function');
         if (toolCalls.length === 0) {
           const tokensUsed = usage.promptTokens + usage.completionTokens;
-          const costUsd = costOf(options.price, usage);
+          const costUsd = costOf(price, usage);
+          await stopRenewal();
           await agentCall('complete_task', {
             taskId: task.id,
             output: message.content ?? '',
             tokensUsed,
             costUsd,
           });
-          log({ event: 'completed', role, taskId: task.id, tokensUsed, costUsd, usage });
+          log({ event: 'completed', role, taskId: task.id, model, tokensUsed, costUsd, usage });
           return 'completed';
         }
         messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: toolCalls });
@@ -279,6 +321,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           ? `model call failed: ${error.message}`
           : (error as Error).message;
       try {
+        await stopRenewal();
         await agentCall('fail_task', { taskId: task.id, error: reason.slice(0, 2000) });
       } catch (failError) {
         log({ event: 'fail_failed', taskId: task.id, error: (failError as Error).message });

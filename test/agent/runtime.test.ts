@@ -7,6 +7,7 @@ import { type AgentSummary, runAgent } from '../../agent/runtime.js';
 import type { RunningServer } from '../../src/server.js';
 import { readBudget, setBudget } from '../schema/agents-budgets-support.js';
 import { queueTask, TaskQuery } from '../schema/agents-support.js';
+import { boundLine, routingTenant } from '../schema/model-routing-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import {
   createTestCertificate,
@@ -18,7 +19,7 @@ import { listen } from '../support/ws.js';
 import { completion, failure, hang, startModelServer } from './model-server.js';
 
 const HOST = 'api.acme-payments.com';
-const PRICE = { input: 2, cachedInput: 1, output: 8, reasoning: 8 };
+const PRICES = { 'test-model': { input: 2, cachedInput: 1, output: 8, reasoning: 8 } };
 const agentScript = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
@@ -79,7 +80,8 @@ async function runUntil(agent: Caller, baseURL: string, until: () => Promise<voi
     role: 'cfo',
     openai: { baseURL, apiKey: 'test-key' },
     model: 'test-model',
-    price: PRICE,
+    prices: PRICES,
+    waitSeconds: 1,
     signal: controller.signal,
     idleBackoffMs: { min: 20, max: 100 },
     log: (event) => events.push(event),
@@ -209,11 +211,15 @@ describe('the reference agent runtime', () => {
       role: 'cfo',
       openai: { baseURL: model.baseURL, apiKey: 'test-key' },
       model: 'test-model',
-      price: PRICE,
+      prices: PRICES,
+      waitSeconds: 1,
       signal: controller.signal,
       log: (event) => events.push(event),
     });
-    await vi.waitFor(() => expect(events.some((event) => event.event === 'waiting')).toBe(true));
+    await vi.waitFor(() => expect(events.some((event) => event.event === 'waiting')).toBe(true), {
+      timeout: 20_000,
+      interval: 50,
+    });
     controller.abort('SIGTERM');
     expect(await running).toEqual({ completed: 0, failed: 0 });
     await model.close();
@@ -245,7 +251,8 @@ describe('the reference agent runtime', () => {
         role: 'cfo',
         openai: { baseURL: model.baseURL, apiKey: 'test-key' },
         model: 'test-model',
-        price: PRICE,
+        prices: PRICES,
+        waitSeconds: 1,
         signal: controller.signal,
         idleBackoffMs: { min: 20, max: 100 },
         log: () => {},
@@ -280,7 +287,8 @@ describe('the reference agent runtime', () => {
       boardroomUrl: server.url,
       openai: { baseURL: 'http://127.0.0.1:9/v1', apiKey: 'test-key' },
       model: 'test-model',
-      price: PRICE,
+      prices: PRICES,
+      waitSeconds: 1,
       signal: new AbortController().signal,
       log: () => {},
     };
@@ -293,6 +301,77 @@ describe('the reference agent runtime', () => {
     await expect(runAgent({ ...options, token: member.token, role: 'cfo' })).rejects.toThrow(
       /Not allowed for your role/,
     );
+  });
+
+  it('asks for the model version Boardroom routed the task to, priced as that model', async () => {
+    const tenant = await routingTenant(t);
+    const { baseModel } = await boundLine(t, tenant, 'cfo');
+    const model = await startModelServer([
+      completion({ content: 'Routed.' }, { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 }),
+    ]);
+    const taskId = await queueTask(t, tenant.operator, 'cfo');
+    const controller = new AbortController();
+    const running = runAgent({
+      boardroomUrl: server.url,
+      token: tenant.agent.token,
+      role: 'cfo',
+      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
+      model: 'test-model',
+      prices: { ...PRICES, [baseModel]: { input: 3, output: 15 } },
+      signal: controller.signal,
+      waitSeconds: 1,
+      log: () => {},
+    });
+    try {
+      await vi.waitFor(async () => expect((await taskOf(taskId, tenant.operator)).status).toBe('completed'), {
+        timeout: 20_000,
+        interval: 50,
+      });
+    } finally {
+      controller.abort('SIGTERM');
+    }
+    await running;
+    await model.close();
+    expect(model.received[0]?.body.model).toBe(baseModel);
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(Number(task.costUsd)).toBeCloseTo((1000 * 3 + 100 * 15) / 1e6, 6);
+  });
+
+  it('renews the lease of the task in progress while the model works', async () => {
+    const { chairman, agent } = await tenant();
+    const model = await startModelServer([hang]);
+    const taskId = await queueTask(t, chairman, 'cfo');
+    const events: Record<string, unknown>[] = [];
+    const controller = new AbortController();
+    const running = runAgent({
+      boardroomUrl: server.url,
+      token: agent.token,
+      role: 'cfo',
+      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
+      model: 'test-model',
+      prices: PRICES,
+      signal: controller.signal,
+      waitSeconds: 1,
+      leaseRenewMs: 50,
+      log: (event) => events.push(event),
+    });
+    try {
+      await vi.waitFor(() => expect(model.received.length).toBe(1), { timeout: 20_000, interval: 50 });
+      const first = (await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).leaseExpiresAt;
+      await vi.waitFor(
+        async () => {
+          const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+          expect(task.leaseExpiresAt?.getTime()).toBeGreaterThan(first?.getTime() ?? Infinity);
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+    } finally {
+      controller.abort('SIGTERM');
+    }
+    await running;
+    await model.close();
+    expect(events.some((event) => event.event === 'lease_renewed')).toBe(true);
+    expect(events.some((event) => event.event === 'renew_failed')).toBe(false);
   });
 
   it('fails the task with the error when the model server answers 500', async () => {
@@ -333,12 +412,16 @@ describe('the reference agent runtime', () => {
       role: 'cfo',
       openai: { baseURL: model.baseURL, apiKey: 'test-key' },
       model: 'test-model',
-      price: PRICE,
+      prices: PRICES,
+      waitSeconds: 1,
       signal: controller.signal,
       idleBackoffMs: { min: 20, max: 100 },
       log: (event) => events.push(event),
     });
-    await vi.waitFor(() => expect(events.some((event) => event.event === 'paused')).toBe(true));
+    await vi.waitFor(() => expect(events.some((event) => event.event === 'paused')).toBe(true), {
+      timeout: 20_000,
+      interval: 50,
+    });
     controller.abort('SIGTERM');
     expect(await running).toEqual({ completed: 0, failed: 0 });
     await model.close();
