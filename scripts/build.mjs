@@ -1,5 +1,5 @@
 // npm run build: generates the Prisma client and the typed GraphQL documents, then bundles the server,
-// the two operator commands (token, migrate) and the dashboard into dist/ with esbuild. See docs/decisions.md ("Build") for
+// the operator commands (token, migrate), the reference agent runtime (agent) and the dashboard into dist/ with esbuild. See docs/decisions.md ("Build") for
 // why a bundle and not tsc output.
 import { spawnSync } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -51,6 +51,7 @@ await build({
     // PGlite's thread, started by src/db/pglite-remote.ts from the file next to it.
     'pglite-worker': 'src/db/pglite-worker.ts',
     token: 'scripts/token.ts',
+    agent: 'agent/main.ts',
     migrate: 'scripts/migrate.ts',
     'reseal-credentials': 'scripts/reseal-credentials.ts',
   },
@@ -83,5 +84,5 @@ await build({
 });
 await buildDashboard();
 console.log(
-  'built dist/main.js, dist/pglite-worker.js, dist/token.js, dist/migrate.js, dist/reseal-credentials.js, dist/dashboard/',
+  'built dist/main.js, dist/pglite-worker.js, dist/token.js, dist/agent.js, dist/migrate.js, dist/reseal-credentials.js, dist/dashboard/',
 );

@@ -1,4 +1,4 @@
-// Runs before `npm start`, `npm run token` and `npm run db:migrate`: builds dist/ when it is missing or
+// Runs before `npm start`, `npm run agent`, `npm run token` and `npm run db:migrate`: builds dist/ when it is missing or
 // older than the sources, if the build tools are installed. A production tree (dev dependencies pruned)
 // never builds here; it only warns when its dist/ looks older than the sources it was shipped with.
 import { spawnSync } from 'node:child_process';
@@ -10,7 +10,16 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const built = path.join(root, 'dist', 'main.js');
 // Not package-lock.json: `npm prune` rewrites it after the build.
-const sources = ['src', 'rest', 'mcp', 'scripts', 'dashboard', 'prisma/schema.prisma', 'schema.graphql'];
+const sources = [
+  'src',
+  'rest',
+  'mcp',
+  'agent',
+  'scripts',
+  'dashboard',
+  'prisma/schema.prisma',
+  'schema.graphql',
+];
 
 function newest(target) {
   let stats;

@@ -1,0 +1,336 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { addUsage, costOf, noUsage, type PriceTable, priceOf, type Usage } from './prices.js';
+
+export interface AgentOptions {
+  /** Boardroom's base URL; the runtime speaks MCP to `<url>/mcp`. */
+  boardroomUrl: string;
+  /** A Boardroom bearer token with the `agent` role, of the tenant whose queue it works. */
+  token: string;
+  /** The agent role whose tasks it claims. */
+  role: string;
+  /** The OpenAI-compatible endpoint: its base URL (`…/v1`; default OpenAI's) and API key. */
+  openai: { baseURL?: string; apiKey: string };
+  /** The model asked for when the claimed task names none (no model version routed to it). */
+  model: string;
+  /** Prices per model (USD per million tokens): the cost reported with each completed task. */
+  prices: PriceTable;
+  /** Aborting stops the runtime: a task in progress is failed back at once, and runAgent resolves. */
+  signal: AbortSignal;
+  /** The most model calls one task may take (each tool round is one). Default 8. */
+  maxModelCalls?: number;
+  /** Bounds of the jittered back-off when the queue is empty or the role paused. Default 1 s to 30 s. */
+  idleBackoffMs?: { min: number; max: number };
+  /** The longest wait for a budget's retry time before claiming again (a limit may be raised). Default 5 min. */
+  budgetRecheckMs?: number;
+  /** How often the lease of the task in progress is renewed. Default: a third of its length. */
+  leaseRenewMs?: number;
+  /** Seconds a claim waits for work on the server, when claim_next_task offers it (0 to 30). Default 25. */
+  waitSeconds?: number;
+  /** Where the runtime says what it does: one object per event. Default: JSON lines on standard error. */
+  log?: (event: Record<string, unknown>) => void;
+}
+
+/** What one run did, for its caller (the CLI prints nothing of it; tests read it). */
+export interface AgentSummary {
+  completed: number;
+  failed: number;
+}
+
+const SYSTEM_PROMPT = (role: string) =>
+  `You are the ${role.toUpperCase()} agent of a company run on Boardroom. Answer the task you are given. ` +
+  'The tools call the company’s connectors; a call that waits for an approval was not made yet: say so ' +
+  'rather than assume its result.';
+
+interface ClaimedTask {
+  id: string;
+  message: string;
+  leaseExpiresAt?: string | null;
+  /** The model version Boardroom routed the task to, when the role has one bound. */
+  modelVersion?: { baseModel: string } | null;
+}
+
+interface Claim {
+  outcome: 'claimed' | 'queue_empty' | 'role_paused' | 'role_budget_exhausted' | 'tenant_budget_exhausted';
+  retryAt: string | null;
+  task: ClaimedTask | null;
+}
+
+/** The agent tools of Boardroom's MCP endpoint; every other tool (open-world) is a connector's endpoint. */
+const isConnectorTool = (tool: Tool) => tool.annotations?.openWorldHint === true;
+
+const jittered = (attempt: number, { min, max }: { min: number; max: number }) => {
+  const ceiling = Math.min(max, min * 2 ** attempt);
+  return min + Math.random() * (ceiling - min);
+};
+
+/** An agent tool's error result: the GraphQL error's message, and its HTTP status when it has one. */
+class ToolError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** A refusal of the token, its role or the agent role asked for: claiming again cannot succeed. */
+const isFatal = (error: unknown) =>
+  error instanceof UnauthorizedError ||
+  (error instanceof ToolError && (error.status === 401 || error.status === 403 || error.status === 404)) ||
+  (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403));
+
+const abortable = async (ms: number, signal: AbortSignal) => {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {}
+};
+
+/** The text of a tool's result, as the model reads it. */
+function toolAnswer(result: CallToolResult & { structuredContent?: Record<string, unknown> }): string {
+  const structured = result.structuredContent;
+  if (result.isError) {
+    const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+    return JSON.stringify({ error: structured?.error ?? text });
+  }
+  if (structured && 'approval' in structured) {
+    return JSON.stringify({
+      pending_approval: structured.approval,
+      note: 'The call was not made: it waits for an approval (HTTP 202). Do not assume its result.',
+    });
+  }
+  return JSON.stringify(structured?.response ?? structured ?? result.content);
+}
+
+/**
+ * Works the queue of one agent role until `signal` aborts: claims a task over MCP, answers it with an
+ * OpenAI-compatible Chat Completions model that may call the tenant's connector tools (through Boardroom's
+ * MCP endpoint, so approvals, budgets, rate limits and audit apply), and completes it with the output,
+ * exact tokens and cost, or fails it with the model's error.
+ */
+export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
+  const { role, signal } = options;
+  const log =
+    options.log ?? ((event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(event)}\n`));
+  const idle = options.idleBackoffMs ?? { min: 1000, max: 30_000 };
+  const budgetRecheckMs = options.budgetRecheckMs ?? 5 * 60_000;
+  const maxModelCalls = options.maxModelCalls ?? 8;
+  const summary: AgentSummary = { completed: 0, failed: 0 };
+
+  const mcp = new Client({ name: 'boardroom-agent', version: '0.1.0' });
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', options.boardroomUrl), {
+      requestInit: { headers: { authorization: `Bearer ${options.token}` } },
+    }),
+  );
+  const openai = new OpenAI({
+    baseURL: options.openai.baseURL,
+    apiKey: options.openai.apiKey,
+    maxRetries: 1,
+  });
+
+  const call = async (name: string, args: Record<string, unknown>, abort?: AbortSignal) =>
+    (await mcp.callTool({ name, arguments: args }, undefined, {
+      ...(abort ? { signal: abort } : {}),
+      // A waiting claim holds the request up to its wait: more than the SDK's default of 60 s is never needed.
+      timeout: 60_000,
+    })) as CallToolResult & {
+      structuredContent?: Record<string, unknown>;
+    };
+
+  /** The agent tools' failures are the runtime's: an error result becomes an exception. */
+  const agentCall = async (name: string, args: Record<string, unknown>, abort?: AbortSignal) => {
+    const result = await call(name, args, abort);
+    if (result.isError) {
+      const status = (result.structuredContent?.error as { status?: number } | undefined)?.status;
+      throw new ToolError(`${name}: ${toolAnswer(result)}`, status);
+    }
+    return result.structuredContent ?? {};
+  };
+
+  let renewTool = false;
+  try {
+    const tools = (await mcp.listTools()).tools;
+    const claimTool = tools.find((tool) => tool.name === 'claim_next_task');
+    if (!claimTool) throw new Error('the MCP endpoint offers no claim_next_task: is the token an agent’s?');
+    const waitArgument = ['wait_seconds', 'waitSeconds'].find(
+      (name) => claimTool.inputSchema.properties?.[name] !== undefined,
+    );
+    renewTool = tools.some((tool) => tool.name === 'renew_task_lease');
+    log({ event: 'started', role, model: options.model, waitForWork: Boolean(waitArgument) });
+
+    const waitSeconds = waitArgument ? (options.waitSeconds ?? 25) : 0;
+    let idleAttempt = 0;
+    let lastOutcome: Claim['outcome'] | undefined;
+    while (!signal.aborted) {
+      let claim: Claim;
+      const claimStarted = Date.now();
+      // One controller per claim: the SDK keeps its listener on the signal it is given.
+      const claimAbort = new AbortController();
+      const stopClaim = () => claimAbort.abort(signal.reason);
+      signal.addEventListener('abort', stopClaim, { once: true });
+      try {
+        claim = (
+          await agentCall(
+            'claim_next_task',
+            { role, ...(waitArgument ? { [waitArgument]: waitSeconds } : {}) },
+            // Stopping answers a waiting claim at once; closing the client then ends its request.
+            claimAbort.signal,
+          )
+        ).claimNextTask as Claim;
+      } catch (error) {
+        if (signal.aborted) break;
+        // Boardroom unreachable, overloaded (503, 429) or refusing the claim: back off and claim again.
+        if (isFatal(error)) throw error;
+        log({ event: 'claim_failed', role, error: (error as Error).message });
+        await abortable(jittered(idleAttempt, idle), signal);
+        idleAttempt += 1;
+        continue;
+      } finally {
+        signal.removeEventListener('abort', stopClaim);
+      }
+      if (claim.outcome === 'claimed' && claim.task) {
+        idleAttempt = 0;
+        lastOutcome = undefined;
+        const ended = await work(claim.task);
+        summary[ended] += 1;
+        continue;
+      }
+      if (claim.outcome !== lastOutcome) {
+        if (claim.outcome === 'role_paused') log({ event: 'paused', role });
+        else if (claim.outcome !== 'queue_empty') {
+          log({ event: 'waiting', role, outcome: claim.outcome, retryAt: claim.retryAt });
+        }
+        lastOutcome = claim.outcome;
+      }
+      // The server waited for work (woken by a queued task, a resume, a budget change): claim again at
+      // once. A claim that came back well before its wait did not wait: back off as without one.
+      if (waitArgument && Date.now() - claimStarted >= (waitSeconds * 1000) / 2) continue;
+      if (claim.outcome.endsWith('budget_exhausted')) {
+        const until = claim.retryAt ? Date.parse(claim.retryAt) - Date.now() : budgetRecheckMs;
+        await abortable(Math.max(idle.min, Math.min(until, budgetRecheckMs)), signal);
+        continue;
+      }
+      // queue_empty without a server-side wait, or role_paused (no retry time): bounded, jittered back-off.
+      await abortable(jittered(idleAttempt, idle), signal);
+      idleAttempt += 1;
+    }
+  } finally {
+    await mcp.close();
+    log({ event: 'stopped', role, ...summary });
+  }
+  return summary;
+
+  async function work(task: ClaimedTask): Promise<'completed' | 'failed'> {
+    // The model Boardroom routed the task to (a bound model version, canary or production), else the default.
+    const model = task.modelVersion?.baseModel ?? options.model;
+    log({ event: 'claimed', role, taskId: task.id, model });
+    const modelAbort = new AbortController();
+    const stop = () => modelAbort.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    // Stopped while the claim was on its way: the task goes back at once.
+    if (signal.aborted) stop();
+    let renewal: NodeJS.Timeout | undefined;
+    let renewing: Promise<void> = Promise.resolve();
+    // Before the task ends: no renewal may reach it after (it would be refused, the task no longer running).
+    const stopRenewal = async () => {
+      clearInterval(renewal);
+      await renewing;
+    };
+    if (renewTool && task.leaseExpiresAt) {
+      const every =
+        options.leaseRenewMs ?? Math.max(1000, (Date.parse(task.leaseExpiresAt) - Date.now()) / 3);
+      renewal = setInterval(() => {
+        renewing = agentCall('renew_task_lease', { taskId: task.id }).then(
+          () => log({ event: 'lease_renewed', taskId: task.id }),
+          (error) => log({ event: 'renew_failed', taskId: task.id, error: String(error) }),
+        );
+      }, every);
+    }
+    let usage: Usage = noUsage();
+    try {
+      const price = priceOf(options.prices, model);
+      if (!price) throw new Error(`no price for the model ${model}: add it to AGENT_PRICES`);
+      const connectorTools = (await mcp.listTools()).tools.filter(isConnectorTool);
+      const functions: ChatCompletionTool[] = connectorTools.map((tool) => ({
+        type: 'function',
+        function: {
+          name: tool.name,
+          description: tool.description ?? tool.title ?? tool.name,
+          parameters: tool.inputSchema as Record<string, unknown>,
+        },
+      }));
+      const messages: ChatCompletionMessageParam[] = [
+        { role: 'system', content: SYSTEM_PROMPT(role) },
+        { role: 'user', content: task.message },
+      ];
+      for (let calls = 0; calls < maxModelCalls; calls += 1) {
+        const completion = await openai.chat.completions.create(
+          {
+            model,
+            messages,
+            ...(functions.length > 0 ? { tools: functions } : {}),
+          },
+          { signal: modelAbort.signal },
+        );
+        usage = addUsage(usage, completion.usage);
+        const message = completion.choices[0]?.message;
+        if (!message) throw new Error('the model answered no choice');
+        const toolCalls = (message.tool_calls ?? []).filter((toolCall) => toolCall.type === 'function');
+        if (toolCalls.length === 0) {
+          const tokensUsed = usage.promptTokens + usage.completionTokens;
+          const costUsd = costOf(price, usage);
+          await stopRenewal();
+          await agentCall('complete_task', {
+            taskId: task.id,
+            output: message.content ?? '',
+            tokensUsed,
+            costUsd,
+          });
+          log({ event: 'completed', role, taskId: task.id, model, tokensUsed, costUsd, usage });
+          return 'completed';
+        }
+        messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: toolCalls });
+        for (const toolCall of toolCalls) {
+          if (signal.aborted) throw new Error('stopped');
+          let answer: string;
+          try {
+            const args = toolCall.function.arguments ? JSON.parse(toolCall.function.arguments) : {};
+            answer = toolAnswer(await call(toolCall.function.name, args));
+          } catch (error) {
+            // Arguments the tool refused (a JSON-RPC error) or that are not JSON: the model reads why.
+            answer = JSON.stringify({ error: (error as Error).message });
+          }
+          log({ event: 'tool_called', taskId: task.id, tool: toolCall.function.name });
+          messages.push({ role: 'tool', tool_call_id: toolCall.id, content: answer });
+        }
+      }
+      throw new Error(`the model asked for tools on each of its ${maxModelCalls} calls without answering`);
+    } catch (error) {
+      const reason = signal.aborted
+        ? `the agent runtime stopped (${String(signal.reason ?? 'aborted')}) before finishing the task`
+        : error instanceof OpenAI.APIError || error instanceof OpenAI.APIConnectionError
+          ? `model call failed: ${error.message}`
+          : (error as Error).message;
+      try {
+        await stopRenewal();
+        await agentCall('fail_task', { taskId: task.id, error: reason.slice(0, 2000) });
+      } catch (failError) {
+        log({ event: 'fail_failed', taskId: task.id, error: (failError as Error).message });
+      }
+      log({ event: 'failed', role, taskId: task.id, error: reason, usage });
+      return 'failed';
+    } finally {
+      if (renewal) clearInterval(renewal);
+      signal.removeEventListener('abort', stop);
+    }
+  }
+}

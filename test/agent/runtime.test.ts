@@ -1,0 +1,497 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type AgentSummary, runAgent } from '../../agent/runtime.js';
+import type { RunningServer } from '../../src/server.js';
+import { readBudget, setBudget } from '../schema/agents-budgets-support.js';
+import { queueTask, TaskQuery } from '../schema/agents-support.js';
+import { boundLine, routingTenant } from '../schema/model-routing-support.js';
+import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import {
+  createTestCertificate,
+  fixedLookup,
+  startHttpsServer,
+  type TestHttpsServer,
+} from '../support/https-server.js';
+import { listen } from '../support/ws.js';
+import { completion, failure, hang, startModelServer } from './model-server.js';
+
+const HOST = 'api.acme-payments.com';
+const PRICES = { 'test-model': { input: 2, cachedInput: 1, output: 8, reasoning: 8 } };
+const agentScript = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+let upstream: TestHttpsServer;
+let t: TestApp;
+let server: RunningServer;
+
+beforeAll(async () => {
+  const certificate = await createTestCertificate();
+  upstream = await startHttpsServer(certificate);
+  t = await createTestApp({
+    env: {
+      CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${upstream.port}`,
+      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
+    },
+    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) },
+  });
+  server = await listen(t);
+  upstream.route('/v1/invoices', (_request, _body, response) => {
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
+  });
+});
+afterAll(async () => {
+  await server?.close();
+  await t?.close();
+  await upstream?.close();
+});
+
+async function tenant() {
+  const chairman = await t.caller(['chairman']);
+  const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+  const created = await t.rest('POST', '/api/v1/forge/connectors', {
+    caller: chairman,
+    body: {
+      template: {
+        name: 'Ledger',
+        base_url: `https://${HOST}:${upstream.port}/v1`,
+        auth_type: 'none',
+        description: 'Invoices of the ledger.',
+        endpoints: [{ method: 'GET', path: '/invoices', query_params: { status: { type: 'string' } } }],
+        rate_limits: { per_minute: 60 },
+      },
+    },
+  });
+  expect(created.status).toBe(201);
+  return { chairman, agent, connectorId: created.body.id as string };
+}
+
+/** Runs the runtime in-process until `until` holds, then stops it and returns its summary. */
+async function runUntil(agent: Caller, baseURL: string, until: () => Promise<void>): Promise<AgentSummary> {
+  const controller = new AbortController();
+  const events: Record<string, unknown>[] = [];
+  const running = runAgent({
+    boardroomUrl: server.url,
+    token: agent.token,
+    role: 'cfo',
+    openai: { baseURL, apiKey: 'test-key' },
+    model: 'test-model',
+    prices: PRICES,
+    waitSeconds: 1,
+    signal: controller.signal,
+    idleBackoffMs: { min: 20, max: 100 },
+    log: (event) => events.push(event),
+  });
+  try {
+    await vi.waitFor(until, { timeout: 20_000, interval: 50 });
+  } finally {
+    controller.abort('SIGTERM');
+  }
+  return running;
+}
+
+const taskOf = async (id: string, caller: Caller) =>
+  (await t.graphql(TaskQuery, { id }, caller)).data?.task as Record<string, any>;
+
+describe('the reference agent runtime', () => {
+  it('claims a chat, lets the model call a connector tool, completes with the answer, tokens and cost', async () => {
+    const { chairman, agent } = await tenant();
+    await setBudget(t, chairman, { role: 'cfo', period: 'month', limitUsd: '100', estimateUsd: '1' });
+    const model = await startModelServer([
+      completion({
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'ledger__get_invoices', arguments: '{"query":{"status":"overdue"}}' },
+          },
+        ],
+      }),
+      completion(
+        { content: 'One invoice is overdue: inv_1, 1200.' },
+        {
+          prompt_tokens: 1500,
+          completion_tokens: 300,
+          total_tokens: 1800,
+          prompt_tokens_details: { cached_tokens: 1000 },
+          completion_tokens_details: { reasoning_tokens: 100 },
+        },
+      ),
+    ]);
+    const sent = upstream.received.length;
+    const taskId = await queueTask(t, chairman, 'cfo', 'Which invoices are overdue?');
+
+    const summary = await runUntil(agent, model.baseURL, async () => {
+      expect((await taskOf(taskId, chairman)).status).toBe('completed');
+    });
+    await model.close();
+
+    expect(summary).toEqual({ completed: 1, failed: 0 });
+    const [first, second] = model.received;
+    expect(first?.authorization).toBe('Bearer test-key');
+    expect(first?.body.model).toBe('test-model');
+    expect(first?.body.messages.at(-1)).toEqual({ role: 'user', content: 'Which invoices are overdue?' });
+    expect(first?.body.tools.map((tool: any) => tool.function.name)).toEqual(['ledger__get_invoices']);
+    expect(first?.body.tools[0].function.description).toContain('Invoices of the ledger.');
+    // The tool call went through invokeConnector to the upstream, and its answer back to the model.
+    expect(upstream.received.length).toBe(sent + 1);
+    expect(upstream.received.at(-1)?.url).toBe('/v1/invoices?status=overdue');
+    const toolMessage = second?.body.messages.at(-1);
+    expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'call_1' });
+    expect(JSON.parse(toolMessage.content)).toMatchObject({ status: 200, body: [{ id: 'inv_1' }] });
+    expect(
+      await t.db.prisma.auditEntry.count({ where: { tenantId: agent.tenantId, action: 'connector.invoke' } }),
+    ).toBe(1);
+
+    // 500 uncached input at $2, 1000 cached at $1, 300 output (100 of them reasoning) at $8 per million.
+    const cost = (500 * 2 + 1000 * 1 + 300 * 8) / 1e6;
+    expect(await taskOf(taskId, chairman)).toMatchObject({ status: 'completed', claimedBy: agent.sub });
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.output).toBe('One invoice is overdue: inv_1, 1200.');
+    expect(Number(task.tokensUsed)).toBe(1800);
+    expect(Number(task.costUsd)).toBeCloseTo(cost, 6);
+
+    const budget = await readBudget(t, chairman, 'cfo');
+    expect(Number(budget?.spentUsd)).toBeCloseTo(cost, 6);
+    expect(Number(budget?.reservedUsd)).toBe(0);
+    const vitals = await t.graphql(
+      'query { agentVitals(role: "cfo") { tasksCompleted tokensUsed costUsd } }',
+      {},
+      chairman,
+    );
+    expect((vitals.data as any)?.agentVitals).toMatchObject({ tasksCompleted: 1, tokensUsed: 1800 });
+  });
+
+  it('reports a gated call’s pending approval to the model instead of a response', async () => {
+    const { chairman, agent, connectorId } = await tenant();
+    const policy = await t.rest('PUT', `/api/v1/forge/connectors/${connectorId}/approval-policy`, {
+      caller: chairman,
+      body: { rules: [{ methods: ['GET'] }] },
+    });
+    expect(policy.status).toBe(200);
+    const model = await startModelServer([
+      completion({
+        tool_calls: [
+          { id: 'call_9', type: 'function', function: { name: 'ledger__get_invoices', arguments: '{}' } },
+        ],
+      }),
+      completion(
+        { content: 'The ledger call waits for an approval.' },
+        { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+      ),
+    ]);
+    const sent = upstream.received.length;
+    const taskId = await queueTask(t, chairman, 'cfo');
+    await runUntil(agent, model.baseURL, async () => {
+      expect((await taskOf(taskId, chairman)).status).toBe('completed');
+    });
+    await model.close();
+    expect(upstream.received.length).toBe(sent);
+    const answer = JSON.parse(model.received[1]?.body.messages.at(-1).content);
+    expect(answer.pending_approval).toMatchObject({ approvalStatus: 'pending' });
+    expect(answer.note).toContain('202');
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(Number(task.costUsd)).toBeCloseTo((100 * 2 + 10 * 8) / 1e6, 6);
+  });
+
+  it('claims nothing while the role’s budget has no room, waiting for the retry time given', async () => {
+    const { chairman, agent } = await tenant();
+    await setBudget(t, chairman, { role: 'cfo', period: 'month', limitUsd: '1', estimateUsd: '2' });
+    const model = await startModelServer([]);
+    const taskId = await queueTask(t, chairman, 'cfo');
+    const events: Record<string, unknown>[] = [];
+    const controller = new AbortController();
+    const running = runAgent({
+      boardroomUrl: server.url,
+      token: agent.token,
+      role: 'cfo',
+      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
+      model: 'test-model',
+      prices: PRICES,
+      waitSeconds: 1,
+      signal: controller.signal,
+      log: (event) => events.push(event),
+    });
+    await vi.waitFor(() => expect(events.some((event) => event.event === 'waiting')).toBe(true), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    controller.abort('SIGTERM');
+    expect(await running).toEqual({ completed: 0, failed: 0 });
+    await model.close();
+    expect(events.find((event) => event.event === 'waiting')).toMatchObject({
+      outcome: 'role_budget_exhausted',
+      retryAt: expect.any(String),
+    });
+    expect(model.received).toEqual([]);
+    expect(await taskOf(taskId, chairman)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  it('shares one queue between two runtimes: each task answered once, another tenant’s left alone', async () => {
+    const { chairman, agent } = await tenant();
+    const other = await tenant();
+    const answer = (text: string) =>
+      completion({ content: text }, { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+    const model = await startModelServer([answer('a'), answer('b'), answer('c')]);
+    const ids = [
+      await queueTask(t, chairman, 'cfo', 'one'),
+      await queueTask(t, chairman, 'cfo', 'two'),
+      await queueTask(t, chairman, 'cfo', 'three'),
+    ];
+    const strangers = await queueTask(t, other.chairman, 'cfo', 'not yours');
+    const controller = new AbortController();
+    const start = () =>
+      runAgent({
+        boardroomUrl: server.url,
+        token: agent.token,
+        role: 'cfo',
+        openai: { baseURL: model.baseURL, apiKey: 'test-key' },
+        model: 'test-model',
+        prices: PRICES,
+        waitSeconds: 1,
+        signal: controller.signal,
+        idleBackoffMs: { min: 20, max: 100 },
+        log: () => {},
+      });
+    const runs = [start(), start()];
+    try {
+      await vi.waitFor(
+        async () => {
+          for (const id of ids) expect((await taskOf(id, chairman)).status).toBe('completed');
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+    } finally {
+      controller.abort('SIGTERM');
+    }
+    const summaries = await Promise.all(runs);
+    await model.close();
+    expect(summaries.reduce((sum, run) => sum + run.completed, 0)).toBe(3);
+    expect(model.received.map((request) => request.body.messages.at(-1).content).sort()).toEqual([
+      'one',
+      'three',
+      'two',
+    ]);
+    expect(await taskOf(strangers, other.chairman)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  it('stops with the error when the role does not exist or the token is not an agent’s', async () => {
+    const { agent } = await tenant();
+    const operator = await t.caller(['operator'], { tenantId: agent.tenantId });
+    const member = await t.caller(['member'], { tenantId: agent.tenantId });
+    const options = {
+      boardroomUrl: server.url,
+      openai: { baseURL: 'http://127.0.0.1:9/v1', apiKey: 'test-key' },
+      model: 'test-model',
+      prices: PRICES,
+      waitSeconds: 1,
+      signal: new AbortController().signal,
+      log: () => {},
+    };
+    await expect(runAgent({ ...options, token: agent.token, role: 'nobody' })).rejects.toThrow(
+      /Unknown agent role 'nobody'/,
+    );
+    await expect(runAgent({ ...options, token: operator.token, role: 'cfo' })).rejects.toThrow(
+      /no claim_next_task/,
+    );
+    await expect(runAgent({ ...options, token: member.token, role: 'cfo' })).rejects.toThrow(
+      /Not allowed for your role/,
+    );
+  });
+
+  it('asks for the model version Boardroom routed the task to, priced as that model', async () => {
+    const tenant = await routingTenant(t);
+    const { baseModel } = await boundLine(t, tenant, 'cfo');
+    const model = await startModelServer([
+      completion({ content: 'Routed.' }, { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 }),
+    ]);
+    const taskId = await queueTask(t, tenant.operator, 'cfo');
+    const controller = new AbortController();
+    const running = runAgent({
+      boardroomUrl: server.url,
+      token: tenant.agent.token,
+      role: 'cfo',
+      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
+      model: 'test-model',
+      prices: { ...PRICES, [baseModel]: { input: 3, output: 15 } },
+      signal: controller.signal,
+      waitSeconds: 1,
+      log: () => {},
+    });
+    try {
+      await vi.waitFor(async () => expect((await taskOf(taskId, tenant.operator)).status).toBe('completed'), {
+        timeout: 20_000,
+        interval: 50,
+      });
+    } finally {
+      controller.abort('SIGTERM');
+    }
+    await running;
+    await model.close();
+    expect(model.received[0]?.body.model).toBe(baseModel);
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(Number(task.costUsd)).toBeCloseTo((1000 * 3 + 100 * 15) / 1e6, 6);
+  });
+
+  it('renews the lease of the task in progress while the model works', async () => {
+    const { chairman, agent } = await tenant();
+    const model = await startModelServer([hang]);
+    const taskId = await queueTask(t, chairman, 'cfo');
+    const events: Record<string, unknown>[] = [];
+    const controller = new AbortController();
+    const running = runAgent({
+      boardroomUrl: server.url,
+      token: agent.token,
+      role: 'cfo',
+      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
+      model: 'test-model',
+      prices: PRICES,
+      signal: controller.signal,
+      waitSeconds: 1,
+      leaseRenewMs: 50,
+      log: (event) => events.push(event),
+    });
+    try {
+      await vi.waitFor(() => expect(model.received.length).toBe(1), { timeout: 20_000, interval: 50 });
+      const first = (await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).leaseExpiresAt;
+      await vi.waitFor(
+        async () => {
+          const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+          expect(task.leaseExpiresAt?.getTime()).toBeGreaterThan(first?.getTime() ?? Infinity);
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+    } finally {
+      controller.abort('SIGTERM');
+    }
+    await running;
+    await model.close();
+    expect(events.some((event) => event.event === 'lease_renewed')).toBe(true);
+    expect(events.some((event) => event.event === 'renew_failed')).toBe(false);
+  });
+
+  it('fails the task with the error when the model server answers 500', async () => {
+    const { chairman, agent } = await tenant();
+    // The client retries a 500 once: both answers fail.
+    const model = await startModelServer([
+      failure(500, 'model overloaded'),
+      failure(500, 'model overloaded'),
+    ]);
+    const taskId = await queueTask(t, chairman, 'cfo');
+    const summary = await runUntil(agent, model.baseURL, async () => {
+      expect((await taskOf(taskId, chairman)).status).toBe('failed');
+    });
+    await model.close();
+    expect(summary).toEqual({ completed: 0, failed: 1 });
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.error).toContain('model call failed');
+    expect(task.error).toContain('model overloaded');
+    expect(Number((await readBudget(t, chairman, 'cfo'))?.spentUsd ?? 0)).toBe(0);
+  });
+
+  it('claims nothing while the role is paused', async () => {
+    const { chairman, agent } = await tenant();
+    await t.graphql('mutation { setDogfoodLiveMode(enabled: true) { id } }', {}, chairman);
+    const paused = await t.graphql(
+      'mutation { pauseAgent(role: "cfo", input: { actorUserId: "chair-1" }) { paused } }',
+      {},
+      chairman,
+    );
+    expect(paused.errors).toBeUndefined();
+    const model = await startModelServer([]);
+    const taskId = await queueTask(t, chairman, 'cfo');
+    const events: Record<string, unknown>[] = [];
+    const controller = new AbortController();
+    const running = runAgent({
+      boardroomUrl: server.url,
+      token: agent.token,
+      role: 'cfo',
+      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
+      model: 'test-model',
+      prices: PRICES,
+      waitSeconds: 1,
+      signal: controller.signal,
+      idleBackoffMs: { min: 20, max: 100 },
+      log: (event) => events.push(event),
+    });
+    await vi.waitFor(() => expect(events.some((event) => event.event === 'paused')).toBe(true), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    controller.abort('SIGTERM');
+    expect(await running).toEqual({ completed: 0, failed: 0 });
+    await model.close();
+    expect(model.received).toEqual([]);
+    expect(await taskOf(taskId, chairman)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  it('on abort mid-task fails the task at once instead of leaving it running', async () => {
+    const { chairman, agent } = await tenant();
+    const model = await startModelServer([hang]);
+    const taskId = await queueTask(t, chairman, 'cfo');
+    const summary = await runUntil(agent, model.baseURL, async () => {
+      expect(model.received.length).toBe(1);
+    });
+    await model.close();
+    expect(summary).toEqual({ completed: 0, failed: 1 });
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.status).toBe('failed');
+    expect(task.error).toContain('stopped (SIGTERM)');
+  });
+});
+
+function spawnAgent(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', tsxLoader, agentScript, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, stderr: () => stderr };
+}
+
+describe('npm run agent', () => {
+  it('refuses bad configuration with a clear message and exit code 2', async () => {
+    const noToken = spawnAgent(['--role', 'cfo', '--model', 'gpt-4o'], { OPENAI_API_KEY: 'k' });
+    expect(await noToken.exited).toBe(2);
+    expect(noToken.stderr()).toContain('BOARDROOM_TOKEN is required');
+    const noPrice = spawnAgent(['--role', 'cfo', '--model', 'my-local-model'], {
+      BOARDROOM_TOKEN: 'x',
+      OPENAI_BASE_URL: 'http://127.0.0.1:1/v1',
+    });
+    expect(await noPrice.exited).toBe(2);
+    expect(noPrice.stderr()).toContain('no price for the model my-local-model');
+    const noRole = spawnAgent([], { BOARDROOM_TOKEN: 'x', OPENAI_API_KEY: 'k' });
+    expect(await noRole.exited).toBe(2);
+    expect(noRole.stderr()).toContain('--role is required');
+  });
+
+  it('works a task as a process and, on SIGTERM mid-task, fails it back and exits 0', async () => {
+    const { chairman, agent } = await tenant();
+    const model = await startModelServer([hang]);
+    const taskId = await queueTask(t, chairman, 'cfo');
+    const cli = spawnAgent(['--role', 'cfo', '--model', 'local-model'], {
+      BOARDROOM_URL: server.url,
+      BOARDROOM_TOKEN: agent.token,
+      OPENAI_BASE_URL: model.baseURL,
+      AGENT_PRICES: '{"local-model": {"input": 0, "output": 0}}',
+    });
+    await vi.waitFor(() => expect(model.received.length).toBe(1), { timeout: 20_000, interval: 50 });
+    expect(model.received[0]?.body.messages.at(-1).content).toBe('Draft the board memo');
+    expect((await taskOf(taskId, chairman)).status).toBe('running');
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+    await model.close();
+    expect(cli.stderr()).toContain('"event":"stopped"');
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.status).toBe('failed');
+    expect(task.error).toContain('SIGTERM');
+  });
+});
