@@ -43,6 +43,8 @@ export interface AgentOptions {
 export interface AgentSummary {
   completed: number;
   failed: number;
+  /** Tasks given back to the queue unfinished because the runtime was stopped. */
+  released: number;
 }
 
 const SYSTEM_PROMPT = (role: string) =>
@@ -123,7 +125,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   const idle = options.idleBackoffMs ?? { min: 1000, max: 30_000 };
   const budgetRecheckMs = options.budgetRecheckMs ?? 5 * 60_000;
   const maxModelCalls = options.maxModelCalls ?? 8;
-  const summary: AgentSummary = { completed: 0, failed: 0 };
+  const summary: AgentSummary = { completed: 0, failed: 0, released: 0 };
 
   const mcp = new Client({ name: 'boardroom-agent', version: '0.1.0' });
   await mcp.connect(
@@ -229,7 +231,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   }
   return summary;
 
-  async function work(task: ClaimedTask): Promise<'completed' | 'failed'> {
+  async function work(task: ClaimedTask): Promise<'completed' | 'failed' | 'released'> {
     // The model Boardroom routed the task to (a bound model version, canary or production), else the default.
     const model = task.modelVersion?.baseModel ?? options.model;
     log({ event: 'claimed', role, taskId: task.id, model });
@@ -320,6 +322,17 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
         : error instanceof OpenAI.APIError || error instanceof OpenAI.APIConnectionError
           ? `model call failed: ${error.message}`
           : (error as Error).message;
+      // Stopped before finishing: the task goes back to the queue for another runtime, its claim uncounted.
+      if (signal.aborted) {
+        try {
+          await stopRenewal();
+          await agentCall('release_task', { taskId: task.id });
+          log({ event: 'released', role, taskId: task.id, reason, usage });
+        } catch (releaseError) {
+          log({ event: 'release_failed', taskId: task.id, error: (releaseError as Error).message });
+        }
+        return 'released';
+      }
       try {
         await stopRenewal();
         await agentCall('fail_task', { taskId: task.id, error: reason.slice(0, 2000) });

@@ -133,6 +133,17 @@ const FailTask = graphql(`
   }
 `);
 
+const ReleaseTask = graphql(`
+  mutation McpReleaseTask($id: ID!) {
+    releaseTask(id: $id) {
+      id
+      role
+      status
+      attempts
+    }
+  }
+`);
+
 const ReadBudget = graphql(`
   query McpReadBudget($role: String) {
     budget(role: $role) {
@@ -233,6 +244,16 @@ export const agentTools: AgentTool[] = [
       'Ends a task this agent claimed as failed, at once, with the reason; its budget reservation is released. Agent role only.',
     document: FailTask,
     arguments: { taskId: 'id', error: 'error' },
+    readOnly: false,
+  }),
+  defineTool({
+    name: 'release_task',
+    title: 'Give a task back',
+    description:
+      'Gives a task this agent holds back to the queue unfinished (the runtime is stopping): pending again, its ' +
+      'lease and budget reservation released, the claim not counted against its attempts. Agent role only.',
+    document: ReleaseTask,
+    arguments: { taskId: 'id' },
     readOnly: false,
   }),
   defineTool({

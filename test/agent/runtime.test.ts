@@ -130,7 +130,7 @@ describe('the reference agent runtime', () => {
     });
     await model.close();
 
-    expect(summary).toEqual({ completed: 1, failed: 0 });
+    expect(summary).toEqual({ completed: 1, failed: 0, released: 0 });
     const [first, second] = model.received;
     expect(first?.authorization).toBe('Bearer test-key');
     expect(first?.body.model).toBe('test-model');
@@ -221,7 +221,7 @@ describe('the reference agent runtime', () => {
       interval: 50,
     });
     controller.abort('SIGTERM');
-    expect(await running).toEqual({ completed: 0, failed: 0 });
+    expect(await running).toEqual({ completed: 0, failed: 0, released: 0 });
     await model.close();
     expect(events.find((event) => event.event === 'waiting')).toMatchObject({
       outcome: 'role_budget_exhausted',
@@ -386,7 +386,7 @@ describe('the reference agent runtime', () => {
       expect((await taskOf(taskId, chairman)).status).toBe('failed');
     });
     await model.close();
-    expect(summary).toEqual({ completed: 0, failed: 1 });
+    expect(summary).toEqual({ completed: 0, failed: 1, released: 0 });
     const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(task.error).toContain('model call failed');
     expect(task.error).toContain('model overloaded');
@@ -423,13 +423,13 @@ describe('the reference agent runtime', () => {
       interval: 50,
     });
     controller.abort('SIGTERM');
-    expect(await running).toEqual({ completed: 0, failed: 0 });
+    expect(await running).toEqual({ completed: 0, failed: 0, released: 0 });
     await model.close();
     expect(model.received).toEqual([]);
     expect(await taskOf(taskId, chairman)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
-  it('on abort mid-task fails the task at once instead of leaving it running', async () => {
+  it('on abort mid-task gives the task back to the queue at once, its claim uncounted', async () => {
     const { chairman, agent } = await tenant();
     const model = await startModelServer([hang]);
     const taskId = await queueTask(t, chairman, 'cfo');
@@ -437,10 +437,9 @@ describe('the reference agent runtime', () => {
       expect(model.received.length).toBe(1);
     });
     await model.close();
-    expect(summary).toEqual({ completed: 0, failed: 1 });
+    expect(summary).toEqual({ completed: 0, failed: 0, released: 1 });
     const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-    expect(task.status).toBe('failed');
-    expect(task.error).toContain('stopped (SIGTERM)');
+    expect(task).toMatchObject({ status: 'pending', attempts: 0, claimedBy: null, leaseExpiresAt: null });
   });
 });
 
@@ -473,7 +472,7 @@ describe('npm run agent', () => {
     expect(noRole.stderr()).toContain('--role is required');
   });
 
-  it('works a task as a process and, on SIGTERM mid-task, fails it back and exits 0', async () => {
+  it('works a task as a process and, on SIGTERM mid-task, gives it back to the queue and exits 0', async () => {
     const { chairman, agent } = await tenant();
     const model = await startModelServer([hang]);
     const taskId = await queueTask(t, chairman, 'cfo');
@@ -489,9 +488,9 @@ describe('npm run agent', () => {
     cli.child.kill('SIGTERM');
     expect(await cli.exited).toBe(0);
     await model.close();
+    expect(cli.stderr()).toContain('"event":"released"');
     expect(cli.stderr()).toContain('"event":"stopped"');
     const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-    expect(task.status).toBe('failed');
-    expect(task.error).toContain('SIGTERM');
+    expect(task).toMatchObject({ status: 'pending', attempts: 0, claimedBy: null });
   });
 });

@@ -30,6 +30,7 @@ describe('MCP agent tools', () => {
       'request_task_approval',
       'complete_task',
       'fail_task',
+      'release_task',
       'read_budget',
       'read_vital_signs',
     ]);
@@ -190,6 +191,44 @@ describe('MCP agent tools', () => {
       .claimNextTask;
     const failed = await callTool(client, 'fail_task', { taskId: claim.task.id, error: 'upstream down' });
     expect(failed.structuredContent.failTask).toMatchObject({ status: 'failed', error: 'upstream down' });
+    await client.close();
+  });
+
+  it('gives a claimed task back to the queue, its reservation released and its claim uncounted', async () => {
+    const agent = await t.caller(['agent']);
+    const other = await t.caller(['agent'], { tenantId: agent.tenantId, sub: 'agent-2' });
+    const chairman = await t.caller(['chairman'], { tenantId: agent.tenantId });
+    await queueTasks(t, agent.tenantId, 'coo', 1);
+    await setBudget(t, chairman, { role: 'coo', period: 'month', limitUsd: '10', estimateUsd: '2' });
+    const client = await connectMcp(server, agent);
+    const claim = (await callTool(client, 'claim_next_task', { role: 'coo' })).structuredContent
+      .claimNextTask;
+    expect((await callTool(client, 'read_budget', { role: 'coo' })).structuredContent.budget).toMatchObject({
+      reservedUsd: '2',
+    });
+
+    // Another agent may not give it back; nothing changes.
+    const otherClient = await connectMcp(server, other);
+    const refused = await callTool(otherClient, 'release_task', { taskId: claim.task.id });
+    expect(refused.structuredContent.error.code).toBe('FORBIDDEN');
+    await otherClient.close();
+
+    const released = await callTool(client, 'release_task', { taskId: claim.task.id });
+    expect(released.structuredContent.releaseTask).toEqual({
+      id: claim.task.id,
+      role: 'coo',
+      status: 'pending',
+      attempts: 0,
+    });
+    expect((await callTool(client, 'read_budget', { role: 'coo' })).structuredContent.budget).toMatchObject({
+      reservedUsd: '0',
+      spentUsd: '0',
+    });
+    const again = await callTool(client, 'release_task', { taskId: claim.task.id });
+    expect(again.structuredContent.error.code).toBe('CONFLICT');
+    const reclaimed = (await callTool(client, 'claim_next_task', { role: 'coo' })).structuredContent
+      .claimNextTask;
+    expect(reclaimed.task).toMatchObject({ id: claim.task.id, attempts: 1 });
     await client.close();
   });
 

@@ -270,6 +270,11 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { redeliverWebhookDelivery(id: $id) { id status } }',
     variables: (target) => ({ id: target.deliveryId }),
   },
+  'Mutation.releaseTask': {
+    roles: ['agent'],
+    query: 'mutation($id: ID!) { releaseTask(id: $id) { id message status } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
   'Mutation.renewTaskLease': {
     roles: ['agent'],
     query: 'mutation($id: ID!) { renewTaskLease(id: $id) { id message leaseExpiresAt } }',

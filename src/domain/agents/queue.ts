@@ -241,6 +241,29 @@ export function failTask(context: AuthedContext, id: string, error: string): Pro
 }
 
 /**
+ * Gives the caller's running task back to the queue, as an agent runtime that stops before finishing does:
+ * `pending` again, without claimer or lease, its budget reservation released, and the claim not counted
+ * against its attempts; the next claim of the role, on any instance, takes it (a waiting claim is woken).
+ * 404 another tenant's task, 409 a task not running, 403 another agent's, as for completeTask; a refusal
+ * changes nothing.
+ */
+export function releaseTask(context: AuthedContext, id: string): Promise<Task> {
+  return context.prisma.$transaction(async (tx) => {
+    await lockOwnRunningTask(tx, context, id);
+    const [changed] = await tx.$queryRaw<ChangedTask[]>`
+      UPDATE tasks SET
+        status = 'pending', claimed_by = NULL, started_at = NULL, lease_expires_at = NULL,
+        attempts = GREATEST(attempts - 1, 0), updated_at = now()
+      WHERE id = ${id}::uuid
+      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    if (!changed) throw new Error(`task ${id} vanished while locked`);
+    await releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]);
+    await announce(tx, context.viewer.tenantId, [changed]);
+    return tx.task.findUniqueOrThrow({ where: { id } });
+  });
+}
+
+/**
  * Extends the lease of the caller's running task to DEFAULT_LEASE_MS (or `leaseMs`) from now. Refused, and
  * nothing changes, when the task is not the caller's tenant's (404), not running (409, `task_not_running`:
  * the sweeper may already have returned it to the queue), held by another agent (403), or when its lease

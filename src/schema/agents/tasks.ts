@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
-import { claimTask, completeTask, failTask, renewTaskLease } from '../../domain/agents/queue.js';
+import { claimTask, completeTask, failTask, releaseTask, renewTaskLease } from '../../domain/agents/queue.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { roleArg, TASK_STATUSES, TaskRef, TaskStatusEnum } from './types.js';
@@ -166,6 +166,18 @@ builder.mutationField('failTask', (t) =>
       z.object({ id: z.guid(), error: z.string().trim().min(1).max(10_000) }),
       (_root, { id, error }, context) => failTask(context, id, error),
     ),
+  }),
+);
+
+builder.mutationField('releaseTask', (t) =>
+  t.withAuth({ agent: true }).field({
+    type: TaskRef,
+    description:
+      'Gives a task the calling agent holds back to the queue unfinished (an agent runtime that stops): pending ' +
+      'again, its lease and budget reservation released, the claim not counted against its attempts. NOT_FOUND, ' +
+      'CONFLICT (not running) or FORBIDDEN (another agent holds it) change nothing.',
+    args: { id: t.arg.id({ required: true }) },
+    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) => releaseTask(context, id)),
   }),
 );
 
