@@ -385,4 +385,29 @@ describe('taskApprovals inbox', () => {
     expect((await t.graphql(Inbox, {}, stranger)).data?.taskApprovals.nodes).toEqual([]);
     expect((await t.graphql(Inbox, {}, member)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   });
+
+  it('lists a request asked with a null payload', async () => {
+    const { agent, chairman, id } = await runningTask();
+    const asked = await t.graphql(
+      RequestApproval,
+      { taskId: id, input: { summary: 'Go on?', payload: null } },
+      agent,
+    );
+    expect(asked.errors).toBeUndefined();
+    expect(asked.data?.requestTaskApproval.payload).toBeNull();
+    const inbox = await t.graphql(InboxWithPayload, { status: 'pending' }, chairman);
+    expect(inbox.errors).toBeUndefined();
+    expect(inbox.data?.taskApprovals.nodes).toEqual([{ summary: 'Go on?', payload: null }]);
+  });
 });
+
+const InboxWithPayload = graphql(`
+  query AgentsTaskApprovalsWithPayload($status: TaskApprovalStatus) {
+    taskApprovals(status: $status) {
+      nodes {
+        summary
+        payload
+      }
+    }
+  }
+`);

@@ -33,7 +33,11 @@ export const TaskApprovalRef = builder.prismaObject('TaskApproval', {
     taskId: t.exposeID('taskId'),
     role: t.exposeString('role'),
     summary: t.exposeString('summary'),
-    payload: t.expose('payload', { type: 'JSON' }),
+    payload: t.expose('payload', {
+      type: 'JSON',
+      nullable: true,
+      description: 'What the agent attached for the decider; null when it asked without one.',
+    }),
     status: t.field({
       type: TaskApprovalStatusEnum,
       resolve: (row) => row.status as TaskApprovalStatus,
