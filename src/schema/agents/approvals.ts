@@ -112,7 +112,7 @@ builder.mutationField('requestTaskApproval', (t) =>
         taskId: z.guid(),
         input: z.object({
           summary: z.string().trim().min(1).max(MAX_APPROVAL_SUMMARY_LENGTH),
-          payload: payloadArg,
+          payload: payloadArg.optional(),
         }),
       }),
       (_root, { taskId, input }, context) =>
