@@ -208,6 +208,22 @@ describe('an agent’s question in an operator’s inbox', () => {
   });
 });
 
+describe('an agent’s question and another tenant’s console', () => {
+  it('shows none of this tenant’s questions, and its decision on one is refused as unknown', async () => {
+    const deal = await agentAsks('cpo', 'Ship the beta?', { build: 42 });
+    const stranger = await t.caller(['chairman'], { sub: 'chair-elsewhere' });
+    await t.app.services.tenants.ensure(stranger.tenantId);
+    const page = await openDashboard(browser, server.url, stranger);
+    await waitForText(page, '[data-approvals-waiting] .count', '0');
+    expect(await page.$$('[data-approvals] [data-approval-id]')).toEqual([]);
+    expect(await forcedRefusal(page, deal.approvalId)).toMatch(/not found/i);
+    await page.click(`${DIALOG} button[type="button"]`);
+    expect(await storedStatus(deal.approvalId)).toBe('pending');
+    expect((await taskState(deal.taskId))?.status).toBe('awaiting_approval');
+    await page.close();
+  });
+});
+
 describe('an agent’s question and a member', () => {
   it('shows no inbox, no count and no approval event; a decision forced through the page is refused', async () => {
     const memo = await agentAsks('clo', 'Sign the NDA?', { counterparty: 'Initech' });
