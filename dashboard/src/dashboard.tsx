@@ -3,13 +3,14 @@ import type {
   ConnectorCallApprovalStatus,
   DashboardApprovalFragment,
   DashboardRoleFieldsFragment,
+  DashboardTaskApprovalFragment,
   DashboardTenantBudgetQuery,
 } from '../../src/generated/dashboard/graphql.js';
 import { abilitiesOf } from './abilities.js';
 import { GraphQLRequestError, request } from './api.js';
 import { type AbTestSummary, AbTests } from './components/ab-tests.js';
-import { ApprovalDialog } from './components/approval-dialog.js';
-import { type ApprovalDecision, Approvals } from './components/approvals.js';
+import { ApprovalDialog, type DialogRequest } from './components/approval-dialog.js';
+import { type ApprovalDecision, Approvals, type InboxEntry, taskStatusOf } from './components/approvals.js';
 import { type BudgetChange, BudgetDialog } from './components/budget-dialog.js';
 import { Feed, type FeedEntry, timeOf } from './components/feed.js';
 import { Header, type Viewer } from './components/header.js';
@@ -26,6 +27,7 @@ import {
   Agents,
   Approvals as ApprovalsDocument,
   ApproveCall,
+  ApproveTask,
   ConnectorNames,
   History,
   ModelLine,
@@ -33,10 +35,13 @@ import {
   PauseAgent,
   Queue,
   RejectCall,
+  RejectTask,
   RequestCallChanges,
+  RequestTaskChanges,
   ResumeAgent,
   Role,
   SetBudget,
+  TaskApprovals,
   TenantBudget,
   VitalsByHour,
 } from './documents.js';
@@ -57,7 +62,7 @@ const HISTORY_LENGTH = 100;
  * instance that owed it (they otherwise follow their events).
  */
 const UNANNOUNCED_REFRESH_MS = 30_000;
-/** Requests the inbox shows, and pending ones the summary counts ("50+" beyond). */
+/** Requests of each kind the inbox shows, and pending ones the summary counts ("50+" beyond). */
 const APPROVALS_SHOWN = 50;
 
 export interface DashboardHandle {
@@ -76,6 +81,11 @@ export interface DashboardHandle {
    * decides, and the dialog shows its refusal.
    */
   decideApproval(id: string, decision: ApprovalDecision): void;
+  /**
+   * The same for a decision an agent asked for on its task (`taskApproval`): a rejection's note is
+   * required, as the dialog says.
+   */
+  decideTaskApproval(id: string, decision: ApprovalDecision): void;
   /**
    * Opens the confirmation of a role's budget (the company's for null) whatever the viewer's roles (the
    * server decides).
@@ -169,20 +179,20 @@ export function Dashboard({
   const [problem, setProblem] = useState<string | null>(null);
   const [status, setStatus] = useState('');
   const [confirming, setConfirming] = useState<{ role: string; action: RoleAction } | null>(null);
-  const [deciding, setDeciding] = useState<{
-    approval: Pick<DashboardApprovalFragment, 'id'> & Partial<DashboardApprovalFragment>;
-    decision: ApprovalDecision;
-  } | null>(null);
+  const [deciding, setDeciding] = useState<{ request: DialogRequest; decision: ApprovalDecision } | null>(
+    null,
+  );
   // The role whose budget is being set: null for the company's, undefined for no dialog.
   const [budgetRole, setBudgetRole] = useState<string | null | undefined>(undefined);
   const [companyBudget, setCompanyBudget] = useState<DashboardTenantBudgetQuery['budget']>(null);
   const refreshCompanyBudgetRef = useRef<() => void>(() => undefined);
   const [approvals, setApprovals] = useState<DashboardApprovalFragment[] | null>(null);
+  const [taskApprovals, setTaskApprovals] = useState<DashboardTaskApprovalFragment[] | null>(null);
   const [approvalStatus, setApprovalStatus] = useState<ConnectorCallApprovalStatus | ''>('pending');
   const [waiting, setWaiting] = useState<{ count: number; more: boolean } | null>(null);
   const [approvalsVersion, setApprovalsVersion] = useState(0);
   // Requests decided from this page stay in the pending inbox, with their outcome, until the filter changes.
-  const [decidedHere, setDecidedHere] = useState<DashboardApprovalFragment[]>([]);
+  const [decidedHere, setDecidedHere] = useState<InboxEntry[]>([]);
   const [connectorNames, setConnectorNames] = useState<ReadonlyMap<string, string>>(new Map());
   const [openTask, setOpenTask] = useState<string | null>(null);
   const [openTaskVersion, setOpenTaskVersion] = useState(0);
@@ -363,6 +373,11 @@ export function Dashboard({
       );
       if (event.__typename === 'ConnectorCallApprovalEvent') {
         refreshApprovals();
+      } else if (event.__typename === 'TaskApprovalEvent') {
+        refreshApprovals();
+        refreshQueue();
+        refreshTasks();
+        if (openTaskRef.current === event.taskId) setOpenTaskVersion((version) => version + 1);
       } else if (event.__typename === 'ModelVersionChangedEvent') {
         reloadModels();
       } else if (event.__typename === 'BudgetAlertEvent') {
@@ -411,7 +426,10 @@ export function Dashboard({
       reconnect: () => live.reconnect(),
       confirm: (role, action) => setConfirming({ role, action }),
       openTask: (id) => setOpenTask(id),
-      decideApproval: (id, decision) => setDeciding({ approval: { id }, decision }),
+      decideApproval: (id, decision) =>
+        setDeciding({ request: { kind: 'connector_call', approval: { id } }, decision }),
+      decideTaskApproval: (id, decision) =>
+        setDeciding({ request: { kind: 'task', approval: { id } }, decision }),
       setBudget: (role) => setBudgetRole(role),
     };
     const timer = setInterval(() => {
@@ -456,9 +474,25 @@ export function Dashboard({
       (data) => active && setApprovals(data.connectorCallApprovals.nodes),
       fail,
     );
-    request(token, ApprovalsDocument, { status: 'pending', first }).then((data) => {
-      const page = data.connectorCallApprovals;
-      if (active) setWaiting({ count: page.nodes.length, more: page.nextCursor !== null });
+    const taskStatus = taskStatusOf(approvalStatus);
+    if (taskStatus === null) setTaskApprovals([]);
+    else {
+      request(token, TaskApprovals, { status: taskStatus || null, first }).then(
+        (data) => active && setTaskApprovals(data.taskApprovals.nodes),
+        fail,
+      );
+    }
+    // Both kinds wait for a decision: the summary counts them together.
+    Promise.all([
+      request(token, ApprovalsDocument, { status: 'pending', first }),
+      request(token, TaskApprovals, { status: 'pending', first }),
+    ]).then(([calls, tasks]) => {
+      const pages = [calls.connectorCallApprovals, tasks.taskApprovals];
+      if (!active) return;
+      setWaiting({
+        count: pages.reduce((sum, page) => sum + page.nodes.length, 0),
+        more: pages.some((page) => page.nextCursor !== null),
+      });
     }, fail);
     request(token, ConnectorNames, {}).then(({ connectors }) => {
       if (active) setConnectorNames(new Map(connectors.nodes.map((one) => [one.id, one.name])));
@@ -478,23 +512,51 @@ export function Dashboard({
     }
   };
 
-  const decideApproval = async (id: string, decision: ApprovalDecision, note: string) => {
+  const decideApproval = async (
+    { kind, approval: { id } }: DialogRequest,
+    decision: ApprovalDecision,
+    note: string,
+  ) => {
     const variables = { id, note: note || null };
-    const approval = await acting(async () =>
-      decision === 'approve'
-        ? (await request(token, ApproveCall, variables)).approveConnectorCall
-        : decision === 'reject'
-          ? (await request(token, RejectCall, variables)).rejectConnectorCall
-          : (await request(token, RequestCallChanges, variables)).requestConnectorCallChanges,
+    const entry: InboxEntry = await acting(async () =>
+      kind === 'task'
+        ? {
+            kind,
+            approval:
+              decision === 'approve'
+                ? (await request(token, ApproveTask, variables)).approveTaskApproval
+                : decision === 'reject'
+                  ? (await request(token, RejectTask, variables)).rejectTaskApproval
+                  : (await request(token, RequestTaskChanges, variables)).requestTaskApprovalChanges,
+          }
+        : {
+            kind,
+            approval:
+              decision === 'approve'
+                ? (await request(token, ApproveCall, variables)).approveConnectorCall
+                : decision === 'reject'
+                  ? (await request(token, RejectCall, variables)).rejectConnectorCall
+                  : (await request(token, RequestCallChanges, variables)).requestConnectorCallChanges,
+          },
     );
-    setApprovals((current) => current?.map((one) => (one.id === id ? approval : one)) ?? current);
-    setDecidedHere((current) => [approval, ...current.filter((one) => one.id !== id)]);
+    if (entry.kind === 'task') {
+      const decided = entry.approval;
+      setTaskApprovals((current) => current?.map((one) => (one.id === id ? decided : one)) ?? current);
+    } else {
+      const decided = entry.approval;
+      setApprovals((current) => current?.map((one) => (one.id === id ? decided : one)) ?? current);
+    }
+    setDecidedHere((current) => [entry, ...current.filter((one) => one.approval.id !== id)]);
     // The decision's buttons are gone with the dialog: focus goes to the request, not to the page's start.
     requestAnimationFrame(() =>
       document.querySelector<HTMLElement>(`[data-approvals] [data-approval-id="${id}"]`)?.focus(),
     );
     setApprovalsVersion((version) => version + 1);
-    const what = `${approval.method} ${approval.path}`;
+    const { approval } = entry;
+    const what =
+      entry.kind === 'task'
+        ? `“${entry.approval.summary}”`
+        : `${entry.approval.method} ${entry.approval.path}`;
     setStatus(
       approval.status === 'pending'
         ? `${what} still waits.`
@@ -528,13 +590,23 @@ export function Dashboard({
   };
 
   const alerts = alertsOf(cards, connection);
-  const shownApprovals =
-    approvals && approvalStatus === 'pending'
+  const inbox: InboxEntry[] | null =
+    approvals && taskApprovals
       ? [
-          ...approvals.map((one) => decidedHere.find((decided) => decided.id === one.id) ?? one),
-          ...decidedHere.filter((decided) => !approvals.some((one) => one.id === decided.id)),
-        ].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))
-      : approvals;
+          ...approvals.map((approval): InboxEntry => ({ kind: 'connector_call', approval })),
+          ...taskApprovals.map((approval): InboxEntry => ({ kind: 'task', approval })),
+        ]
+      : null;
+  const shownApprovals = (
+    inbox && approvalStatus === 'pending'
+      ? [
+          ...inbox.map(
+            (one) => decidedHere.find((decided) => decided.approval.id === one.approval.id) ?? one,
+          ),
+          ...decidedHere.filter((decided) => !inbox.some((one) => one.approval.id === decided.approval.id)),
+        ]
+      : inbox
+  )?.sort((a, b) => Date.parse(b.approval.createdAt) - Date.parse(a.approval.createdAt));
 
   return (
     <>
@@ -574,16 +646,18 @@ export function Dashboard({
         </section>
         {abilities.readApprovals ? (
           <Approvals
-            approvals={shownApprovals}
+            entries={shownApprovals ?? null}
             status={approvalStatus}
             viewerRoles={viewer.roles}
             connectorNames={connectorNames}
             onStatus={(status) => {
               setApprovals(null);
+              setTaskApprovals(null);
               setDecidedHere([]);
               setApprovalStatus(status);
             }}
-            onDecide={(approval, decision) => setDeciding({ approval, decision })}
+            onDecide={(entry, decision) => setDeciding({ request: entry, decision })}
+            onOpenTask={(id) => setOpenTask(id)}
           />
         ) : null}
         <Feed entries={feed} loading={!historyLoaded} onOpenTask={(id) => setOpenTask(id)} />
@@ -619,9 +693,13 @@ export function Dashboard({
       ) : null}
       {deciding ? (
         <ApprovalDialog
-          approval={approvals?.find((one) => one.id === deciding.approval.id) ?? deciding.approval}
+          request={
+            inbox?.find(
+              (one) => one.kind === deciding.request.kind && one.approval.id === deciding.request.approval.id,
+            ) ?? deciding.request
+          }
           decision={deciding.decision}
-          onConfirm={(note) => decideApproval(deciding.approval.id, deciding.decision, note)}
+          onConfirm={(note) => decideApproval(deciding.request, deciding.decision, note)}
           onClose={() => setDeciding(null)}
         />
       ) : null}

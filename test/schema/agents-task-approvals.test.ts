@@ -385,4 +385,36 @@ describe('taskApprovals inbox', () => {
     expect((await t.graphql(Inbox, {}, stranger)).data?.taskApprovals.nodes).toEqual([]);
     expect((await t.graphql(Inbox, {}, member)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   });
+
+  it('lists a request asked without a payload, or with a null one, with a null payload', async () => {
+    const { agent, chairman, id } = await runningTask();
+    const omitted = await t.graphql(RequestApproval, { taskId: id, input: { summary: 'Go on?' } }, agent);
+    expect(omitted.errors).toBeUndefined();
+    expect(omitted.data?.requestTaskApproval.payload).toBeNull();
+    const second = await queueTask(t, chairman, 'cfo', 'Another');
+    expect((await t.graphql(ClaimTask, { role: 'cfo' }, agent)).data?.claimTask?.id).toBe(second);
+    const explicit = await t.graphql(
+      RequestApproval,
+      { taskId: second, input: { summary: 'And this?', payload: null } },
+      agent,
+    );
+    expect(explicit.errors).toBeUndefined();
+    const inbox = await t.graphql(InboxWithPayload, { status: 'pending' }, chairman);
+    expect(inbox.errors).toBeUndefined();
+    expect(inbox.data?.taskApprovals.nodes).toEqual([
+      { summary: 'And this?', payload: null },
+      { summary: 'Go on?', payload: null },
+    ]);
+  });
 });
+
+const InboxWithPayload = graphql(`
+  query AgentsTaskApprovalsWithPayload($status: TaskApprovalStatus) {
+    taskApprovals(status: $status) {
+      nodes {
+        summary
+        payload
+      }
+    }
+  }
+`);

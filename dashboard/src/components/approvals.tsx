@@ -1,12 +1,28 @@
 import type {
   ConnectorCallApprovalStatus,
   DashboardApprovalFragment,
+  DashboardTaskApprovalFragment,
   Role,
+  TaskApprovalStatus,
 } from '../../../src/generated/dashboard/graphql.js';
 import { mayDecideApproval } from '../abilities.js';
 import { formatBytes, formatCount, formatDateTime, formatSeconds, roleLabel } from '../format.js';
 
 export type ApprovalDecision = 'approve' | 'reject' | 'request_changes';
+
+/**
+ * A request of the inbox: a connector call a policy keeps for a decision, or a decision the agent holding
+ * a running task asked for.
+ */
+export type InboxEntry =
+  | { kind: 'connector_call'; approval: DashboardApprovalFragment }
+  | { kind: 'task'; approval: DashboardTaskApprovalFragment };
+export type InboxKind = InboxEntry['kind'];
+
+/** The statuses a task's request can have (a connector call's also expire or are cancelled). */
+const TASK_STATUSES: readonly string[] = ['pending', 'approved', 'rejected', 'changes_requested'];
+export const taskStatusOf = (status: ConnectorCallApprovalStatus | ''): TaskApprovalStatus | '' | null =>
+  status === '' || TASK_STATUSES.includes(status) ? (status as TaskApprovalStatus | '') : null;
 
 /** How each decision reads: its button, its confirmation and what the request becomes. */
 export const DECISIONS: Record<ApprovalDecision, { button: string; verb: string; done: string }> = {
@@ -24,7 +40,8 @@ const STATUSES: ConnectorCallApprovalStatus[] = [
   'cancelled',
 ];
 
-export const statusText = (status: ConnectorCallApprovalStatus) => status.replace('_', ' ');
+export const statusText = (status: ConnectorCallApprovalStatus | TaskApprovalStatus) =>
+  status.replace('_', ' ');
 
 /** The request's query, body and headers as the server answered them (only approvers read them). */
 function Input({ input }: { input: unknown }) {
@@ -43,24 +60,36 @@ function Input({ input }: { input: unknown }) {
   );
 }
 
+/** Who decided a request, when, and the note. */
+function Decided({
+  approval,
+}: {
+  approval: Pick<
+    DashboardApprovalFragment | DashboardTaskApprovalFragment,
+    'status' | 'decidedBy' | 'decidedAt' | 'note'
+  >;
+}) {
+  return approval.decidedBy ? (
+    <p class="small" data-field="decision">
+      {statusText(approval.status).replace(/^./, (first) => first.toUpperCase())} by{' '}
+      <strong>{approval.decidedBy}</strong>
+      {approval.decidedAt ? (
+        <>
+          {' '}
+          on <time dateTime={approval.decidedAt}>{formatDateTime(approval.decidedAt)}</time>
+        </>
+      ) : null}
+      {approval.note ? <>: “{approval.note}”</> : '.'}
+    </p>
+  ) : null;
+}
+
 /** What happened to a decided request: who decided, the note, and the call made on approval. */
 function Outcome({ approval }: { approval: DashboardApprovalFragment }) {
   const { call } = approval;
   return (
     <>
-      {approval.decidedBy ? (
-        <p class="small">
-          {statusText(approval.status).replace(/^./, (first) => first.toUpperCase())} by{' '}
-          <strong>{approval.decidedBy}</strong>
-          {approval.decidedAt ? (
-            <>
-              {' '}
-              on <time dateTime={approval.decidedAt}>{formatDateTime(approval.decidedAt)}</time>
-            </>
-          ) : null}
-          {approval.note ? <>: “{approval.note}”</> : '.'}
-        </p>
-      ) : null}
+      <Decided approval={approval} />
       {approval.reason && !call ? <p class="small">Ended: {approval.reason.replace('_', ' ')}.</p> : null}
       {call ? (
         <p class="small" data-field="call" data-outcome={call.outcome}>
@@ -90,7 +119,7 @@ function ApprovalItem({
   approval: DashboardApprovalFragment;
   viewerRoles: readonly Role[];
   connectorName: string | undefined;
-  onDecide(approval: DashboardApprovalFragment, decision: ApprovalDecision): void;
+  onDecide(decision: ApprovalDecision): void;
 }) {
   const headingId = `approval-${approval.id}`;
   const pending = approval.status === 'pending';
@@ -99,10 +128,14 @@ function ApprovalItem({
     // Focusable by script only: focus lands here after a decision removes the button that had it.
     <li
       data-approval-id={approval.id}
+      data-kind="connector_call"
       data-status={approval.status}
       aria-labelledby={headingId}
       tabIndex={-1}
     >
+      <p class="kind" data-field="kind">
+        Connector call
+      </p>
       <header>
         <h3 id={headingId}>
           <code>
@@ -140,7 +173,7 @@ function ApprovalItem({
               class={decision === 'approve' ? 'primary' : decision === 'reject' ? 'danger' : undefined}
               data-decide-approval={decision}
               aria-describedby={headingId}
-              onClick={() => onDecide(approval, decision)}
+              onClick={() => onDecide(decision)}
             >
               {DECISIONS[decision].button}
             </button>
@@ -156,26 +189,107 @@ function ApprovalItem({
   );
 }
 
+/** The payload the agent attached to its question, as the server answered it. */
+function Payload({ payload }: { payload: unknown }) {
+  if (payload === null || payload === undefined) return <p class="small muted">No payload.</p>;
+  const short = JSON.stringify(payload);
+  return (
+    <pre class="text small" data-field="payload">
+      {short.length <= 100 ? short : JSON.stringify(payload, null, 2)}
+    </pre>
+  );
+}
+
+/** A decision the agent holding a running task asked for: chairman and operators decide it. */
+function TaskApprovalItem({
+  approval,
+  onDecide,
+  onOpenTask,
+}: {
+  approval: DashboardTaskApprovalFragment;
+  onDecide(decision: ApprovalDecision): void;
+  onOpenTask(id: string): void;
+}) {
+  const headingId = `approval-${approval.id}`;
+  const pending = approval.status === 'pending';
+  return (
+    <li
+      data-approval-id={approval.id}
+      data-kind="task"
+      data-status={approval.status}
+      aria-labelledby={headingId}
+      tabIndex={-1}
+    >
+      <p class="kind" data-field="kind">
+        Agent’s question on a task
+      </p>
+      <header>
+        <h3 id={headingId} data-field="summary">
+          {approval.summary}
+        </h3>
+        <span class={`badge ${approval.status}`}>{statusText(approval.status)}</span>
+      </header>
+      <p class="small muted">
+        <strong data-field="role">{roleLabel(approval.role)}</strong> on{' '}
+        <button
+          type="button"
+          class="link"
+          data-field="task"
+          data-task-id={approval.taskId}
+          onClick={() => onOpenTask(approval.taskId)}
+        >
+          task {approval.taskId.slice(0, 8)}
+        </button>
+        , asked by <strong>{approval.requestedBy}</strong> on{' '}
+        <time dateTime={approval.createdAt}>{formatDateTime(approval.createdAt)}</time>
+        {pending ? '; the task waits for a decision by the chairman or an operator' : null}.
+      </p>
+      <Payload payload={approval.payload} />
+      <Decided approval={approval} />
+      {pending ? (
+        <div class="buttons left">
+          {(Object.keys(DECISIONS) as ApprovalDecision[]).map((decision) => (
+            <button
+              key={decision}
+              type="button"
+              class={decision === 'approve' ? 'primary' : decision === 'reject' ? 'danger' : undefined}
+              data-decide-approval={decision}
+              aria-describedby={headingId}
+              onClick={() => onDecide(decision)}
+            >
+              {DECISIONS[decision].button}
+            </button>
+          ))}
+        </div>
+      ) : null}
+    </li>
+  );
+}
+
 /**
- * The approval inbox: connector calls kept for a decision, newest first, filtered by status. Shown to the
- * roles that read it (chairman, operator); a request offers its decisions to the roles of its approverRoles.
+ * The approval inbox, one list newest first, filtered by status: connector calls kept for a decision, and
+ * the decisions agents ask for on their running tasks. Shown to the roles that read it (chairman,
+ * operator); a connector call offers its decisions to the roles of its approverRoles, a task's request to
+ * both.
  */
 export function Approvals({
-  approvals,
+  entries,
   status,
   viewerRoles,
   connectorNames,
   onStatus,
   onDecide,
+  onOpenTask,
 }: {
   /** Null while loading. */
-  approvals: DashboardApprovalFragment[] | null;
+  entries: InboxEntry[] | null;
   status: ConnectorCallApprovalStatus | '';
   viewerRoles: readonly Role[];
   /** Connector names by id (an unknown one shows its id). */
   connectorNames: ReadonlyMap<string, string>;
   onStatus(status: ConnectorCallApprovalStatus | ''): void;
-  onDecide(approval: DashboardApprovalFragment, decision: ApprovalDecision): void;
+  onDecide(entry: InboxEntry, decision: ApprovalDecision): void;
+  onOpenTask(id: string): void;
 }) {
   return (
     <section class="panel approvals" aria-labelledby="approvals-heading">
@@ -201,23 +315,35 @@ export function Approvals({
           </label>
         </div>
       </header>
-      <p class="muted small">Connector calls that wait for a decision before they are sent; newest first.</p>
-      {approvals === null ? <p class="muted">Loading…</p> : null}
-      {approvals?.length === 0 ? (
+      <p class="muted small">
+        Connector calls that wait for a decision before they are sent, and questions agents ask before they go
+        on with a task; newest first.
+      </p>
+      {entries === null ? <p class="muted">Loading…</p> : null}
+      {entries?.length === 0 ? (
         <p class="muted" data-field="approvals-empty">
           {status === 'pending' ? 'Nothing waits for a decision.' : 'No request matches.'}
         </p>
       ) : null}
       <ul class="approval-list" data-approvals="">
-        {approvals?.map((approval) => (
-          <ApprovalItem
-            key={approval.id}
-            approval={approval}
-            viewerRoles={viewerRoles}
-            connectorName={connectorNames.get(approval.connectorId)}
-            onDecide={onDecide}
-          />
-        ))}
+        {entries?.map((entry) =>
+          entry.kind === 'task' ? (
+            <TaskApprovalItem
+              key={entry.approval.id}
+              approval={entry.approval}
+              onDecide={(decision) => onDecide(entry, decision)}
+              onOpenTask={onOpenTask}
+            />
+          ) : (
+            <ApprovalItem
+              key={entry.approval.id}
+              approval={entry.approval}
+              viewerRoles={viewerRoles}
+              connectorName={connectorNames.get(entry.approval.connectorId)}
+              onDecide={(decision) => onDecide(entry, decision)}
+            />
+          ),
+        )}
       </ul>
     </section>
   );

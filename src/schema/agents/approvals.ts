@@ -33,7 +33,11 @@ export const TaskApprovalRef = builder.prismaObject('TaskApproval', {
     taskId: t.exposeID('taskId'),
     role: t.exposeString('role'),
     summary: t.exposeString('summary'),
-    payload: t.expose('payload', { type: 'JSON' }),
+    payload: t.expose('payload', {
+      type: 'JSON',
+      nullable: true,
+      description: 'What the agent attached for the decider; null when it asked without one.',
+    }),
     status: t.field({
       type: TaskApprovalStatusEnum,
       resolve: (row) => row.status as TaskApprovalStatus,
@@ -108,7 +112,7 @@ builder.mutationField('requestTaskApproval', (t) =>
         taskId: z.guid(),
         input: z.object({
           summary: z.string().trim().min(1).max(MAX_APPROVAL_SUMMARY_LENGTH),
-          payload: payloadArg,
+          payload: payloadArg.optional(),
         }),
       }),
       (_root, { taskId, input }, context) =>

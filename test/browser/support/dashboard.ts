@@ -73,6 +73,7 @@ declare global {
       confirm(role: string, action: 'pause' | 'resume'): void;
       openTask(id: string): void;
       decideApproval(id: string, decision: 'approve' | 'reject' | 'request_changes'): void;
+      decideTaskApproval(id: string, decision: 'approve' | 'reject' | 'request_changes'): void;
       setBudget(role: string | null): void;
     };
   }
