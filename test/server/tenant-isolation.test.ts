@@ -483,16 +483,20 @@ async function seedPendingApproval(seeded: SeededTenant): Promise<string> {
   return invoked.data.invokeConnector.id;
 }
 
-/** Tenant A's agent claims a task of its own and asks for a decision on it: the request waits. */
+/**
+ * Tenant A's agent claims a task of its own and asks for a decision on it: the request waits. Of a role
+ * without a webhook: the relay publishes these events at its own pace, and a delivery it wrote for the
+ * seeded webhook would change what the last test reads.
+ */
 async function seedTaskApproval(seeded: SeededTenant): Promise<string> {
   const { agent, member } = seeded.callers;
   const chat = await t.graphql(
-    'mutation { sendChatMessage(role: "cfo", input: { message: "Secret offer draft" }) { taskId } }',
+    'mutation { sendChatMessage(role: "cpo", input: { message: "Secret offer draft" }) { taskId } }',
     undefined,
     member,
   );
   expect(chat.errors).toBeUndefined();
-  const claimed = await t.graphql('mutation { claimTask(role: "cfo") { id } }', undefined, agent);
+  const claimed = await t.graphql('mutation { claimTask(role: "cpo") { id } }', undefined, agent);
   const taskId = (claimed.data as { claimTask: { id: string } }).claimTask.id;
   const asked = await t.graphql(
     `mutation($id: ID!) {
