@@ -164,22 +164,7 @@ function ApprovalItem({
       </p>
       <Input input={approval.input} />
       <Outcome approval={approval} />
-      {pending && mayDecide ? (
-        <div class="buttons left">
-          {(Object.keys(DECISIONS) as ApprovalDecision[]).map((decision) => (
-            <button
-              key={decision}
-              type="button"
-              class={decision === 'approve' ? 'primary' : decision === 'reject' ? 'danger' : undefined}
-              data-decide-approval={decision}
-              aria-describedby={headingId}
-              onClick={() => onDecide(decision)}
-            >
-              {DECISIONS[decision].button}
-            </button>
-          ))}
-        </div>
-      ) : null}
+      {pending && mayDecide ? <DecisionButtons headingId={headingId} onDecide={onDecide} /> : null}
       {pending && !mayDecide ? (
         <p class="small muted" data-field="not-yours">
           Only {approval.approverRoles.join(' or ')} may decide this request.
@@ -246,22 +231,7 @@ function TaskApprovalItem({
       </p>
       <Payload payload={approval.payload} />
       <Decided approval={approval} />
-      {pending ? (
-        <div class="buttons left">
-          {(Object.keys(DECISIONS) as ApprovalDecision[]).map((decision) => (
-            <button
-              key={decision}
-              type="button"
-              class={decision === 'approve' ? 'primary' : decision === 'reject' ? 'danger' : undefined}
-              data-decide-approval={decision}
-              aria-describedby={headingId}
-              onClick={() => onDecide(decision)}
-            >
-              {DECISIONS[decision].button}
-            </button>
-          ))}
-        </div>
-      ) : null}
+      {pending ? <DecisionButtons headingId={headingId} onDecide={onDecide} /> : null}
     </li>
   );
 }
@@ -272,6 +242,32 @@ function TaskApprovalItem({
  * operator); a connector call offers its decisions to the roles of its approverRoles, a task's request to
  * both.
  */
+/** Approve, reject and request changes: each opens the confirmation for the request its heading names. */
+function DecisionButtons({
+  headingId,
+  onDecide,
+}: {
+  headingId: string;
+  onDecide: (decision: ApprovalDecision) => void;
+}) {
+  return (
+    <div class="buttons left">
+      {(Object.keys(DECISIONS) as ApprovalDecision[]).map((decision) => (
+        <button
+          key={decision}
+          type="button"
+          class={decision === 'approve' ? 'primary' : decision === 'reject' ? 'danger' : undefined}
+          data-decide-approval={decision}
+          aria-describedby={headingId}
+          onClick={() => onDecide(decision)}
+        >
+          {DECISIONS[decision].button}
+        </button>
+      ))}
+    </div>
+  );
+}
+
 export function Approvals({
   entries,
   status,
