@@ -27,7 +27,7 @@ import { startCanaryAnalysis } from './domain/finetuning/canary-rollout.js';
 import { recordWebhookDeliveries } from './domain/webhooks/deliveries.js';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './domain/webhooks/dispatcher.js';
 import { webhooksUnderMissingKeys } from './domain/webhooks/store.js';
-import { isInputCoercionError, MCP_PATH, unavailableErrorOf } from './errors.js';
+import { domainRefusalOf, isInputCoercionError, MCP_PATH, unavailableErrorOf } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
@@ -221,9 +221,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     renderGraphiQL,
     logging: false,
     cors: corsPolicy(config.corsOrigins),
-    // The one place every unexpected error (resolver, context, subscription) passes: a database that is
-    // unreachable, overloaded or out of disk answers 503 SERVICE_UNAVAILABLE with Retry-After; anything else
-    // stays masked.
+    // The one place every error (resolver, context, subscription) passes: a domain refusal becomes the
+    // GraphQL error of its code; a database that is unreachable, overloaded or out of disk answers 503
+    // SERVICE_UNAVAILABLE with Retry-After; anything else unexpected stays masked.
     maskedErrors: {
       maskError(error, message, isDev) {
         if (error instanceof GraphQLError && isInputCoercionError(error)) {
@@ -233,6 +233,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           return createGraphQLError(error.message, { nodes: error.nodes });
         }
         return (
+          domainRefusalOf(error) ??
           unavailableErrorOf(error, services.unavailableCause, config.retryAfterSeconds) ??
           maskError(error, message, isDev)
         );

@@ -1,27 +1,9 @@
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
+import { DomainError, type ErrorCode } from './domain/errors.js';
 import type { ValidationDetail } from './validation/pydantic.js';
 
-/**
- * Expected failures. Each carries a stable `code` and the HTTP status the REST layer (and yoga, for GraphQL
- * over HTTP) answers with; anything else thrown by a resolver is unexpected and stays masked.
- */
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'BAD_USER_INPUT'
-  | 'BAD_REQUEST'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'PRECONDITION_FAILED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'RATE_LIMITED'
-  | 'RESUME_POINT_EXPIRED'
-  | 'NOT_CONFIGURED'
-  | 'EGRESS_REFUSED'
-  | 'UPSTREAM_FAILED'
-  | 'UPSTREAM_TIMEOUT'
-  | 'SERVICE_UNAVAILABLE';
+export type { ErrorCode } from './domain/errors.js';
 
 /** HTTP status of each error code: GraphQL over HTTP and REST answer with these. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -57,6 +39,35 @@ export function serviceError(
       http: { status: statusOf[code], ...(extra.headers ? { headers: extra.headers } : {}) },
     },
   });
+}
+
+/**
+ * The one mapping of a domain refusal to the GraphQL error clients get (and so to REST's and MCP's answers):
+ * its code with that code's status, its reason and facts as extensions, its headers as HTTP headers; placed
+ * where graphql-js located it (`located`: the field's error, for its path and locations).
+ */
+export function graphQLErrorOf(error: DomainError, located?: GraphQLError): GraphQLError {
+  const headers = error.headers();
+  const reason = error.reason === undefined ? {} : { reason: error.reason };
+  const { extensions } = serviceError(error.code, error.message, {
+    extensions: { ...reason, ...error.facts() },
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+  });
+  return createGraphQLError(error.message, {
+    nodes: located?.nodes,
+    source: located?.source,
+    positions: located?.positions,
+    path: located?.path,
+    extensions,
+  });
+}
+
+/** A domain refusal anywhere an error is answered (a field's, or one raised outside execution), or null. */
+export function domainRefusalOf(error: unknown): GraphQLError | null {
+  if (error instanceof DomainError) return graphQLErrorOf(error);
+  const original = (error as { originalError?: unknown } | null)?.originalError;
+  if (original instanceof DomainError) return graphQLErrorOf(original, error as GraphQLError);
+  return null;
 }
 
 export const unauthenticated = (message = 'Not authenticated') =>

@@ -2,7 +2,7 @@ import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
 import { databaseUnavailableCause } from '../db/unavailable.js';
-import { httpStatusOf, isInputCoercionError } from '../errors.js';
+import { domainRefusalOf, httpStatusOf, isInputCoercionError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { requestIdOf } from './use-request-id.js';
 
@@ -44,7 +44,9 @@ export function useErrorLog({ logger }: UseErrorLogOptions): Plugin<Context> {
     validation = false,
   ) => {
     const log = logOf(context);
-    for (const error of errors ?? []) {
+    for (const raised of errors ?? []) {
+      // A domain refusal is logged as the error its client gets (its code), whether masking ran or not.
+      const error = domainRefusalOf(raised) ?? raised;
       if (validation || isClientError(error)) {
         log.info(
           {

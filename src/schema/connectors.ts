@@ -30,7 +30,6 @@ import {
   CONNECTOR_STATUSES,
   checkRateLimitOrder,
 } from '../domain/connectors/template.js';
-import { mappingConnectorErrors } from './connectors/errors.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 import './connectors/calls.js';
 
@@ -240,11 +239,8 @@ builder.mutationField('updateConnector', (t) =>
         description: 'Refuse the edit (PRECONDITION_FAILED) unless this is the current version.',
       }),
     },
-    ...validatedArgs(
-      updateConnectorArgs,
-      mappingConnectorErrors((_root, { id, input, expectedVersion }, context) =>
-        updateConnector(context, { id, template: input.template, expectedVersion }),
-      ),
+    ...validatedArgs(updateConnectorArgs, (_root, { id, input, expectedVersion }, context) =>
+      updateConnector(context, { id, template: input.template, expectedVersion }),
     ),
   }),
 );

@@ -1,6 +1,6 @@
 import { recordAudit } from '../../audit.js';
-import { notFound } from '../../errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import { notFound } from '../errors.js';
 import { type BudgetPeriodKind, periodBounds } from './budget-period.js';
 import { announceCrossings, type BudgetState, lockBudgets, TENANT_BUDGET, writeBudget } from './budgets.js';
 import type { AuthedContext } from './registry.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from '../../context.js';
-import { conflict, notFound } from '../../errors.js';
 import { enqueueEventFrom } from '../../events/outbox.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { conflict, notFound } from '../errors.js';
 import type { InspectedAttachment } from './attachments.js';
 import type { BlobStore } from './blob-store.js';
 import { type AuthedContext, findAgentRole, unknownAgentRole } from './registry.js';

@@ -1,6 +1,6 @@
 import { recordAudit } from '../../audit.js';
-import { notFound } from '../../errors.js';
 import type { AgentRole, Prisma } from '../../generated/prisma/client.js';
+import { notFound } from '../errors.js';
 import { assignmentPoint } from '../experiments/assignment.js';
 import { type AuthedContext, unknownAgentRole } from './registry.js';
 import { normalizeRole } from './roles.js';

@@ -1,6 +1,6 @@
-import { conflict, forbidden, notFound, serviceError } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
+import { conflict, forbidden, notFound, Refusal } from '../errors.js';
 import { countFinishedTasks } from '../finetuning/outcomes.js';
 import {
   type BudgetState,
@@ -281,14 +281,16 @@ export async function renewTaskLease(
       FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
     if (!task) throw notFound(`Task ${id} not found`);
     if (task.status !== 'running') {
-      throw serviceError('CONFLICT', `Task ${id} is ${task.status}, not running`, {
-        extensions: { reason: 'task_not_running', status: task.status },
+      throw new Refusal('CONFLICT', `Task ${id} is ${task.status}, not running`, {
+        reason: 'task_not_running',
+        facts: { status: task.status },
       });
     }
     if (task.claimed_by !== context.viewer.sub) throw forbidden(`Task ${id} is claimed by another agent`);
     if (task.lapsed) {
-      throw serviceError('CONFLICT', `The lease of task ${id} has already lapsed`, {
-        extensions: { reason: 'lease_expired', status: task.status },
+      throw new Refusal('CONFLICT', `The lease of task ${id} has already lapsed`, {
+        reason: 'lease_expired',
+        facts: { status: task.status },
       });
     }
     await tx.$executeRaw`

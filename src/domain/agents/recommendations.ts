@@ -1,6 +1,6 @@
 import { recordAudit } from '../../audit.js';
-import { conflict, notFound } from '../../errors.js';
 import type { Prisma, Recommendation } from '../../generated/prisma/client.js';
+import { conflict, notFound } from '../errors.js';
 import { countRecommendationRecord } from '../finetuning/outcomes.js';
 import type { AuthedContext } from './registry.js';
 

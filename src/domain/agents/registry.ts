@@ -1,8 +1,8 @@
 import { recordAudit } from '../../audit.js';
 import type { Viewer } from '../../auth/viewer.js';
 import type { Context } from '../../context.js';
-import { conflict, notFound } from '../../errors.js';
 import type { AgentRole } from '../../generated/prisma/client.js';
+import { conflict, notFound } from '../errors.js';
 import { normalizeRole } from './roles.js';
 
 /** The context of an operation whose caller is known. */

@@ -1,7 +1,7 @@
 import { recordAudit } from '../../audit.js';
-import { notFound } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Prisma, TaskApproval } from '../../generated/prisma/client.js';
+import { notFound } from '../errors.js';
 import { releaseReservations } from './budgets.js';
 import { lockOwnRunningTask } from './queue.js';
 import type { AuthedContext } from './registry.js';

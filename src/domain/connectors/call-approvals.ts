@@ -1,9 +1,8 @@
-import { GraphQLError } from 'graphql';
 import { recordAudit } from '../../audit.js';
 import type { AuthedContext } from '../../builder.js';
-import { forbidden, notFound, serviceError } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { ConnectorCallApproval } from '../../generated/prisma/client.js';
+import { DomainError, forbidden, notFound, Refusal } from '../errors.js';
 import { originOf } from './base-url.js';
 import {
   approvalPayload,
@@ -13,7 +12,6 @@ import {
   openPart,
   sealPart,
 } from './call-approvals-store.js';
-import { ConnectorError } from './errors.js';
 import { type CallOptions, callEndpoint } from './invoke.js';
 import type { EndpointRef, InvocationInput } from './invoke-request.js';
 import type { StoredConnectorTemplate } from './template.js';
@@ -58,8 +56,9 @@ function ended(row: ConnectorCallApproval, status: CallApprovalStatus) {
     status === 'expired'
       ? `expired at ${row.expiresAt.toISOString()}`
       : `was cancelled (${row.reason ?? 'ended'})`;
-  return serviceError('CONFLICT', `Approval ${row.id} ${why}; its status is ${status}`, {
-    extensions: { reason: `approval_${status}`, status },
+  return new Refusal('CONFLICT', `Approval ${row.id} ${why}; its status is ${status}`, {
+    reason: `approval_${status}`,
+    facts: { status },
   });
 }
 
@@ -122,12 +121,8 @@ export async function decideCallApproval(
 
 /** The outcome name of a refused or failed call: its reason, else its code in lower case. */
 function failureOf(error: unknown): { outcome: string; message: string } | null {
-  if (error instanceof ConnectorError) return { outcome: error.reason, message: error.message };
-  if (error instanceof GraphQLError) {
-    const reason = error.extensions.reason ?? String(error.extensions.code ?? 'failed').toLowerCase();
-    return { outcome: String(reason), message: error.message };
-  }
-  return null;
+  if (!(error instanceof DomainError)) return null;
+  return { outcome: error.reason ?? error.code.toLowerCase(), message: error.message };
 }
 
 /**

@@ -1,9 +1,9 @@
 import { recordAudit } from '../../audit.js';
 import type { AuthedContext } from '../../builder.js';
 import type { Config } from '../../config.js';
-import { conflict, invalidInput, notConfigured, notFound, upstreamFailed } from '../../errors.js';
 import type { Connector, ConnectorCredential, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
+import { conflict, invalidInput, notConfigured, notFound, upstreamFailed } from '../errors.js';
 import { originOf } from './base-url.js';
 import {
   type AccessToken,

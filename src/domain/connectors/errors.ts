@@ -1,21 +1,12 @@
-import type { ErrorCode } from '../../errors.js';
+import { DomainError } from '../errors.js';
 
 /**
- * An expected refusal of a connector operation, with the facts a client needs. The connector fields map
- * each one to its code's status once (src/schema/connectors/errors.ts); messages never carry a secret.
+ * An expected refusal of a connector operation, with the facts a client needs (its `reason` always set);
+ * messages never carry a secret.
  */
-export abstract class ConnectorError extends Error {
-  abstract readonly code: ErrorCode;
+export abstract class ConnectorError extends DomainError {
   /** A stable name of the refusal, given to GraphQL clients as `extensions.reason`. */
-  abstract readonly reason: string;
-  /** What a client may read beside the message (GraphQL extensions). */
-  facts(): Record<string, unknown> {
-    return {};
-  }
-  /** HTTP headers of the answer (`Retry-After`). */
-  headers(): Record<string, string> {
-    return {};
-  }
+  abstract override readonly reason: string;
 }
 
 /**

@@ -1,5 +1,5 @@
-import { badRequest, invalidInput } from '../../errors.js';
 import type { ValidationDetail } from '../../validation/index.js';
+import { badRequest, invalidInput } from '../errors.js';
 import type { ConnectorHttpMethod } from './endpoint-path.js';
 import { checkAgainst, compileSchema, type SchemaProblem } from './json-schema.js';
 import type { StoredConnectorEndpoint, StoredConnectorTemplate } from './template.js';

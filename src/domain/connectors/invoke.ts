@@ -1,8 +1,8 @@
 import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
-import { conflict, type ErrorCode, serviceError } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Connector, ConnectorCallApproval } from '../../generated/prisma/client.js';
+import { conflict, type ErrorCode, Refusal } from '../errors.js';
 import { isGated, type StoredApprovalPolicy } from './approval-policy.js';
 import { requestCallApproval } from './call-approvals-store.js';
 import { credentialRequestParts } from './credential-store.js';
@@ -110,8 +110,8 @@ const ERROR_CODE_OF: Record<EgressFailureReason, ErrorCode> = {
 };
 
 function egressFailure(error: EgressError) {
-  return serviceError(ERROR_CODE_OF[error.reason], `Connector call failed: ${error.message}`, {
-    extensions: { reason: error.reason },
+  return new Refusal(ERROR_CODE_OF[error.reason], `Connector call failed: ${error.message}`, {
+    reason: error.reason,
   });
 }
 

@@ -1,6 +1,6 @@
-import { rateLimited } from '../../errors.js';
 import type { Connector } from '../../generated/prisma/client.js';
 import type { CallWindow, RateLimiter } from '../../rate-limit.js';
+import { rateLimited } from '../errors.js';
 import type { StoredConnectorTemplate, StoredRateLimits } from './template.js';
 
 const WINDOWS: { field: keyof StoredRateLimits; seconds: CallWindow['seconds']; per: string }[] = [

@@ -1,7 +1,7 @@
 import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
-import { conflict, notFound, preconditionFailed } from '../../errors.js';
 import { type Connector, Prisma } from '../../generated/prisma/client.js';
+import { conflict, notFound, preconditionFailed } from '../errors.js';
 import type { StoredApprovalPolicy } from './approval-policy.js';
 import { originOf } from './base-url.js';
 import { cancelPendingCalls } from './call-approvals-store.js';

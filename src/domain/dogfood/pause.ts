@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
-import { badRequest, conflict } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import { C_SUITE_ROLES, isCSuiteRole, normalizeRole } from '../agents/roles.js';
+import { badRequest, conflict } from '../errors.js';
 
 export interface PauseCommand {
   role: string;

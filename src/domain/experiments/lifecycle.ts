@@ -1,7 +1,7 @@
 import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
-import { conflict, notFound } from '../../errors.js';
 import type { AbTest, Prisma } from '../../generated/prisma/client.js';
+import { conflict, notFound } from '../errors.js';
 import { announceResults } from './announcements.js';
 import { type AbTestAnalysis, type ExperimentResults, summarizeExperiment } from './results.js';
 

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
-import { conflict, invalidInput } from '../../errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { conflict, invalidInput } from '../errors.js';
 import { resultsChanged, settleResults } from './announcements.js';
 import {
   type EventOutcome,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
 import type { PrismaClient } from '../../db/client.js';
-import { notFound } from '../../errors.js';
 import type { CanaryPolicy, Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import { runPeriodically } from '../../periodic.js';
+import { notFound } from '../errors.js';
 import {
   analyzeCanary,
   type CanaryAnalysis,

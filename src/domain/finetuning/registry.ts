@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
 import type { Context } from '../../context.js';
-import { conflict, notFound } from '../../errors.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { ModelVersion, Prisma } from '../../generated/prisma/client.js';
+import { conflict, notFound } from '../errors.js';
 import {
   applyTransitions,
   type DeploymentStatus,

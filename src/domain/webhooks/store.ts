@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
-import { conflict, invalidInput, notConfigured, notFound } from '../../errors.js';
 import type { PrismaClient, Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
 import { type AuthedContext, findAgentRole, unknownAgentRole } from '../agents/registry.js';
 import { EgressError } from '../connectors/egress/index.js';
 import type { Keyring } from '../connectors/sealing.js';
+import { conflict, invalidInput, notConfigured, notFound } from '../errors.js';
 import { newWebhookSecret, ROTATION_OVERLAP_MS, sealWebhookSecret } from './signing.js';
 
 const KEY_NOT_SET =

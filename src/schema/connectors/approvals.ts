@@ -18,7 +18,6 @@ import { parseArgs } from '../../validation/index.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { leavingAdmission } from './admission.js';
-import { mappingConnectorErrors } from './errors.js';
 
 const ApprovalStatus = builder.enumType('ConnectorCallApprovalStatus', {
   description:
@@ -196,11 +195,8 @@ for (const [name, decision, description] of decisions) {
         id: t.arg.id({ required: true }),
         note: t.arg.string({ description: 'At most 2000 characters.' }),
       },
-      ...validatedArgs(
-        decideArgs,
-        mappingConnectorErrors((_root, { id, note: text }, context) =>
-          decideCallApproval(context, { id, decision, note: text }, leavingAdmission(context)),
-        ),
+      ...validatedArgs(decideArgs, (_root, { id, note: text }, context) =>
+        decideCallApproval(context, { id, decision, note: text }, leavingAdmission(context)),
       ),
     }),
   );

@@ -14,7 +14,6 @@ import { parseArgs } from '../../validation/index.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { leavingAdmission } from './admission.js';
 import { ConnectorCallApprovalRef } from './approvals.js';
-import { mappingConnectorErrors } from './errors.js';
 
 const ConnectorEndpointRefInput = builder.inputType('ConnectorEndpointRefInput', {
   description: 'One endpoint of the connector’s template, named by its method and path exactly as stored.',
@@ -176,22 +175,19 @@ builder.mutationField('invokeConnector', (t) =>
       endpoint: t.arg({ type: ConnectorEndpointRefInput, required: true }),
       input: t.arg({ type: ConnectorCallInput }),
     },
-    ...validatedArgs(
-      invokeConnectorArgs,
-      mappingConnectorErrors((_root, { id, endpoint, input }, context) =>
-        invokeConnector(
-          context,
-          {
-            id,
-            endpoint,
-            input: input && {
-              query: input.query as Record<string, string> | null | undefined,
-              body: input.body,
-              headers: input.headers as Record<string, string> | null | undefined,
-            },
+    ...validatedArgs(invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
+      invokeConnector(
+        context,
+        {
+          id,
+          endpoint,
+          input: input && {
+            query: input.query as Record<string, string> | null | undefined,
+            body: input.body,
+            headers: input.headers as Record<string, string> | null | undefined,
           },
-          leavingAdmission(context),
-        ),
+        },
+        leavingAdmission(context),
       ),
     ),
   }),
@@ -202,11 +198,8 @@ builder.mutationField('testConnector', (t) =>
     type: ConnectorTestResultRef,
     description: `Probes a connector with a HEAD request to its base_url (operator or agent). ${callErrors}`,
     args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(
-      z.object({ id: z.guid() }),
-      mappingConnectorErrors((_root, { id }, context) =>
-        testConnector(context, id, leavingAdmission(context)),
-      ),
+    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
+      testConnector(context, id, leavingAdmission(context)),
     ),
   }),
 );

@@ -1,7 +1,7 @@
-import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { buildRequest, findEndpoint } from '../../../src/domain/connectors/invoke-request.js';
 import type { StoredConnectorTemplate } from '../../../src/domain/connectors/template.js';
+import { DomainError } from '../../../src/domain/errors.js';
 
 const template: StoredConnectorTemplate = {
   name: 'Orders',
@@ -31,8 +31,9 @@ function detailOf(run: () => unknown) {
   try {
     run();
   } catch (error) {
-    expect(error).toBeInstanceOf(GraphQLError);
-    return (error as GraphQLError).extensions;
+    // A domain refusal: its code and facts (GraphQL's `extensions` are made of them in src/errors.ts).
+    expect(error).toBeInstanceOf(DomainError);
+    return { code: (error as DomainError).code, ...(error as DomainError).facts() };
   }
   throw new Error('expected a refusal');
 }
