@@ -135,7 +135,10 @@ describe('the reference agent runtime', () => {
     expect(first?.authorization).toBe('Bearer test-key');
     expect(first?.body.model).toBe('test-model');
     expect(first?.body.messages.at(-1)).toEqual({ role: 'user', content: 'Which invoices are overdue?' });
-    expect(first?.body.tools.map((tool: any) => tool.function.name)).toEqual(['ledger__get_invoices']);
+    expect(first?.body.tools.map((tool: any) => tool.function.name)).toEqual([
+      'ledger__get_invoices',
+      'boardroom_recommend',
+    ]);
     expect(first?.body.tools[0].function.description).toContain('Invoices of the ledger.');
     // The tool call went through invokeConnector to the upstream, and its answer back to the model.
     expect(upstream.received.length).toBe(sent + 1);
@@ -164,6 +167,63 @@ describe('the reference agent runtime', () => {
       chairman,
     );
     expect((vitals.data as any)?.agentVitals).toMatchObject({ tasksCompleted: 1, tokensUsed: 1800 });
+  });
+
+  it('completes with the recommendations the model made, telling it why an invalid one was refused', async () => {
+    const { chairman, agent } = await tenant();
+    const recommend = (id: string, args: Record<string, unknown>) => ({
+      id,
+      type: 'function',
+      function: { name: 'boardroom_recommend', arguments: JSON.stringify(args) },
+    });
+    const model = await startModelServer([
+      completion({
+        tool_calls: [
+          recommend('call_r1', { summary: 'Chase inv_1 this week', predictedOutcome: 'Paid within 14 days' }),
+          recommend('call_r2', { summary: '   ' }),
+        ],
+      }),
+      completion(
+        { content: 'Two actions for the board.' },
+        {
+          prompt_tokens: 400,
+          completion_tokens: 50,
+          total_tokens: 450,
+          prompt_tokens_details: { cached_tokens: 100 },
+          completion_tokens_details: { reasoning_tokens: 20 },
+        },
+      ),
+    ]);
+    const taskId = await queueTask(t, chairman, 'cfo', 'What should we do about overdue invoices?');
+
+    const summary = await runUntil(agent, model.baseURL, async () => {
+      expect((await taskOf(taskId, chairman)).status).toBe('completed');
+    });
+    await model.close();
+
+    expect(summary).toEqual({ completed: 1, failed: 0, released: 0 });
+    expect(model.received[0]?.body.tools.map((tool: any) => tool.function.name)).toContain(
+      'boardroom_recommend',
+    );
+    const [recorded, refused] = model.received[1]?.body.messages.slice(-2) ?? [];
+    expect(recorded).toMatchObject({ role: 'tool', tool_call_id: 'call_r1' });
+    expect(JSON.parse(recorded.content)).toEqual({ recorded: true, recommendations: 1 });
+    expect(refused).toMatchObject({ role: 'tool', tool_call_id: 'call_r2' });
+    expect(JSON.parse(refused.content)).toMatchObject({
+      error: 'recommendation refused',
+      detail: [{ loc: ['summary'] }],
+    });
+    const task = await t.graphql(
+      'query ($id: ID!) { task(id: $id) { output tokensUsed usage { inputTokens cachedInputTokens outputTokens reasoningTokens } recommendations { summary predictedOutcome } } }',
+      { id: taskId },
+      chairman,
+    );
+    expect((task.data as any)?.task).toEqual({
+      output: 'Two actions for the board.',
+      tokensUsed: 450,
+      usage: { inputTokens: 400, cachedInputTokens: 100, outputTokens: 50, reasoningTokens: 20 },
+      recommendations: [{ summary: 'Chase inv_1 this week', predictedOutcome: 'Paid within 14 days' }],
+    });
   });
 
   it('reports a gated call’s pending approval to the model instead of a response', async () => {
