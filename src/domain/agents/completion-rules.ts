@@ -22,7 +22,7 @@ const tokenCount = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
  * `cachedInputTokens` were served from the provider's prompt cache and `reasoningTokens` spent on
  * reasoning. Omitted cached or reasoning counts are 0.
  */
-export const tokenUsageRule = z.object({
+const tokenUsageRule = z.object({
   inputTokens: tokenCount,
   cachedInputTokens: tokenCount.nullish(),
   outputTokens: tokenCount,
@@ -35,7 +35,7 @@ export type TokenUsage = z.output<typeof tokenUsageRule>;
  * Why a breakdown does not add up to `tokensUsed`, as issues located in the breakdown; none when it does:
  * cached input ⊆ input, reasoning ⊆ output, input + output = tokensUsed.
  */
-export function usageInconsistencies(
+function usageInconsistencies(
   usage: TokenUsage,
   tokensUsed: number,
 ): { path: (keyof TokenUsage)[]; message: string }[] {
