@@ -8,6 +8,8 @@ import {
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { z } from 'zod';
+import { MAX_RECOMMENDATIONS, recommendationRule } from '../src/domain/agents/completion-rules.js';
 import { addUsage, costOf, noUsage, type PriceTable, priceOf, type Usage } from './prices.js';
 
 export interface AgentOptions {
@@ -64,6 +66,48 @@ interface Claim {
   outcome: 'claimed' | 'queue_empty' | 'role_paused' | 'role_budget_exhausted' | 'tenant_budget_exhausted';
   retryAt: string | null;
   task: ClaimedTask | null;
+}
+
+/**
+ * The runtime's own function tool: each call records one recommendation, sent with the answer when the task
+ * completes (checked by the rules `completeTask` applies, so a refusal reaches the model, not the task).
+ */
+const RECOMMEND_TOOL = 'boardroom_recommend';
+const { $schema: _schema, ...recommendationSchema } = z.toJSONSchema(recommendationRule, { io: 'input' });
+const recommendTool: ChatCompletionTool = {
+  type: 'function',
+  function: {
+    name: RECOMMEND_TOOL,
+    description:
+      'Records one recommendation to the board, delivered with your answer when the task completes: a summary ' +
+      '(1 to 2,000 characters) and, optionally, the outcome you predict if it is followed. Call once per ' +
+      `recommendation (at most ${MAX_RECOMMENDATIONS}); they are kept only if you then answer.`,
+    parameters: recommendationSchema,
+  },
+};
+
+type RecommendationDraft = z.output<typeof recommendationRule>;
+
+/** The answer to a boardroom_recommend call: recorded, or why not (the model may correct it). */
+function recommend(recommendations: RecommendationDraft[], argumentsText: string): string {
+  let args: unknown;
+  try {
+    args = argumentsText ? JSON.parse(argumentsText) : {};
+  } catch {
+    return JSON.stringify({ error: 'the arguments are not JSON' });
+  }
+  const parsed = recommendationRule.safeParse(args);
+  if (!parsed.success) {
+    return JSON.stringify({
+      error: 'recommendation refused',
+      detail: parsed.error.issues.map((issue) => ({ loc: issue.path, msg: issue.message })),
+    });
+  }
+  if (recommendations.length >= MAX_RECOMMENDATIONS) {
+    return JSON.stringify({ error: `at most ${MAX_RECOMMENDATIONS} recommendations per task` });
+  }
+  recommendations.push(parsed.data);
+  return JSON.stringify({ recorded: true, recommendations: recommendations.length });
 }
 
 /** The agent tools of Boardroom's MCP endpoint; every other tool (open-world) is a connector's endpoint. */
@@ -159,6 +203,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   };
 
   let renewTool = false;
+  let reportsUsage = false;
   try {
     const tools = (await mcp.listTools()).tools;
     const claimTool = tools.find((tool) => tool.name === 'claim_next_task');
@@ -167,6 +212,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       (name) => claimTool.inputSchema.properties?.[name] !== undefined,
     );
     renewTool = tools.some((tool) => tool.name === 'renew_task_lease');
+    reportsUsage =
+      tools.find((tool) => tool.name === 'complete_task')?.inputSchema.properties?.usage !== undefined;
     log({ event: 'started', role, model: options.model, waitForWork: Boolean(waitArgument) });
 
     const waitSeconds = waitArgument ? (options.waitSeconds ?? 25) : 0;
@@ -262,14 +309,20 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       const price = priceOf(options.prices, model);
       if (!price) throw new Error(`no price for the model ${model}: add it to AGENT_PRICES`);
       const connectorTools = (await mcp.listTools()).tools.filter(isConnectorTool);
-      const functions: ChatCompletionTool[] = connectorTools.map((tool) => ({
-        type: 'function',
-        function: {
-          name: tool.name,
-          description: tool.description ?? tool.title ?? tool.name,
-          parameters: tool.inputSchema as Record<string, unknown>,
-        },
-      }));
+      const functions: ChatCompletionTool[] = [
+        ...connectorTools.map(
+          (tool): ChatCompletionTool => ({
+            type: 'function',
+            function: {
+              name: tool.name,
+              description: tool.description ?? tool.title ?? tool.name,
+              parameters: tool.inputSchema as Record<string, unknown>,
+            },
+          }),
+        ),
+        recommendTool,
+      ];
+      const recommendations: RecommendationDraft[] = [];
       const messages: ChatCompletionMessageParam[] = [
         { role: 'system', content: SYSTEM_PROMPT(role) },
         { role: 'user', content: task.message },
@@ -279,7 +332,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           {
             model,
             messages,
-            ...(functions.length > 0 ? { tools: functions } : {}),
+            tools: functions,
           },
           { signal: modelAbort.signal },
         );
@@ -296,14 +349,40 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
             output: message.content ?? '',
             tokensUsed,
             costUsd,
+            ...(reportsUsage
+              ? {
+                  usage: {
+                    inputTokens: usage.promptTokens,
+                    cachedInputTokens: Math.min(usage.cachedInputTokens, usage.promptTokens),
+                    outputTokens: usage.completionTokens,
+                    reasoningTokens: Math.min(usage.reasoningTokens, usage.completionTokens),
+                  },
+                }
+              : {}),
+            ...(recommendations.length > 0 ? { recommendations } : {}),
           });
-          log({ event: 'completed', role, taskId: task.id, model, tokensUsed, costUsd, usage });
+          log({
+            event: 'completed',
+            role,
+            taskId: task.id,
+            model,
+            tokensUsed,
+            costUsd,
+            usage,
+            recommendations: recommendations.length,
+          });
           return 'completed';
         }
         messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: toolCalls });
         for (const toolCall of toolCalls) {
           if (signal.aborted) throw new Error('stopped');
           let answer: string;
+          if (toolCall.function.name === RECOMMEND_TOOL) {
+            answer = recommend(recommendations, toolCall.function.arguments);
+            log({ event: 'tool_called', taskId: task.id, tool: RECOMMEND_TOOL });
+            messages.push({ role: 'tool', tool_call_id: toolCall.id, content: answer });
+            continue;
+          }
           try {
             const args = toolCall.function.arguments ? JSON.parse(toolCall.function.arguments) : {};
             answer = toolAnswer(await call(toolCall.function.name, args));

@@ -111,6 +111,12 @@ const CompleteTask = graphql(`
       status
       tokensUsed
       costUsd
+      usage {
+        inputTokens
+        cachedInputTokens
+        outputTokens
+        reasoningTokens
+      }
       finishedAt
       recommendations {
         id
@@ -226,13 +232,16 @@ export const agentTools: AgentTool[] = [
     title: 'Complete a task',
     description:
       'Ends a task this agent claimed as completed, with its exact usage (tokensUsed, costUsd: charged to the ' +
-      'budgets), its output and optional recommendations. Agent role only.',
+      'budgets), its output, optional recommendations and an optional `usage` breakdown of tokensUsed ' +
+      '(inputTokens + outputTokens = tokensUsed; cachedInputTokens ≤ inputTokens; reasoningTokens ≤ ' +
+      'outputTokens). Agent role only.',
     document: CompleteTask,
     arguments: {
       taskId: 'id',
       output: 'input.output',
       tokensUsed: 'input.tokensUsed',
       costUsd: 'input.costUsd',
+      usage: 'input.usage',
       recommendations: 'input.recommendations',
     },
     readOnly: false,

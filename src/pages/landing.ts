@@ -42,6 +42,11 @@ ${graphiqlItem}
 <li><a href="/dashboard">Live dashboard</a> <code>/dashboard</code><span>The C-suite agents, their vital signs, task queue and events, updated live.</span></li>
 <li><a href="/readyz">Readiness</a> <code>/readyz</code><span>200 when the database answers and migrations are applied; <a href="/healthz">/healthz</a> answers while the process lives.</span></li>
 </ul>
+<h2>Plugging in agents</h2>
+<ul class="pages">
+<li><strong>MCP endpoint</strong> <code>POST /mcp</code><span>A Model Context Protocol server (Streamable HTTP) for Claude Code, Codex, Cursor or any MCP client, with the same bearer tokens: the task tools of an agent role and every connector endpoint of the tenant as a tool. For example: <code>claude mcp add --transport http boardroom http://&lt;this host&gt;/mcp --header "Authorization: Bearer &lt;token&gt;"</code>. Client configurations: <code>README.md</code>, section “Pointing an MCP client at Boardroom”.</span></li>
+<li><strong>Reference agent runtime</strong> <code>npm run agent -- --role cfo</code><span>Works an agent role's queue with any OpenAI-compatible model endpoint (OpenAI, vLLM, llama.cpp, Ollama): claims tasks over MCP, lets the model call the connector tools, and completes each task with its answer, recommendations, tokens and cost. Settings and examples: <code>README.md</code>, section “Running the reference agent runtime”.</span></li>
+</ul>
 <h2>Getting a token in development</h2>
 <p>Every API call sends <code>Authorization: Bearer &lt;JWT&gt;</code>. In development, <code>npm start</code> prints a ready chairman token for a demo tenant. To sign one for any tenant, user and roles:</p>
 <pre>npm run token -- --tenant &lt;tenant uuid&gt; --sub &lt;your id&gt; --roles chairman</pre>

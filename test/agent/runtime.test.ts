@@ -1,54 +1,40 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type AgentSummary, runAgent } from '../../agent/runtime.js';
+import { type AgentOptions, type AgentSummary, runAgent } from '../../agent/runtime.js';
 import type { RunningServer } from '../../src/server.js';
+import {
+  type ConnectorUpstream,
+  UPSTREAM_HOST as HOST,
+  startConnectorUpstream,
+} from '../rest/connectors-support.js';
 import { readBudget, setBudget } from '../schema/agents-budgets-support.js';
 import { queueTask, TaskQuery } from '../schema/agents-support.js';
 import { boundLine, routingTenant } from '../schema/model-routing-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-import { listen } from '../support/ws.js';
+import type { Caller, TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import { completion, failure, hang, startModelServer } from './model-server.js';
 
-const HOST = 'api.acme-payments.com';
 const PRICES = { 'test-model': { input: 2, cachedInput: 1, output: 8, reasoning: 8 } };
 const agentScript = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
+let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
 let t: TestApp;
 let server: RunningServer;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  upstream = await startHttpsServer(certificate);
-  t = await createTestApp({
-    env: {
-      CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${upstream.port}`,
-      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-    },
-    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) },
-  });
-  server = await listen(t);
+  app = await startConnectorUpstream();
+  ({ upstream, t, server } = app);
   upstream.route('/v1/invoices', (_request, _body, response) => {
     response
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
   });
 });
-afterAll(async () => {
-  await server?.close();
-  await t?.close();
-  await upstream?.close();
-});
+afterAll(() => app?.close());
 
 async function tenant() {
   const chairman = await t.caller(['chairman']);
@@ -70,18 +56,34 @@ async function tenant() {
   return { chairman, agent, connectorId: created.body.id as string };
 }
 
-/** Runs the runtime in-process until `until` holds, then stops it and returns its summary. */
-async function runUntil(agent: Caller, baseURL: string, until: () => Promise<void>): Promise<AgentSummary> {
-  const controller = new AbortController();
-  const events: Record<string, unknown>[] = [];
-  const running = runAgent({
+/**
+ * The runtime in-process with the suite's settings (role cfo, `test-model` at PRICES, a 1 s server-side
+ * wait, nothing logged), for the agent's `token` and the model server at `baseURL`, and `overrides`.
+ */
+function startAgent({
+  baseURL,
+  ...overrides
+}: Partial<AgentOptions> & Pick<AgentOptions, 'token'> & { baseURL: string }): Promise<AgentSummary> {
+  return runAgent({
     boardroomUrl: server.url,
-    token: agent.token,
     role: 'cfo',
     openai: { baseURL, apiKey: 'test-key' },
     model: 'test-model',
     prices: PRICES,
     waitSeconds: 1,
+    signal: new AbortController().signal,
+    log: () => {},
+    ...overrides,
+  });
+}
+
+/** Runs the runtime in-process until `until` holds, then stops it and returns its summary. */
+async function runUntil(agent: Caller, baseURL: string, until: () => Promise<void>): Promise<AgentSummary> {
+  const controller = new AbortController();
+  const events: Record<string, unknown>[] = [];
+  const running = startAgent({
+    token: agent.token,
+    baseURL,
     signal: controller.signal,
     idleBackoffMs: { min: 20, max: 100 },
     log: (event) => events.push(event),
@@ -135,7 +137,10 @@ describe('the reference agent runtime', () => {
     expect(first?.authorization).toBe('Bearer test-key');
     expect(first?.body.model).toBe('test-model');
     expect(first?.body.messages.at(-1)).toEqual({ role: 'user', content: 'Which invoices are overdue?' });
-    expect(first?.body.tools.map((tool: any) => tool.function.name)).toEqual(['ledger__get_invoices']);
+    expect(first?.body.tools.map((tool: any) => tool.function.name)).toEqual([
+      'ledger__get_invoices',
+      'boardroom_recommend',
+    ]);
     expect(first?.body.tools[0].function.description).toContain('Invoices of the ledger.');
     // The tool call went through invokeConnector to the upstream, and its answer back to the model.
     expect(upstream.received.length).toBe(sent + 1);
@@ -164,6 +169,63 @@ describe('the reference agent runtime', () => {
       chairman,
     );
     expect((vitals.data as any)?.agentVitals).toMatchObject({ tasksCompleted: 1, tokensUsed: 1800 });
+  });
+
+  it('completes with the recommendations the model made, telling it why an invalid one was refused', async () => {
+    const { chairman, agent } = await tenant();
+    const recommend = (id: string, args: Record<string, unknown>) => ({
+      id,
+      type: 'function',
+      function: { name: 'boardroom_recommend', arguments: JSON.stringify(args) },
+    });
+    const model = await startModelServer([
+      completion({
+        tool_calls: [
+          recommend('call_r1', { summary: 'Chase inv_1 this week', predictedOutcome: 'Paid within 14 days' }),
+          recommend('call_r2', { summary: '   ' }),
+        ],
+      }),
+      completion(
+        { content: 'Two actions for the board.' },
+        {
+          prompt_tokens: 400,
+          completion_tokens: 50,
+          total_tokens: 450,
+          prompt_tokens_details: { cached_tokens: 100 },
+          completion_tokens_details: { reasoning_tokens: 20 },
+        },
+      ),
+    ]);
+    const taskId = await queueTask(t, chairman, 'cfo', 'What should we do about overdue invoices?');
+
+    const summary = await runUntil(agent, model.baseURL, async () => {
+      expect((await taskOf(taskId, chairman)).status).toBe('completed');
+    });
+    await model.close();
+
+    expect(summary).toEqual({ completed: 1, failed: 0, released: 0 });
+    expect(model.received[0]?.body.tools.map((tool: any) => tool.function.name)).toContain(
+      'boardroom_recommend',
+    );
+    const [recorded, refused] = model.received[1]?.body.messages.slice(-2) ?? [];
+    expect(recorded).toMatchObject({ role: 'tool', tool_call_id: 'call_r1' });
+    expect(JSON.parse(recorded.content)).toEqual({ recorded: true, recommendations: 1 });
+    expect(refused).toMatchObject({ role: 'tool', tool_call_id: 'call_r2' });
+    expect(JSON.parse(refused.content)).toMatchObject({
+      error: 'recommendation refused',
+      detail: [{ loc: ['summary'] }],
+    });
+    const task = await t.graphql(
+      'query ($id: ID!) { task(id: $id) { output tokensUsed usage { inputTokens cachedInputTokens outputTokens reasoningTokens } recommendations { summary predictedOutcome } } }',
+      { id: taskId },
+      chairman,
+    );
+    expect((task.data as any)?.task).toEqual({
+      output: 'Two actions for the board.',
+      tokensUsed: 450,
+      usage: { inputTokens: 400, cachedInputTokens: 100, outputTokens: 50, reasoningTokens: 20 },
+      recommendations: [{ summary: 'Chase inv_1 this week', predictedOutcome: 'Paid within 14 days' }],
+    });
   });
 
   it('reports a gated call’s pending approval to the model instead of a response', async () => {
@@ -205,14 +267,9 @@ describe('the reference agent runtime', () => {
     const taskId = await queueTask(t, chairman, 'cfo');
     const events: Record<string, unknown>[] = [];
     const controller = new AbortController();
-    const running = runAgent({
-      boardroomUrl: server.url,
+    const running = startAgent({
       token: agent.token,
-      role: 'cfo',
-      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
-      model: 'test-model',
-      prices: PRICES,
-      waitSeconds: 1,
+      baseURL: model.baseURL,
       signal: controller.signal,
       log: (event) => events.push(event),
     });
@@ -245,17 +302,11 @@ describe('the reference agent runtime', () => {
     const strangers = await queueTask(t, other.chairman, 'cfo', 'not yours');
     const controller = new AbortController();
     const start = () =>
-      runAgent({
-        boardroomUrl: server.url,
+      startAgent({
         token: agent.token,
-        role: 'cfo',
-        openai: { baseURL: model.baseURL, apiKey: 'test-key' },
-        model: 'test-model',
-        prices: PRICES,
-        waitSeconds: 1,
+        baseURL: model.baseURL,
         signal: controller.signal,
         idleBackoffMs: { min: 20, max: 100 },
-        log: () => {},
       });
     const runs = [start(), start()];
     try {
@@ -283,24 +334,12 @@ describe('the reference agent runtime', () => {
     const { agent } = await tenant();
     const operator = await t.caller(['operator'], { tenantId: agent.tenantId });
     const member = await t.caller(['member'], { tenantId: agent.tenantId });
-    const options = {
-      boardroomUrl: server.url,
-      openai: { baseURL: 'http://127.0.0.1:9/v1', apiKey: 'test-key' },
-      model: 'test-model',
-      prices: PRICES,
-      waitSeconds: 1,
-      signal: new AbortController().signal,
-      log: () => {},
-    };
-    await expect(runAgent({ ...options, token: agent.token, role: 'nobody' })).rejects.toThrow(
+    const baseURL = 'http://127.0.0.1:9/v1';
+    await expect(startAgent({ baseURL, token: agent.token, role: 'nobody' })).rejects.toThrow(
       /Unknown agent role 'nobody'/,
     );
-    await expect(runAgent({ ...options, token: operator.token, role: 'cfo' })).rejects.toThrow(
-      /no claim_next_task/,
-    );
-    await expect(runAgent({ ...options, token: member.token, role: 'cfo' })).rejects.toThrow(
-      /Not allowed for your role/,
-    );
+    await expect(startAgent({ baseURL, token: operator.token })).rejects.toThrow(/no claim_next_task/);
+    await expect(startAgent({ baseURL, token: member.token })).rejects.toThrow(/Not allowed for your role/);
   });
 
   it('asks for the model version Boardroom routed the task to, priced as that model', async () => {
@@ -311,16 +350,11 @@ describe('the reference agent runtime', () => {
     ]);
     const taskId = await queueTask(t, tenant.operator, 'cfo');
     const controller = new AbortController();
-    const running = runAgent({
-      boardroomUrl: server.url,
+    const running = startAgent({
       token: tenant.agent.token,
-      role: 'cfo',
-      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
-      model: 'test-model',
+      baseURL: model.baseURL,
       prices: { ...PRICES, [baseModel]: { input: 3, output: 15 } },
       signal: controller.signal,
-      waitSeconds: 1,
-      log: () => {},
     });
     try {
       await vi.waitFor(async () => expect((await taskOf(taskId, tenant.operator)).status).toBe('completed'), {
@@ -343,15 +377,10 @@ describe('the reference agent runtime', () => {
     const taskId = await queueTask(t, chairman, 'cfo');
     const events: Record<string, unknown>[] = [];
     const controller = new AbortController();
-    const running = runAgent({
-      boardroomUrl: server.url,
+    const running = startAgent({
       token: agent.token,
-      role: 'cfo',
-      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
-      model: 'test-model',
-      prices: PRICES,
+      baseURL: model.baseURL,
       signal: controller.signal,
-      waitSeconds: 1,
       leaseRenewMs: 50,
       log: (event) => events.push(event),
     });
@@ -406,14 +435,9 @@ describe('the reference agent runtime', () => {
     const taskId = await queueTask(t, chairman, 'cfo');
     const events: Record<string, unknown>[] = [];
     const controller = new AbortController();
-    const running = runAgent({
-      boardroomUrl: server.url,
+    const running = startAgent({
       token: agent.token,
-      role: 'cfo',
-      openai: { baseURL: model.baseURL, apiKey: 'test-key' },
-      model: 'test-model',
-      prices: PRICES,
-      waitSeconds: 1,
+      baseURL: model.baseURL,
       signal: controller.signal,
       idleBackoffMs: { min: 20, max: 100 },
       log: (event) => events.push(event),

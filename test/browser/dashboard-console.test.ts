@@ -1,25 +1,22 @@
-import { randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error the build script is plain JavaScript without type declarations
 import { buildDashboard } from '../../scripts/build-dashboard.mjs';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-import { listen } from '../support/ws.js';
+  type ConnectorUpstream,
+  UPSTREAM_HOST as HOST,
+  startConnectorUpstream,
+} from '../rest/connectors-support.js';
+import type { Caller, TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import { accessibilityViolations, describeViolations } from './support/axe.js';
 import { type Browser, launchBrowser } from './support/browser.js';
 import { openDashboard, WAIT_MS, waitForMatch, waitForText } from './support/dashboard.js';
 
 // The console's actions on gated connector calls and budgets, as a chairman, an operator and a member.
 
-const HOST = 'api.acme-payments.com';
-
+let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
 let t: TestApp;
 let server: RunningServer;
@@ -34,22 +31,14 @@ let shared: string;
 let chairmanOnly: string;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  upstream = await startHttpsServer(certificate);
+  await buildDashboard();
+  app = await startConnectorUpstream();
+  ({ upstream, t, server } = app);
   upstream.route('/v1/customers', (_request, body, response) => {
     response
       .writeHead(201, { 'content-type': 'application/json' })
       .end(JSON.stringify({ id: 'cus_2', ...JSON.parse(body || '{}') }));
   });
-  await buildDashboard();
-  t = await createTestApp({
-    env: {
-      CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${upstream.port}`,
-      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-    },
-    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) },
-  });
-  server = await listen(t);
   browser = await launchBrowser();
   chairman = await t.caller(['chairman'], { sub: 'chair-console' });
   const same = { tenantId: chairman.tenantId };
@@ -61,9 +50,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
-  await t?.close();
-  await upstream?.close();
+  await app?.close();
 });
 
 async function gatedConnector(name: string, approverRoles: string[]): Promise<string> {

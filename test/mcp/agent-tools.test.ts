@@ -165,6 +165,37 @@ describe('MCP agent tools', () => {
     await client.close();
   });
 
+  it('completes with the token breakdown, refusing one that does not add up as invalid params, changing nothing', async () => {
+    const agent = await t.caller(['agent']);
+    await queueTasks(t, agent.tenantId, 'cmo', 1);
+    const client = await connectMcp(server, agent);
+    const { tools } = await client.listTools();
+    expect(tools.find((tool) => tool.name === 'complete_task')?.inputSchema.properties?.usage).toBeDefined();
+    const claimed = (await callTool(client, 'claim_next_task', { role: 'cmo' })).structuredContent
+      .claimNextTask;
+    const report = { taskId: claimed.task.id, tokensUsed: 300, costUsd: 0.01 };
+
+    await expect(
+      callTool(client, 'complete_task', { ...report, usage: { inputTokens: 200, outputTokens: 50 } }),
+    ).rejects.toMatchObject({
+      code: -32602,
+      data: { detail: [expect.objectContaining({ loc: ['usage', 'inputTokens'] })] },
+    });
+    expect(await t.db.prisma.task.findUniqueOrThrow({ where: { id: claimed.task.id } })).toMatchObject({
+      status: 'running',
+      inputTokens: null,
+    });
+
+    const usage = { inputTokens: 250, cachedInputTokens: 200, outputTokens: 50, reasoningTokens: 10 };
+    const completed = await callTool(client, 'complete_task', { ...report, usage });
+    expect(completed.structuredContent.completeTask).toMatchObject({
+      status: 'completed',
+      tokensUsed: 300,
+      usage,
+    });
+    await client.close();
+  });
+
   it('answers a budget without room as the claim’s outcome, with the budget and when to retry, and claims nothing', async () => {
     const agent = await t.caller(['agent']);
     const chairman = await t.caller(['chairman'], { tenantId: agent.tenantId });

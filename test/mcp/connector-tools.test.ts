@@ -1,33 +1,22 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-import { listen } from '../support/ws.js';
+  type ConnectorUpstream,
+  UPSTREAM_HOST as HOST,
+  startConnectorUpstream,
+} from '../rest/connectors-support.js';
+import type { Caller, TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import { callTool, connectMcp } from './mcp-support.js';
 
-const HOST = 'api.acme-payments.com';
-
+let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
 let t: TestApp;
 let server: RunningServer;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  upstream = await startHttpsServer(certificate);
-  t = await createTestApp({
-    env: {
-      CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${upstream.port}`,
-      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-    },
-    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) },
-  });
-  server = await listen(t);
+  app = await startConnectorUpstream();
+  ({ upstream, t, server } = app);
   upstream.route('/v1/customers', (request, body, response) => {
     if (request.method === 'POST') {
       response
@@ -40,11 +29,7 @@ beforeAll(async () => {
       .end(JSON.stringify([{ id: 'cus_1', email: 'ada@example.com', query: request.url }]));
   });
 });
-afterAll(async () => {
-  await server?.close();
-  await t?.close();
-  await upstream?.close();
-});
+afterAll(() => app?.close());
 
 function template(name: string) {
   return {

@@ -36,6 +36,15 @@ describe('pages in development', () => {
     expect(externalReferences(text)).toEqual([]);
   });
 
+  it('tells on the landing page how agents plug in: the MCP endpoint and the reference runtime', async () => {
+    const { text } = await page(t, '/');
+    expect(text).toContain('<code>POST /mcp</code>');
+    expect(text).toContain('claude mcp add --transport http boardroom http://&lt;this host&gt;/mcp');
+    expect(text).toContain('<code>npm run agent -- --role cfo</code>');
+    expect(text).toContain('section “Pointing an MCP client at Boardroom”');
+    expect(text).toContain('section “Running the reference agent runtime”');
+  });
+
   it('serves GraphiQL from its own bundle, with subscriptions over SSE and an example tab', async () => {
     const { status, text } = await page(t, '/graphql');
     expect(status).toBe(200);

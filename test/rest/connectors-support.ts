@@ -1,5 +1,58 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import type { Caller, TestApp } from '../support/app.js';
+import type { RunningServer } from '../../src/server.js';
+import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import {
+  createTestCertificate,
+  fixedLookup,
+  startHttpsServer,
+  type TestHttpsServer,
+} from '../support/https-server.js';
+import { listen } from '../support/ws.js';
+
+/** The host connectors name for the loopback upstream; the app's egress resolver sends it to 127.0.0.1. */
+export const UPSTREAM_HOST = 'api.acme-payments.com';
+
+export interface ConnectorUpstream {
+  /** The loopback HTTPS server connectors call, with a certificate of its own. */
+  upstream: TestHttpsServer;
+  t: TestApp;
+  /** The app listening on a loopback port (for MCP clients, agent runtimes, browsers). */
+  server: RunningServer;
+  /** Stops the server, the app and the upstream, in that order. */
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback HTTPS upstream and an app, listening on a port, whose egress client trusts the upstream's
+ * certificate, resolves UPSTREAM_HOST to it, lets its port through the egress guard and seals credentials:
+ * a connector whose base_url is `https://${UPSTREAM_HOST}:${upstream.port}/…` reaches it.
+ */
+export async function startConnectorUpstream(): Promise<ConnectorUpstream> {
+  const certificate = await createTestCertificate();
+  const upstream = await startHttpsServer(certificate);
+  let t: TestApp | undefined;
+  let server: RunningServer | undefined;
+  const close = async () => {
+    await server?.close();
+    await t?.close();
+    await upstream.close();
+  };
+  try {
+    t = await createTestApp({
+      env: {
+        CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${upstream.port}`,
+        CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
+      },
+      egress: { ca: certificate.cert, lookup: fixedLookup({ [UPSTREAM_HOST]: '127.0.0.1' }) },
+    });
+    server = await listen(t);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { upstream, t, server, close };
+}
 
 /** A minimal template that passes every check; the validation tests change one field of it at a time. */
 export const VALID_TEMPLATE = {

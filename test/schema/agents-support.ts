@@ -58,6 +58,12 @@ export const CompleteTask = graphql(`
       startedAt
       finishedAt
       leaseExpiresAt
+      usage {
+        inputTokens
+        cachedInputTokens
+        outputTokens
+        reasoningTokens
+      }
       recommendations {
         id
         summary

@@ -10,6 +10,7 @@ import {
   reserveForTask,
   settleTask,
 } from './budgets.js';
+import type { TokenUsage } from './completion-rules.js';
 import { type ModelRouting, routeClaimedTask } from './model-routing.js';
 import type { AuthedContext } from './registry.js';
 import { normalizeRole } from './roles.js';
@@ -178,7 +179,12 @@ export interface CompletionReport {
   /** US dollars; stored exactly to the micro-dollar. */
   costUsd: number;
   recommendations?: readonly RecommendationDraft[] | null | undefined;
+  /** The breakdown of tokensUsed by kind, already checked to add up (completion-rules.ts). */
+  usage?: TokenUsage | null | undefined;
 }
+
+const tokensOrNull = (count: number | null | undefined) =>
+  count === null || count === undefined ? null : BigInt(count);
 
 async function finish(
   context: AuthedContext,
@@ -202,7 +208,12 @@ export function completeTask(context: AuthedContext, id: string, report: Complet
     const [changed] = await tx.$queryRaw<ChangedTask[]>`
       UPDATE tasks SET
         status = 'completed', finished_at = now(), lease_expires_at = NULL, tokens_used = ${BigInt(report.tokensUsed)},
-        cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null}, updated_at = now()
+        cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null},
+        input_tokens = ${tokensOrNull(report.usage?.inputTokens)},
+        cached_input_tokens = ${tokensOrNull(report.usage ? (report.usage.cachedInputTokens ?? 0) : null)},
+        output_tokens = ${tokensOrNull(report.usage?.outputTokens)},
+        reasoning_tokens = ${tokensOrNull(report.usage ? (report.usage.reasoningTokens ?? 0) : null)},
+        updated_at = now()
       WHERE id = ${id}::uuid
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
     if (changed)

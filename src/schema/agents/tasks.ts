@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
+import { completionReportRule } from '../../domain/agents/completion-rules.js';
 import { claimTask, completeTask, failTask, releaseTask, renewTaskLease } from '../../domain/agents/queue.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
@@ -117,6 +118,28 @@ const RecommendationInput = builder.inputType('RecommendationInput', {
   }),
 });
 
+const TokenUsageInput = builder.inputType('TokenUsageInput', {
+  description:
+    'The per-kind breakdown of tokensUsed: inputTokens + outputTokens = tokensUsed; cachedInputTokens (part of the input, default 0) ≤ inputTokens; reasoningTokens (part of the output, default 0) ≤ outputTokens.',
+  fields: (t) => ({
+    inputTokens: t.field({
+      type: 'SafeInt',
+      required: true,
+      description: 'Prompt tokens, cached ones included.',
+    }),
+    cachedInputTokens: t.field({
+      type: 'SafeInt',
+      description: 'Prompt tokens served from the provider’s cache.',
+    }),
+    outputTokens: t.field({
+      type: 'SafeInt',
+      required: true,
+      description: 'Completion tokens, reasoning ones included.',
+    }),
+    reasoningTokens: t.field({ type: 'SafeInt', description: 'Completion tokens spent on reasoning.' }),
+  }),
+});
+
 const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
   fields: (t) => ({
     output: t.string(),
@@ -125,27 +148,15 @@ const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
       required: true,
       description: 'US dollars; kept to the micro-dollar (6 decimal places).',
     }),
+    usage: t.field({
+      type: TokenUsageInput,
+      description: 'Optional breakdown of tokensUsed by kind, stored on the task as `usage`.',
+    }),
     recommendations: t.field({ type: [RecommendationInput] }),
   }),
 });
 
-const completeTaskArgs = z.object({
-  id: z.guid(),
-  input: z.object({
-    output: z.string().max(1_000_000).nullish(),
-    tokensUsed: z.int().min(0).max(Number.MAX_SAFE_INTEGER),
-    costUsd: z.number().min(0).max(1_000_000_000),
-    recommendations: z
-      .array(
-        z.object({
-          summary: z.string().trim().min(1).max(2000),
-          predictedOutcome: z.string().trim().min(1).max(2000).nullish(),
-        }),
-      )
-      .max(50)
-      .nullish(),
-  }),
-});
+const completeTaskArgs = z.object({ id: z.guid(), input: completionReportRule });
 
 builder.mutationField('completeTask', (t) =>
   t.withAuth({ agent: true }).field({

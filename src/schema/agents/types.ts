@@ -96,6 +96,24 @@ export const RecommendationRef = builder.prismaObject('Recommendation', {
   }),
 });
 
+interface TokenUsage {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+}
+
+const TokenUsageRef = builder.objectRef<TokenUsage>('TokenUsage').implement({
+  description:
+    'Tokens of a completed task by kind: inputTokens + outputTokens = tokensUsed; cachedInputTokens is part of inputTokens, reasoningTokens part of outputTokens.',
+  fields: (t) => ({
+    inputTokens: t.expose('inputTokens', { type: 'SafeInt' }),
+    cachedInputTokens: t.expose('cachedInputTokens', { type: 'SafeInt' }),
+    outputTokens: t.expose('outputTokens', { type: 'SafeInt' }),
+    reasoningTokens: t.expose('reasoningTokens', { type: 'SafeInt' }),
+  }),
+});
+
 export const TaskRef = builder.prismaObject('Task', {
   description: 'A unit of work for an agent role, queued by a chat message.',
   fields: (t) => ({
@@ -120,6 +138,20 @@ export const TaskRef = builder.prismaObject('Task', {
       nullable: true,
       description: 'US dollars, kept exactly to the micro-dollar.',
       resolve: (task) => (task.costUsd === null ? null : task.costUsd.toNumber()),
+    }),
+    usage: t.field({
+      type: TokenUsageRef,
+      nullable: true,
+      description: 'The breakdown of tokensUsed by kind; null when the agent reported none.',
+      resolve: (task) =>
+        task.inputTokens === null || task.outputTokens === null
+          ? null
+          : {
+              inputTokens: Number(task.inputTokens),
+              cachedInputTokens: Number(task.cachedInputTokens ?? 0),
+              outputTokens: Number(task.outputTokens),
+              reasoningTokens: Number(task.reasoningTokens ?? 0),
+            },
     }),
     output: t.exposeString('output', { nullable: true }),
     error: t.exposeString('error', { nullable: true }),
