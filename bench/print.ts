@@ -1,5 +1,6 @@
 // The report of a run: its shape (also written as JSON) and the tables printed at the end.
 
+import type { AgentRuntimeFigures } from './agent-runtime.js';
 import type { ClaimWakeFigures } from './claim-wait.js';
 import type { IngestionFigures } from './experiments.js';
 import type { PropagationFigures } from './finetuning.js';
@@ -45,6 +46,7 @@ export interface BenchReport {
   propagation?: PropagationFigures;
   webhooks?: WebhookLatencyFigures;
   mcp?: McpCallFigures;
+  agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
   errors: { case: string; error: string }[];
 }
@@ -247,6 +249,13 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { rounds, pairsPerRound, graphqlMedianMs, mcpMedianMs, ratio } = report.mcp;
     console.log(
       `\nMCP claim_next_task + complete_task against claimNextTask + completeTask over GraphQL (PGlite, in process, ${rounds} rounds of ${pairsPerRound} pairs): ${fixed(mcpMedianMs, 2)} ms / ${fixed(graphqlMedianMs, 2)} ms per pair, ratio ${fixed(ratio, 2)}× (target ≤ 1.2)`,
+    );
+  }
+  if (report.agentRuntime) {
+    const { tasks, modelDelayMs, cycleMedianMs, overheadMedianMs, overheadP90Ms, overheadRatio } =
+      report.agentRuntime;
+    console.log(
+      `\nReference agent runtime (one process, PGlite gateway over loopback HTTP, ${tasks} tasks, model server answering after ${modelDelayMs} ms): ${fixed(cycleMedianMs, 1)} ms per task; its own overhead with Boardroom's answers ${fixed(overheadMedianMs, 1)} ms median, ${fixed(overheadP90Ms, 1)} ms p90 (${fixed(overheadRatio * 100, 0)} % of the model's time)`,
     );
   }
   for (const figures of report.claimWait) {

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { measureAgentRuntime } from './agent-runtime.js';
 import { measureClaimWake } from './claim-wait.js';
 import { baselineJob, throughputCases, transportCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
@@ -46,6 +47,7 @@ const CASES = [
   'propagation',
   'webhooks',
   'mcp',
+  'agent-runtime',
   'claim-wait',
   'startup',
 ];
@@ -341,6 +343,11 @@ try {
   if (cases.includes('mcp')) {
     await attempt('MCP tool calls against the same GraphQL mutations (PGlite, in process)', async () => {
       report.mcp = await measureMcpCalls(quick ? 3 : 5, quick ? 40 : 100);
+    });
+  }
+  if (cases.includes('agent-runtime')) {
+    await attempt('the reference agent runtime per task against its model server (PGlite)', async () => {
+      report.agentRuntime = await measureAgentRuntime(quick ? 60 : 300);
     });
   }
   if (cases.includes('claim-wait')) {
