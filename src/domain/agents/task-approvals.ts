@@ -96,6 +96,8 @@ export async function requestTaskApproval(
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
     if (!task) throw new Error(`task ${taskId} vanished while locked`);
     await releaseReservations(tx, tenantId, task.role, [task.id]);
+    // One instant for both, so the request waits exactly what it asked for.
+    const now = new Date();
     const approval = await tx.taskApproval.create({
       data: {
         tenantId,
@@ -104,8 +106,9 @@ export async function requestTaskApproval(
         summary: request.summary,
         payload: request.payload as Prisma.InputJsonValue,
         requestedBy: sub,
+        createdAt: now,
         expiresAt: new Date(
-          Date.now() + (request.expiresInSeconds ?? TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS) * 1000,
+          now.getTime() + (request.expiresInSeconds ?? TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS) * 1000,
         ),
       },
     });
