@@ -99,6 +99,7 @@ const RequestTaskApproval = graphql(`
       status
       summary
       createdAt
+      expiresAt
     }
   }
 `);
@@ -220,11 +221,17 @@ export const agentTools: AgentTool[] = [
     title: 'Ask for a decision',
     description:
       'Asks the chairman or an operator to decide before this agent acts on its running task: a summary (1 to ' +
-      '2,000 characters) and an optional JSON payload (at most 64 KiB). The task leaves this agent ' +
-      '(awaiting_approval, lease and budget reservation released) and returns to the queue once decided, with ' +
-      'the decision in `approval`. Agent role only.',
+      '2,000 characters), an optional JSON payload (at most 64 KiB) and how long to wait, expiresInSeconds ' +
+      '(60 to 2,592,000; default 86,400). The task leaves this agent (awaiting_approval, lease and budget ' +
+      'reservation released) and returns to the queue once decided, or once expired undecided, with the ' +
+      'decision in `approval`. Agent role only.',
     document: RequestTaskApproval,
-    arguments: { taskId: 'taskId', summary: 'input.summary', payload: 'input.payload' },
+    arguments: {
+      taskId: 'taskId',
+      summary: 'input.summary',
+      payload: 'input.payload',
+      expiresInSeconds: 'input.expiresInSeconds',
+    },
     readOnly: false,
   }),
   defineTool({

@@ -62,6 +62,12 @@ const approvalDecisions: Record<number, ErrorExamples> = {
 const taskApprovalNotFound: Record<number, ErrorExamples> = {
   404: { unknownTaskApproval: `Task approval ${EXAMPLE_ID} not found` },
 };
+const taskApprovalDecisions: Record<number, ErrorExamples> = {
+  ...taskApprovalNotFound,
+  409: {
+    expired: `Task approval ${EXAMPLE_ID} expired at 2026-11-23T09:30:00.000Z; its status is expired`,
+  },
+};
 const credentials: Record<number, ErrorExamples> = { 404: { unknownConnector: connectorNotFound } };
 const pauseOrResume400: ErrorExamples = {
   notCSuite: `Unknown role 'intern': only the C-suite roles ${C_SUITE_ROLES.join(', ')} can be paused or resumed`,
@@ -109,9 +115,9 @@ export const routeErrorExamples: Record<string, Record<number, ErrorExamples>> =
   rejectConnectorCall: approvalDecisions,
   requestConnectorCallChanges: approvalDecisions,
   readTaskApproval: taskApprovalNotFound,
-  approveTaskApproval: taskApprovalNotFound,
-  rejectTaskApproval: taskApprovalNotFound,
-  requestTaskApprovalChanges: taskApprovalNotFound,
+  approveTaskApproval: taskApprovalDecisions,
+  rejectTaskApproval: taskApprovalDecisions,
+  requestTaskApprovalChanges: taskApprovalDecisions,
   invokeConnector: connectorCalls,
   testConnector: connectorCalls,
   pauseAgent: { 400: pauseOrResume400 },

@@ -113,7 +113,7 @@ const decide = <Result>(
     tag: 'agents',
     summary,
     description:
-      'Body `{}` or `{"note": "…"}` (at most 2000 characters; required to reject: it says why). Chairman or operator. The task returns to the queue (`pending`) with the decision attached. A request already decided answers its first decision unchanged (200); audited, and announced as TASK_APPROVAL_DECIDED.',
+      'Body `{}` or `{"note": "…"}` (at most 2000 characters; required to reject: it says why). Chairman or operator. The task returns to the queue (`pending`) with the decision attached. A request already decided answers its first decision unchanged (200); one nobody decided before it expired answers 409 with its status and changes nothing. Audited, and announced as TASK_APPROVAL_DECIDED.',
     document,
     variables: { id: fromPath('id'), note: fromBody('note') },
     status: 200,
@@ -121,7 +121,10 @@ const decide = <Result>(
     responseSchema: taskApprovalResponse,
     example: { note },
     responseExample: decided(status, note),
-    errors: { 404: 'No decision request of the caller’s tenant has this id.' },
+    errors: {
+      404: 'No decision request of the caller’s tenant has this id.',
+      409: 'The request expired before anyone decided (the task is back in the queue); the message gives its status.',
+    },
   });
 
 /** The inbox of decisions agents asked for on their tasks, beside the connector call approvals. */
@@ -132,7 +135,7 @@ export const taskApprovalsRoutes = [
     tag: 'agents',
     summary: 'Decisions agents asked for on their tasks, newest first',
     description:
-      'Filters: `status` (pending, approved, rejected, changes_requested) and `role`; `limit` 1–100 (default 20), `cursor` = `next_cursor`. Chairman and operator see the tenant’s; an agent only its own; a member is refused (403).',
+      'Filters: `status` (pending, approved, rejected, changes_requested, expired: a request still pending past its expiry reads as expired) and `role`; `limit` 1–100 (default 20), `cursor` = `next_cursor`. Chairman and operator see the tenant’s; an agent only its own; a member is refused (403).',
     document: ListTaskApprovals,
     variables: {
       status: fromQuery('status'),

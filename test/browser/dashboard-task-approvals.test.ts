@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error the build script is plain JavaScript without type declarations
 import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { expireTaskApprovals } from '../../src/domain/agents/task-approvals.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { ClaimTask, queueTask } from '../schema/agents-support.js';
@@ -220,6 +221,52 @@ describe('an agent’s question and another tenant’s console', () => {
     await page.click(`${DIALOG} button[type="button"]`);
     expect(await storedStatus(deal.approvalId)).toBe('pending');
     expect((await taskState(deal.taskId))?.status).toBe('awaiting_approval');
+    await page.close();
+  });
+});
+
+describe('a question nobody decided in time', () => {
+  const awaiting = () =>
+    t.db.prisma.task.count({ where: { tenantId: member.tenantId, status: 'awaiting_approval' } });
+  const shownAwaiting = (page: Page) =>
+    page.getAttribute('.summary [data-task-status="awaiting_approval"] .count', 'data-value');
+
+  it('counts tasks awaiting approval in the summary, then shows the question as expired, without decisions', async () => {
+    const contract = await agentAsks('coo', 'Renew the office lease?', { years: 3 });
+    const page = await openDashboard(browser, server.url, chairman);
+    await page.waitForSelector(`${item(contract.approvalId)}[data-status="pending"]`, { timeout: WAIT_MS });
+    const before = await awaiting();
+    expect(before).toBeGreaterThanOrEqual(1);
+    await waitForText(page, '.summary [data-task-status="awaiting_approval"] .count', String(before));
+    expect(await page.textContent('.summary [data-task-status="awaiting_approval"] .count-label')).toBe(
+      'Awaiting approval',
+    );
+    expect(await page.textContent(`${item(contract.approvalId)} [data-field="expires-at"]`)).not.toBe('');
+
+    await t.db.prisma.taskApproval.update({
+      where: { id: contract.approvalId },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
+    await expireTaskApprovals(t.db.prisma);
+    await waitForText(page, '.summary [data-task-status="awaiting_approval"] .count', String(before - 1));
+    expect(await shownAwaiting(page)).toBe(String(await awaiting()));
+
+    await page.selectOption('[data-filter="approval-status"]', 'expired');
+    const entry = `${item(contract.approvalId)}[data-status="expired"]`;
+    await page.waitForSelector(entry, { timeout: WAIT_MS });
+    await waitForMatch(page, `${entry} [data-field="decision"]`, /^Expired: nobody decided before/);
+    expect(await page.textContent(`${entry} .badge`)).toBe('expired');
+    expect(await page.$$(`${entry} button[data-decide-approval]`)).toEqual([]);
+    expect(await taskState(contract.taskId)).toEqual({
+      id: contract.taskId,
+      status: 'pending',
+      approval: { id: contract.approvalId, status: 'expired', note: null, decidedBy: null },
+    });
+    expect(describeViolations(await accessibilityViolations(page))).toEqual([]);
+    await page.locator('.summary').scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'console-task-approval-expired-summary');
+    await page.locator(entry).scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'console-task-approval-expired');
     await page.close();
   });
 });

@@ -98,6 +98,44 @@ describe('MCP agent tools', () => {
     await client.close();
   });
 
+  it('asks with a wait of its own (expiresInSeconds), and a wait out of bounds is refused, changing nothing', async () => {
+    const agent = await t.caller(['agent']);
+    const member = await t.caller(['member'], { tenantId: agent.tenantId });
+    const client = await connectMcp(server, agent);
+    const { tools } = await client.listTools();
+    const ask = tools.find((tool) => tool.name === 'request_task_approval');
+    expect(ask?.inputSchema.required).toEqual(['taskId', 'summary']);
+    expect(ask?.inputSchema.properties?.expiresInSeconds).toMatchObject({
+      anyOf: expect.arrayContaining([
+        expect.objectContaining({ type: 'integer', minimum: 60, maximum: 2_592_000 }),
+      ]),
+    });
+
+    const id = await queueTask(t, member, 'cto', 'x');
+    await callTool(client, 'claim_next_task', { role: 'cto' });
+    for (const expiresInSeconds of [0, 59, 2_592_001]) {
+      await expect(
+        callTool(client, 'request_task_approval', { taskId: id, summary: 'Ship it?', expiresInSeconds }),
+      ).rejects.toMatchObject({ code: -32602 });
+    }
+    const still = await t.graphql(
+      'query ($id: ID!) { task(id: $id) { status approval { id } } }',
+      { id },
+      agent,
+    );
+    expect(still.data).toEqual({ task: { status: 'running', approval: null } });
+
+    const asked = await callTool(client, 'request_task_approval', {
+      taskId: id,
+      summary: 'Ship it?',
+      expiresInSeconds: 3600,
+    });
+    const approval = asked.structuredContent.requestTaskApproval;
+    expect(approval).toMatchObject({ taskId: id, status: 'pending' });
+    expect(Date.parse(approval.expiresAt) - Date.parse(approval.createdAt)).toBe(3600 * 1000);
+    await client.close();
+  });
+
   it('refuses a wait beyond 30 seconds and an empty summary with JSON-RPC errors, changing nothing', async () => {
     const agent = await t.caller(['agent']);
     const member = await t.caller(['member'], { tenantId: agent.tenantId });

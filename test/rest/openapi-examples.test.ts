@@ -276,6 +276,25 @@ describe('every error example', () => {
       'requestTaskApprovalChanges 404 unknownTaskApproval': () =>
         rest('POST', `/api/v1/task-approvals/${EXAMPLE_ID}/request-changes`, { body: {} }),
       ...Object.fromEntries(
+        (
+          [
+            ['approve', 'approveTaskApproval', {}],
+            ['reject', 'rejectTaskApproval', { note: 'Too generous' }],
+            ['request-changes', 'requestTaskApprovalChanges', {}],
+          ] as const
+        ).map(([verb, operation, body]) => [
+          `${operation} 409 expired`,
+          async () => {
+            const id = await expiredTaskApproval();
+            const answer = await rest('POST', `/api/v1/task-approvals/${id}/${verb}`, { body });
+            return {
+              ...answer,
+              body: { detail: answer.body.detail.replace(/at \S+;/, 'at 2026-11-23T09:30:00.000Z;') },
+            };
+          },
+        ]),
+      ),
+      ...Object.fromEntries(
         ['approve', 'reject', 'request-changes'].flatMap((verb) => {
           const operation = {
             approve: 'approveConnectorCall',
@@ -340,6 +359,31 @@ describe('every error example', () => {
   const gateDeletes = { rules: [{ methods: ['DELETE'] }] };
 
   /** A gated call of the example connector as stored, without the service's help (its input is not read). */
+  /** A decision request of the chairman's tenant, on a task waiting for it, past its expiry. */
+  async function expiredTaskApproval(): Promise<string> {
+    const task = await t.db.prisma.task.create({
+      data: {
+        tenantId: chairman.tenantId,
+        role: 'cfo',
+        status: 'awaiting_approval',
+        message: 'Send the offer?',
+        createdBy: chairman.sub,
+      },
+    });
+    const row = await t.db.prisma.taskApproval.create({
+      data: {
+        tenantId: chairman.tenantId,
+        taskId: task.id,
+        role: 'cfo',
+        summary: 'Send this offer',
+        payload: {},
+        requestedBy: 'agent-cfo',
+        expiresAt: new Date(Date.now() - 1000),
+      },
+    });
+    return row.id;
+  }
+
   async function storedApproval(overrides: Record<string, unknown>): Promise<string> {
     const row = await t.db.prisma.connectorCallApproval.create({
       data: {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expireTaskApprovals } from '../../src/domain/agents/task-approvals.js';
 import { ClaimTask, queueTask } from '../schema/agents-support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 
@@ -91,5 +92,37 @@ describe('/api/v1/task-approvals', () => {
     expect(listByMember.status).toBe(403);
     expect(byStranger.status).toBe(404);
     expect((await t.db.prisma.taskApproval.findUniqueOrThrow({ where: { id } })).status).toBe('pending');
+  });
+
+  it('answers 409 with its status to a decision on an expired request, changing nothing', async () => {
+    const { chairman, taskId, id } = await waitingRequest();
+    await t.db.prisma.taskApproval.update({
+      where: { id },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
+    await expireTaskApprovals(t.db.prisma);
+    const before = {
+      approval: await t.db.prisma.taskApproval.findUniqueOrThrow({ where: { id } }),
+      task: await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } }),
+      outbox: await t.db.prisma.outboxEvent.count({ where: { tenantId: chairman.tenantId } }),
+      audit: await t.db.prisma.auditEntry.count({ where: { tenantId: chairman.tenantId } }),
+    };
+
+    const approved = await t.rest('POST', `/api/v1/task-approvals/${id}/approve`, {
+      caller: chairman,
+      body: {},
+    });
+    expect(approved.status).toBe(409);
+    expect(approved.body).toEqual({
+      detail: `Task approval ${id} expired at ${before.approval.expiresAt.toISOString()}; its status is expired`,
+    });
+    const listed = await t.rest('GET', '/api/v1/task-approvals?status=expired', { caller: chairman });
+    expect(listed.body.data).toEqual([expect.objectContaining({ id, status: 'expired', decided_by: null })]);
+    expect(before).toEqual({
+      approval: await t.db.prisma.taskApproval.findUniqueOrThrow({ where: { id } }),
+      task: await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } }),
+      outbox: await t.db.prisma.outboxEvent.count({ where: { tenantId: chairman.tenantId } }),
+      audit: await t.db.prisma.auditEntry.count({ where: { tenantId: chairman.tenantId } }),
+    });
   });
 });

@@ -19,8 +19,8 @@ export type InboxEntry =
   | { kind: 'task'; approval: DashboardTaskApprovalFragment };
 export type InboxKind = InboxEntry['kind'];
 
-/** The statuses a task's request can have (a connector call's also expire or are cancelled). */
-const TASK_STATUSES: readonly string[] = ['pending', 'approved', 'rejected', 'changes_requested'];
+/** The statuses a task's request can have (a connector call's can also be cancelled). */
+const TASK_STATUSES: readonly string[] = ['pending', 'approved', 'rejected', 'changes_requested', 'expired'];
 export const taskStatusOf = (status: ConnectorCallApprovalStatus | ''): TaskApprovalStatus | '' | null =>
   status === '' || TASK_STATUSES.includes(status) ? (status as TaskApprovalStatus | '') : null;
 
@@ -227,10 +227,25 @@ function TaskApprovalItem({
         </button>
         , asked by <strong>{approval.requestedBy}</strong> on{' '}
         <time dateTime={approval.createdAt}>{formatDateTime(approval.createdAt)}</time>
-        {pending ? '; the task waits for a decision by the chairman or an operator' : null}.
+        {pending ? (
+          <>
+            ; the task waits for a decision by the chairman or an operator until{' '}
+            <time dateTime={approval.expiresAt} data-field="expires-at">
+              {formatDateTime(approval.expiresAt)}
+            </time>
+          </>
+        ) : null}
+        .
       </p>
       <Payload payload={approval.payload} />
       <Decided approval={approval} />
+      {approval.status === 'expired' ? (
+        <p class="small" data-field="decision">
+          Expired: nobody decided before{' '}
+          <time dateTime={approval.expiresAt}>{formatDateTime(approval.expiresAt)}</time>; the task is back in
+          the queue.
+        </p>
+      ) : null}
       {pending ? <DecisionButtons headingId={headingId} onDecide={onDecide} /> : null}
     </li>
   );

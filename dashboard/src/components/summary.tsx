@@ -16,11 +16,13 @@ export interface Alert {
   text: string;
 }
 
-const QUEUE: { status: keyof TaskCounts; label: string }[] = [
-  { status: 'pending', label: 'Pending' },
-  { status: 'running', label: 'Running' },
-  { status: 'completed', label: 'Completed' },
-  { status: 'failed', label: 'Failed' },
+/** The queue's counts: `status` is the task state (`data-task-status`), `field` its count in TaskCounts. */
+const QUEUE: { status: string; field: keyof TaskCounts; label: string }[] = [
+  { status: 'pending', field: 'pending', label: 'Pending' },
+  { status: 'running', field: 'running', label: 'Running' },
+  { status: 'awaiting_approval', field: 'awaitingApproval', label: 'Awaiting approval' },
+  { status: 'completed', field: 'completed', label: 'Completed' },
+  { status: 'failed', field: 'failed', label: 'Failed' },
 ];
 
 /**
@@ -51,10 +53,10 @@ export function Summary({
         <div>
           <h3 class="minor">Task queue (all time)</h3>
           <ul class="counts">
-            {QUEUE.map(({ status, label }) => (
+            {QUEUE.map(({ status, field, label }) => (
               <li key={status} data-task-status={status}>
-                <span class="count" data-value={counts ? String(counts[status]) : undefined}>
-                  {counts ? formatCount(counts[status]) : '…'}
+                <span class="count" data-value={counts ? String(counts[field]) : undefined}>
+                  {counts ? formatCount(counts[field]) : '…'}
                 </span>
                 <span class="count-label">{label}</span>
               </li>

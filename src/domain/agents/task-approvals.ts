@@ -1,7 +1,8 @@
 import { recordAudit } from '../../audit.js';
+import type { PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Prisma, TaskApproval } from '../../generated/prisma/client.js';
-import { notFound } from '../errors.js';
+import { notFound, Refusal } from '../errors.js';
 import { releaseReservations } from './budgets.js';
 import { lockOwnRunningTask } from './queue.js';
 import type { AuthedContext } from './registry.js';
@@ -14,7 +15,20 @@ export const MAX_APPROVAL_PAYLOAD_BYTES = 64 * 1024;
 /** Longest decision note, in characters. */
 export const MAX_APPROVAL_NOTE_LENGTH = 2000;
 
-export const TASK_APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'changes_requested'] as const;
+/** Shortest wait a request may ask for, in seconds. */
+export const TASK_APPROVAL_EXPIRY_MIN_SECONDS = 60;
+/** Longest wait a request may ask for, in seconds (30 days). */
+export const TASK_APPROVAL_EXPIRY_MAX_SECONDS = 30 * 24 * 3600;
+/** How long a request waits when it does not say (24 hours). */
+export const TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS = 24 * 3600;
+
+export const TASK_APPROVAL_STATUSES = [
+  'pending',
+  'approved',
+  'rejected',
+  'changes_requested',
+  'expired',
+] as const;
 export type TaskApprovalStatus = (typeof TASK_APPROVAL_STATUSES)[number];
 export type TaskDecision = 'approve' | 'reject' | 'request_changes';
 
@@ -32,13 +46,22 @@ interface ChangedTask {
   updatedAt: Date;
 }
 
+/** The status a reader sees: a pending request past its expiry is expired, swept or not. */
+export function effectiveTaskApprovalStatus(
+  row: Pick<TaskApproval, 'status' | 'expiresAt'>,
+  now = new Date(),
+): TaskApprovalStatus {
+  if (row.status === 'pending' && row.expiresAt <= now) return 'expired';
+  return row.status as TaskApprovalStatus;
+}
+
 /** What TASK_APPROVAL_REQUESTED and TASK_APPROVAL_DECIDED carry: ids and states, never summary, payload or note. */
 export function taskApprovalPayload(row: TaskApproval) {
   return {
     approval_id: row.id,
     task_id: row.taskId,
     role: row.role,
-    status: row.status,
+    status: effectiveTaskApprovalStatus(row),
     requested_by: row.requestedBy,
     decided_by: row.decidedBy,
   };
@@ -47,6 +70,8 @@ export function taskApprovalPayload(row: TaskApproval) {
 export interface ApprovalRequest {
   summary: string;
   payload: unknown;
+  /** How long the request waits for a decision; TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS when absent. */
+  expiresInSeconds?: number | null | undefined;
 }
 
 /**
@@ -71,6 +96,8 @@ export async function requestTaskApproval(
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
     if (!task) throw new Error(`task ${taskId} vanished while locked`);
     await releaseReservations(tx, tenantId, task.role, [task.id]);
+    // One instant for both, so the request waits exactly what it asked for.
+    const now = new Date();
     const approval = await tx.taskApproval.create({
       data: {
         tenantId,
@@ -79,6 +106,10 @@ export async function requestTaskApproval(
         summary: request.summary,
         payload: request.payload as Prisma.InputJsonValue,
         requestedBy: sub,
+        createdAt: now,
+        expiresAt: new Date(
+          now.getTime() + (request.expiresInSeconds ?? TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS) * 1000,
+        ),
       },
     });
     await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
@@ -92,7 +123,7 @@ export async function requestTaskApproval(
       targetType: 'task_approval',
       targetId: approval.id,
       outcome: 'requested',
-      details: { task_id: taskId, role: task.role },
+      details: { task_id: taskId, role: task.role, expires_at: approval.expiresAt.toISOString() },
     });
     return approval;
   });
@@ -122,11 +153,21 @@ export interface TaskDecisionCommand {
   note?: string | null | undefined;
 }
 
+/** A request nobody decided in time: 409 with its state. */
+function expired(row: TaskApproval) {
+  return new Refusal(
+    'CONFLICT',
+    `Task approval ${row.id} expired at ${row.expiresAt.toISOString()}; its status is expired`,
+    { reason: 'approval_expired', facts: { status: 'expired' } },
+  );
+}
+
 /**
- * Decides a waiting request (chairman or operator): one conditional UPDATE (status still `pending`), so of
- * two deciders exactly one wins, and the task returns to `pending` with the decision readable on it
- * (`Task.approval`), which wakes a claim waiting for the role. A request already decided answers its first
- * decision unchanged and writes nothing. Audited; publishes TASK_APPROVAL_DECIDED and TASK_UPDATED.
+ * Decides a waiting request (chairman or operator): one conditional UPDATE (status still `pending`, not
+ * expired), so of two deciders exactly one wins, and the task returns to `pending` with the decision
+ * readable on it (`Task.approval`), which wakes a claim waiting for the role. A request already decided
+ * answers its first decision unchanged and writes nothing; an expired one is CONFLICT with its status.
+ * Audited; publishes TASK_APPROVAL_DECIDED and TASK_UPDATED.
  */
 export async function decideTaskApproval(
   context: AuthedContext,
@@ -134,20 +175,15 @@ export async function decideTaskApproval(
 ): Promise<TaskApproval> {
   const { tenantId, sub } = context.viewer;
   await findTaskApproval(context, command.id);
-  return context.prisma.$transaction(async (tx) => {
+  const won = await context.prisma.$transaction(async (tx) => {
     const status = STATUS_OF[command.decision];
     const decided = await tx.taskApproval.updateManyAndReturn({
-      where: { id: command.id, tenantId, status: 'pending' },
+      where: { id: command.id, tenantId, status: 'pending', expiresAt: { gt: new Date() } },
       data: { status, decidedBy: sub, decidedAt: new Date(), note: command.note ?? null },
     });
     const approval = decided[0];
-    if (!approval) return tx.taskApproval.findUniqueOrThrow({ where: { id: command.id } });
-    const [task] = await tx.$queryRaw<ChangedTask[]>`
-      UPDATE tasks SET
-        status = 'pending', claimed_by = NULL, started_at = NULL, lease_expires_at = NULL, updated_at = now()
-      WHERE id = ${approval.taskId}::uuid AND tenant_id = ${tenantId}::uuid AND status = 'awaiting_approval'
-      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-    if (task) await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
+    if (!approval) return null;
+    await requeueTask(tx, tenantId, approval.taskId);
     await enqueueEvent(tx, {
       type: 'TASK_APPROVAL_DECIDED',
       tenantId,
@@ -161,6 +197,66 @@ export async function decideTaskApproval(
       details: { task_id: approval.taskId, role: approval.role, note: approval.note },
     });
     return approval;
+  });
+  if (won) return won;
+  // Someone decided first, or nobody did in time: answer what the request is now.
+  await expireTaskApprovals(context.prisma, { id: command.id });
+  const current = await context.prisma.taskApproval.findUniqueOrThrow({ where: { id: command.id } });
+  if (effectiveTaskApprovalStatus(current) === 'expired') throw expired(current);
+  return current;
+}
+
+/** Puts a task that waited for a decision back in the queue, announced as TASK_UPDATED. */
+async function requeueTask(tx: Prisma.TransactionClient, tenantId: string, taskId: string): Promise<void> {
+  const [task] = await tx.$queryRaw<ChangedTask[]>`
+    UPDATE tasks SET
+      status = 'pending', claimed_by = NULL, started_at = NULL, lease_expires_at = NULL, updated_at = now()
+    WHERE id = ${taskId}::uuid AND tenant_id = ${tenantId}::uuid AND status = 'awaiting_approval'
+    RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+  if (task) await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
+}
+
+/**
+ * Expires the requests (of one id, or all) still pending past their expiry: each task returns to the
+ * queue with the expired request readable in `Task.approval`, with one audit row (actor `system`) and one
+ * TASK_APPROVAL_DECIDED event. The UPDATE's `status = 'pending'` lets only one sweep or decision end a row,
+ * however many instances sweep at once.
+ */
+export async function expireTaskApprovals(
+  prisma: PrismaClient,
+  where: { id?: string } = {},
+): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      UPDATE task_approvals SET status = 'expired', updated_at = now()
+      WHERE status = 'pending' AND expires_at <= now()
+        AND (${where.id ?? null}::uuid IS NULL OR id = ${where.id ?? null}::uuid)
+      RETURNING id::text`;
+    if (rows.length === 0) return 0;
+    const ended = await tx.taskApproval.findMany({
+      where: { id: { in: rows.map((row) => row.id) } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    for (const row of ended) {
+      await requeueTask(tx, row.tenantId, row.taskId);
+      await enqueueEvent(tx, {
+        type: 'TASK_APPROVAL_DECIDED',
+        tenantId: row.tenantId,
+        payload: taskApprovalPayload(row),
+      });
+      await tx.auditEntry.create({
+        data: {
+          tenantId: row.tenantId,
+          actor: 'system',
+          action: 'task_approval.expire',
+          targetType: 'task_approval',
+          targetId: row.id,
+          outcome: 'expired',
+          details: { task_id: row.taskId, role: row.role, expires_at: row.expiresAt.toISOString() },
+        },
+      });
+    }
+    return ended.length;
   });
 }
 

@@ -6,6 +6,7 @@ import { enqueueEvent } from '../../events/outbox.js';
 import type { Connector, ConnectorCallApproval, Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import { runPeriodically } from '../../periodic.js';
+import { expireTaskApprovals } from '../agents/task-approvals.js';
 import { notConfigured } from '../errors.js';
 import type { StoredApprovalPolicy } from './approval-policy.js';
 import { originOf } from './base-url.js';
@@ -223,7 +224,10 @@ export interface ApprovalSweeperOptions {
   intervalMs?: number;
 }
 
-/** Expires waiting requests nobody decided in time, whether or not their approvers are still around. */
+/**
+ * Expires waiting requests nobody decided in time, gated calls and tasks' decision requests alike, whether
+ * or not their approvers are still around.
+ */
 export function startApprovalSweeper({
   prisma,
   logger,
@@ -232,6 +236,7 @@ export function startApprovalSweeper({
   return runPeriodically(
     async () => {
       await expireCallApprovals(prisma);
+      await expireTaskApprovals(prisma);
     },
     { intervalMs, logger, failure: 'approval expiry sweep failed' },
   );

@@ -1,27 +1,35 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../../builder.js';
+import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import {
   decidesTaskApprovals,
   decideTaskApproval,
+  effectiveTaskApprovalStatus,
   findTaskApproval,
   latestTaskApproval,
   MAX_APPROVAL_NOTE_LENGTH,
   MAX_APPROVAL_PAYLOAD_BYTES,
   MAX_APPROVAL_SUMMARY_LENGTH,
   requestTaskApproval,
+  TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS,
+  TASK_APPROVAL_EXPIRY_MAX_SECONDS,
+  TASK_APPROVAL_EXPIRY_MIN_SECONDS,
   TASK_APPROVAL_STATUSES,
   type TaskApprovalStatus,
   type TaskDecision,
   type taskApprovalPayload,
 } from '../../domain/agents/task-approvals.js';
+import { parseArgs } from '../../validation/index.js';
+import { seesApprovalEvent } from '../connectors/approvals.js';
+import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { roleArg } from './types.js';
 
 const TaskApprovalStatusEnum = builder.enumType('TaskApprovalStatus', {
   description:
     'pending: waiting for a decision (the task is awaiting_approval); approved, rejected, changes_requested: ' +
-    'decided, and the task is back in the queue with the decision attached.',
+    'decided, and the task is back in the queue with the decision attached; expired: nobody decided before ' +
+    'expiresAt, and the task is back in the queue with the expired request attached.',
   values: TASK_APPROVAL_STATUSES,
 });
 
@@ -40,7 +48,12 @@ export const TaskApprovalRef = builder.prismaObject('TaskApproval', {
     }),
     status: t.field({
       type: TaskApprovalStatusEnum,
-      resolve: (row) => row.status as TaskApprovalStatus,
+      description: 'A pending request past expiresAt reads as expired, whether or not it was swept yet.',
+      resolve: (row) => effectiveTaskApprovalStatus(row),
+    }),
+    expiresAt: t.expose('expiresAt', {
+      type: 'DateTime',
+      description: 'When a request still pending expires (undecided, the task returns to the queue).',
     }),
     requestedBy: t.exposeString('requestedBy', { description: 'Token subject of the agent that asked.' }),
     decidedBy: t.exposeString('decidedBy', { nullable: true }),
@@ -92,6 +105,9 @@ const TaskApprovalRequestInput = builder.inputType('TaskApprovalRequestInput', {
       type: 'JSON',
       description: `Any JSON the decider needs (a draft, an offer), at most ${MAX_APPROVAL_PAYLOAD_BYTES} bytes serialized. Default null.`,
     }),
+    expiresInSeconds: t.int({
+      description: `How long the request waits for a decision, ${TASK_APPROVAL_EXPIRY_MIN_SECONDS} to ${TASK_APPROVAL_EXPIRY_MAX_SECONDS} seconds (30 days); default ${TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS} (24 hours). Undecided by then, it expires and the task returns to the queue.`,
+    }),
   }),
 });
 
@@ -101,7 +117,8 @@ builder.mutationField('requestTaskApproval', (t) =>
     description:
       'Asks for a decision on a task the calling agent holds: the task becomes awaiting_approval (lease and budget ' +
       'reservation released, the claim not counted against its attempts) until the chairman or an operator decides; ' +
-      'then it is pending again with the decision in `Task.approval`. NOT_FOUND another tenant’s task, CONFLICT a task ' +
+      'then it is pending again with the decision in `Task.approval` (also when nobody decides before it expires: ' +
+      'status expired). NOT_FOUND another tenant’s task, CONFLICT a task ' +
       'not running, FORBIDDEN another agent’s; a refusal changes nothing.',
     args: {
       taskId: t.arg.id({ required: true }),
@@ -113,15 +130,35 @@ builder.mutationField('requestTaskApproval', (t) =>
         input: z.object({
           summary: z.string().trim().min(1).max(MAX_APPROVAL_SUMMARY_LENGTH),
           payload: payloadArg.optional(),
+          expiresInSeconds: z
+            .number()
+            .int()
+            .min(TASK_APPROVAL_EXPIRY_MIN_SECONDS)
+            .max(TASK_APPROVAL_EXPIRY_MAX_SECONDS)
+            .nullish(),
         }),
       }),
       (_root, { taskId, input }, context) =>
-        requestTaskApproval(context, taskId, { summary: input.summary, payload: input.payload ?? null }),
+        requestTaskApproval(context, taskId, {
+          summary: input.summary,
+          payload: input.payload ?? null,
+          expiresInSeconds: input.expiresInSeconds,
+        }),
     ),
   }),
 );
 
 const TaskApprovalPage = pageType('TaskApproval', TaskApprovalRef);
+
+/** Prisma `where` of the status a reader sees (a pending request past its expiry reads as expired). */
+function statusWhere(status: TaskApprovalStatus | null | undefined, now: Date) {
+  if (!status) return {};
+  if (status === 'pending') return { status, expiresAt: { gt: now } };
+  if (status === 'expired') {
+    return { OR: [{ status: 'expired' }, { status: 'pending', expiresAt: { lte: now } }] };
+  }
+  return { status };
+}
 
 builder.queryField('taskApprovals', (t) =>
   t.withAuth({ chairman: true, operator: true, agent: true }).field({
@@ -145,7 +182,7 @@ builder.queryField('taskApprovals', (t) =>
           where: {
             tenantId: context.viewer.tenantId,
             ...(decidesTaskApprovals(context.viewer) ? {} : { requestedBy: context.viewer.sub }),
-            ...(status ? { status } : {}),
+            ...statusWhere(status, new Date()),
             ...(role ? { role: normalizeRole(role) } : {}),
             ...afterCursor(after),
           },
@@ -182,7 +219,7 @@ for (const [name, decision, description] of decisions) {
   builder.mutationField(name, (t) =>
     t.withAuth({ chairman: true, operator: true }).field({
       type: TaskApprovalRef,
-      description: `${description} The task returns to the queue (pending) with the decision readable in Task.approval. A request already decided answers its first decision unchanged.`,
+      description: `${description} The task returns to the queue (pending) with the decision readable in Task.approval. A request already decided answers its first decision unchanged; an expired one is CONFLICT with its status (expired) and changes nothing.`,
       args: {
         id: t.arg.id({ required: true }),
         note: t.arg.string({
@@ -220,3 +257,26 @@ export const TaskApprovalEvent = builder.objectRef<TaskApprovalEventPayload>('Ta
     decidedBy: t.exposeString('decided_by', { nullable: true }),
   }),
 });
+
+const subscriptionArgs = z.object({ role: roleArg.nullish(), after: afterArg });
+
+builder.subscriptionField('taskApprovalChanged', (t) =>
+  t.withAuth({ chairman: true, operator: true, agent: true }).field({
+    type: TaskApprovalEvent,
+    description:
+      'New and decided decision requests of the subscriber’s tenant, optionally of one role (an agent gets only its own).',
+    args: { role: t.arg.string(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
+    subscribe: (_root, args, context: AuthedContext) => {
+      const { role, after } = parseArgs(subscriptionArgs, args);
+      const wanted = role ? normalizeRole(role) : null;
+      return eventStream(
+        context,
+        TASK_APPROVAL_EVENT_TYPES,
+        after,
+        (event) =>
+          seesApprovalEvent(context.viewer, event.payload) && (!wanted || event.payload.role === wanted),
+      );
+    },
+    resolve: (event) => event.payload as unknown as TaskApprovalEventPayload,
+  }),
+);
