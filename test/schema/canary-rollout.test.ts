@@ -244,15 +244,18 @@ async function expectRolledBackOnce(
     where: { tenantId: tenant.tenantId, action: 'model.canary_decision' },
   });
   expect(audit.map((entry) => [entry.targetId, entry.outcome])).toEqual([[line.canary, 'rolled_back']]);
+  // Registered, put on canary, rolled back once; production only registered and promoted.
   const events = await prisma.outboxEvent.findMany({
     where: { tenantId: tenant.tenantId, type: 'MODEL_VERSION_CHANGED' },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
-  const toReady = events.filter(
-    (event) =>
-      (event.payload as { model_version_id: string; deployment_status: string }).deployment_status ===
-      'ready',
-  );
-  expect(toReady).toHaveLength(1);
+  const statusesOf = (id: string) =>
+    events
+      .map((event) => event.payload as { model_version_id: string; deployment_status: string })
+      .filter((payload) => payload.model_version_id === id)
+      .map((payload) => payload.deployment_status);
+  expect(statusesOf(line.canary)).toEqual(['ready', 'canary', 'ready']);
+  expect(statusesOf(line.production)).toEqual(['ready', 'production']);
   const versions = await prisma.modelVersion.findMany({
     where: { id: { in: [line.canary, line.production] } },
     select: { id: true, deploymentStatus: true },
