@@ -74,18 +74,27 @@ interface RoutingRow {
   current: string | null;
   kept: string | null;
   live: LiveVersion[] | null;
+  current_run: string | null;
+  canary_run: string | null;
 }
 
 /**
  * Routes a task just claimed in `tx` and records the version on it: one read (the role's base model, its
- * live versions and the thread's latest routed task) and, when the version changes, one write. Runs in the
- * claim's transaction, so the task is handed out with its version or not at all.
+ * live versions, the history row that started its canary's run and the thread's latest routed task) and,
+ * when the version or the run changes, one write. A task routed to either version while the base model has
+ * a canary carries that canary run (tasks.canary_run_id), which its outcomes count in. Runs in the claim's
+ * transaction, so the task is handed out with its version or not at all.
  */
 export async function routeClaimedTask(tx: Prisma.TransactionClient, taskId: string): Promise<ModelRouting> {
   const [row] = await tx.$queryRaw<RoutingRow[]>`
     SELECT ar.base_model,
       coalesce(t.thread_id, t.id)::text AS subject,
       t.model_version_id::text AS current,
+      t.canary_run_id::text AS current_run,
+      (SELECT d.id FROM model_deployments d JOIN model_versions cv ON cv.id = d.model_version_id
+        WHERE cv.tenant_id = t.tenant_id AND cv.base_model = ar.base_model
+          AND cv.deployment_status = 'canary' AND d.to_status = 'canary'
+        ORDER BY d.created_at DESC, d.id DESC LIMIT 1)::text AS canary_run,
       coalesce(t.model_version_id, (
         SELECT p.model_version_id FROM tasks p
         WHERE p.thread_id = t.thread_id AND p.model_version_id IS NOT NULL
@@ -105,9 +114,11 @@ export async function routeClaimedTask(tx: Prisma.TransactionClient, taskId: str
     kept: row.kept,
     subject: row.subject,
   });
-  if (routing.modelVersionId !== row.current) {
+  const run = routing.modelVersionId === null ? null : row.canary_run;
+  if (routing.modelVersionId !== row.current || run !== row.current_run) {
     await tx.$executeRaw`
-      UPDATE tasks SET model_version_id = ${routing.modelVersionId}::uuid WHERE id = ${taskId}::uuid`;
+      UPDATE tasks SET model_version_id = ${routing.modelVersionId}::uuid, canary_run_id = ${run}::uuid
+      WHERE id = ${taskId}::uuid`;
   }
   return routing;
 }

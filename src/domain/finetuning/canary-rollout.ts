@@ -88,9 +88,10 @@ export interface CanaryRun {
 }
 
 /**
- * The canary of a line against its production on the policy's guardrails, from the outcome counters of
- * the hours since the canary run started (the hour it started in included, for both versions alike).
- * Null when the line has no canary or no production.
+ * The canary of a line against its production on the policy's guardrails, from the counters of the canary's
+ * current run: exactly the tasks claims routed to either version while the run was active (a run starts
+ * with the latest history row that put the version on canary), one row per version whatever the number of
+ * tasks. Null when the line has no canary or no production.
  */
 export async function analyzeCanaryRun(
   db: Tx | PrismaClient,
@@ -105,14 +106,14 @@ export async function analyzeCanaryRun(
     .filter((entry) => entry.modelVersionId === canary.id && entry.toStatus === 'canary')
     .at(-1)?.at;
   if (!startedAt) return null;
+  // The run's history row is the latest of the canary's rows into canary, in loadLine's order.
   const rows = await db.$queryRaw<CountRow[]>`
-    SELECT model_version_id::text, sum(completed)::int AS completed, sum(failed)::int AS failed,
-      sum(decided)::int AS decided, sum(accepted)::int AS accepted,
-      sum(evaluated)::int AS evaluated, sum(matched)::int AS matched
-    FROM model_version_outcomes
+    SELECT model_version_id::text, completed, failed, decided, accepted, evaluated, matched
+    FROM canary_run_outcomes
     WHERE model_version_id IN (${canary.id}::uuid, ${production.id}::uuid)
-      AND hour_start >= date_bin('1 hour'::interval, ${startedAt}::timestamptz, timestamptz '1970-01-01 00:00:00+00')
-    GROUP BY 1`;
+      AND run_id = (
+        SELECT id FROM model_deployments WHERE model_version_id = ${canary.id}::uuid AND to_status = 'canary'
+        ORDER BY created_at DESC, id DESC LIMIT 1)`;
   const of = (id: string) => rows.find((row) => row.model_version_id === id) ?? ZERO;
   const canaryRow = of(canary.id);
   const productionRow = of(production.id);

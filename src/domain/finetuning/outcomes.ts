@@ -7,6 +7,11 @@ import type { Prisma } from '../../generated/prisma/client.js';
  * finish, a decision or an evaluated outcome in the hour it was recorded. A decision or outcome replaced
  * by a different one moves from the hour of the old record to the hour of the new one, as agentVitals
  * counts it. Only tasks a claim routed to a version (tasks.model_version_id) count.
+ *
+ * The same statements keep the per-run counters of canary runs (`canary_run_outcomes`, one row per run and
+ * version): a task a claim routed while its base model had a canary carries that run (tasks.canary_run_id,
+ * on either arm), and its finish, decisions and evaluated outcomes count in its run's row of its version as
+ * well, without an hour (a replaced decision or outcome is replaced there too).
  */
 
 /** The longest window `outcomesOfVersion` reads: 90 days of hourly rows. */
@@ -17,8 +22,8 @@ const HOUR = `'1 hour'::interval`;
 const EPOCH = `timestamptz '1970-01-01 00:00:00+00'`;
 
 /**
- * Counts tasks that just ended (`completed` or `failed`) in their versions' hours; ids of tasks that did
- * not end, or carry no version, are ignored. One statement.
+ * Counts tasks that just ended (`completed` or `failed`) in their versions' hours and in their canary
+ * runs; ids of tasks that did not end, or carry no version, are ignored. One statement.
  */
 export async function countFinishedTasks(
   tx: Prisma.TransactionClient,
@@ -27,6 +32,21 @@ export async function countFinishedTasks(
   if (taskIds.length === 0) return;
   await tx.$executeRawUnsafe(
     `
+    WITH finished AS (
+      SELECT tenant_id, model_version_id, canary_run_id, status, started_at, finished_at, tokens_used, cost_usd
+      FROM tasks
+      WHERE id = ANY($1::uuid[]) AND model_version_id IS NOT NULL AND status IN ('completed', 'failed')
+        AND finished_at IS NOT NULL
+    ),
+    per_run AS (
+      INSERT INTO canary_run_outcomes AS r (run_id, tenant_id, model_version_id, completed, failed)
+      SELECT canary_run_id, tenant_id, model_version_id,
+        count(*) FILTER (WHERE status = 'completed')::int, count(*) FILTER (WHERE status = 'failed')::int
+      FROM finished WHERE canary_run_id IS NOT NULL
+      GROUP BY 1, 2, 3
+      ON CONFLICT (run_id, model_version_id) DO UPDATE SET
+        completed = r.completed + EXCLUDED.completed, failed = r.failed + EXCLUDED.failed
+    )
     INSERT INTO model_version_outcomes AS o
       (tenant_id, model_version_id, hour_start, completed, failed, execution_ms, tokens, cost_usd)
     SELECT tenant_id, model_version_id, date_bin(${HOUR}, finished_at, ${EPOCH}),
@@ -35,9 +55,7 @@ export async function countFinishedTasks(
       coalesce(sum(round(extract(epoch FROM finished_at - started_at) * 1000)) FILTER (WHERE status = 'completed'), 0)::bigint,
       coalesce(sum(tokens_used) FILTER (WHERE status = 'completed'), 0)::bigint,
       coalesce(sum(cost_usd) FILTER (WHERE status = 'completed'), 0)
-    FROM tasks
-    WHERE id = ANY($1::uuid[]) AND model_version_id IS NOT NULL AND status IN ('completed', 'failed')
-      AND finished_at IS NOT NULL
+    FROM finished
     GROUP BY 1, 2, 3
     ON CONFLICT (model_version_id, hour_start) DO UPDATE SET
       completed = o.completed + EXCLUDED.completed, failed = o.failed + EXCLUDED.failed,
@@ -52,8 +70,9 @@ export type RecommendationRecord = 'decision' | 'outcome';
 
 /**
  * Moves a recommendation's decision or outcome in its task's version counters: the record it holds now (if
- * any) leaves the hour it was made in, and `value` enters the current hour. Call it, locked, before the
- * recommendation is updated, only when the value changes. One statement; nothing for an unrouted task.
+ * any) leaves the hour it was made in, and `value` enters the current hour; in the task's canary run, if
+ * any, `value` replaces it. Call it, locked, before the recommendation is updated, only when the value
+ * changes. One statement; nothing for an unrouted task.
  */
 export async function countRecommendationRecord(
   tx: Prisma.TransactionClient,
@@ -68,14 +87,24 @@ export async function countRecommendationRecord(
   await tx.$executeRawUnsafe(
     `
     WITH rec AS (
-      SELECT t.tenant_id, t.model_version_id, r.${valueColumn} AS old_value, r.${atColumn} AS old_at
+      SELECT t.tenant_id, t.model_version_id, t.canary_run_id,
+        r.${valueColumn} AS old_value, r.${atColumn} AS old_at,
+        r.${valueColumn} IS NOT NULL AND r.${atColumn} IS NOT NULL AS counted
       FROM recommendations r JOIN tasks t ON t.id = r.task_id
       WHERE r.id = $1::uuid AND t.model_version_id IS NOT NULL
+    ),
+    per_run AS (
+      INSERT INTO canary_run_outcomes AS c (run_id, tenant_id, model_version_id, ${total}, ${hits})
+      SELECT canary_run_id, tenant_id, model_version_id, CASE WHEN counted THEN 0 ELSE 1 END,
+        CASE WHEN $2::boolean THEN 1 ELSE 0 END - CASE WHEN counted AND old_value THEN 1 ELSE 0 END
+      FROM rec WHERE canary_run_id IS NOT NULL
+      ON CONFLICT (run_id, model_version_id) DO UPDATE SET
+        ${total} = c.${total} + EXCLUDED.${total}, ${hits} = c.${hits} + EXCLUDED.${hits}
     ),
     deltas AS (
       SELECT tenant_id, model_version_id, date_bin(${HOUR}, old_at, ${EPOCH}) AS hour_start,
         -1 AS total, CASE WHEN old_value THEN -1 ELSE 0 END AS hits
-      FROM rec WHERE old_value IS NOT NULL AND old_at IS NOT NULL
+      FROM rec WHERE counted
       UNION ALL
       SELECT tenant_id, model_version_id, date_bin(${HOUR}, now(), ${EPOCH}), 1, CASE WHEN $2::boolean THEN 1 ELSE 0 END
       FROM rec
