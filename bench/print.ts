@@ -6,6 +6,7 @@ import type { IngestionFigures } from './experiments.js';
 import type { PropagationFigures } from './finetuning.js';
 import type { McpCallFigures } from './mcp.js';
 import type { Plan, Summary } from './measure.js';
+import type { QueueRound } from './queue.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
 import type { FanoutCase, FanoutReport } from './subscriptions.js';
@@ -48,6 +49,7 @@ export interface BenchReport {
   mcp?: McpCallFigures;
   agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
+  queue: QueueRound[];
   errors: { case: string; error: string }[];
 }
 
@@ -266,6 +268,45 @@ export function printReport(report: BenchReport, plan: Plan): void {
         : databaseName(database);
     console.log(
       `\nWaiting claim handed the task after the chat's commit (${where}, ${wakeUps} wake-ups, ${idleWaiters} other claims waiting): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 50), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(chatMedianMs, 1)} ms`,
+    );
+  }
+  if (report.queue.length > 0) {
+    console.log(
+      '\nQueue: 16 chat producers (sendChatMessage) against 32 agent runtimes (claimTask + completeTask), each round on a fresh tenant with a role and a tenant budget, rounds interleaved (targets: drain/fill ≥ 1.0, claim p99 ≤ 2× chat p99, 0 duplicates, costs exact)',
+    );
+    table(
+      [
+        'database',
+        'round',
+        'backlog',
+        'fill/s',
+        'drain/s',
+        'drain/fill',
+        'empty claims',
+        'claim p50 ms',
+        'claim p99 ms',
+        'chat p99 ms',
+        'claim p99 / chat p99',
+        '503s retried',
+        'duplicates',
+        'costs exact',
+      ],
+      report.queue.map((round) => [
+        databaseName(round.database),
+        String(round.round),
+        String(round.backlog),
+        fixed(round.fillPerSecond),
+        fixed(round.drainPerSecond),
+        fixed(round.drainToFill, 2),
+        String(round.emptyClaims),
+        fixed(round.claimP50Ms, 1),
+        fixed(round.claimP99Ms, 1),
+        fixed(round.chatP99Ms, 1),
+        fixed(round.claimP99Ms / round.chatP99Ms, 2),
+        String(round.refusals),
+        String(round.duplicates),
+        round.costsExact ? 'yes' : 'NO',
+      ]),
     );
   }
   const startup = Object.entries(report.startup);

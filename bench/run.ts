@@ -34,6 +34,7 @@ import {
   runDirectory,
   sweepDatabases,
 } from './processes.js';
+import { type QueueRound, queueRound } from './queue.js';
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
@@ -49,6 +50,7 @@ const CASES = [
   'mcp',
   'agent-runtime',
   'claim-wait',
+  'queue',
   'startup',
 ];
 const usage = `usage: npm run bench -- [options]
@@ -179,6 +181,7 @@ const report: BenchReport = {
   ingestion: {},
   fanout: [],
   claimWait: [],
+  queue: [],
   startup: {},
   errors: [],
 };
@@ -367,6 +370,26 @@ try {
         );
       });
     }
+  }
+  if (cases.includes('queue')) {
+    await attempt('queue drain against chat fill (16 producers, 32 runtimes)', async () => {
+      const gateways: Gateway[] = [];
+      for (const database of databases) {
+        gateways.push(await startGateway({ name: `queue-${database}`, database, runDir, postgresUrl }));
+      }
+      try {
+        // One warm-up round each, then interleaved rounds, the order alternating.
+        for (const gateway of gateways) await queueRound(gateway, 0, 1);
+        const rounds: QueueRound[] = [];
+        for (let round = 1; round <= plan.rounds; round += 1) {
+          const order = round % 2 === 1 ? gateways : [...gateways].reverse();
+          for (const gateway of order) rounds.push(await queueRound(gateway, round, plan.seconds));
+        }
+        report.queue = rounds;
+      } finally {
+        for (const gateway of gateways) await gateway.stop();
+      }
+    });
   }
   if (cases.includes('startup')) {
     await attempt('start-up and idle memory', async () => {

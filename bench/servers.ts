@@ -53,9 +53,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   let databaseUrl = options.reuse?.databaseUrl;
   if (options.database === 'pglite') dataDir ??= path.join(options.runDir, `${options.name}-data`);
   else databaseUrl ??= await createDatabase(options.postgresUrl, options.name.replace(/\W/g, '_'));
+  // BENCH_CPU_PROF_DIR: each gateway writes a V8 CPU profile (.cpuprofile) there when it stops.
+  const profile = process.env.BENCH_CPU_PROF_DIR;
   const server = await startProcess({
     name: options.name,
-    args: startArguments,
+    args: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, ...startArguments] : startArguments,
     env: {
       ...process.env,
       NODE_ENV: 'production',

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
 import { conflict, forbidden, notFound, Refusal } from '../errors.js';
@@ -9,9 +10,10 @@ import {
   releaseReservations,
   reserveForTask,
   settleTask,
+  TENANT_BUDGET,
 } from './budgets.js';
 import type { TokenUsage } from './completion-rules.js';
-import { type ModelRouting, routeClaimedTask } from './model-routing.js';
+import { type ModelRouting, type RoutingChoice, routeClaimedTask } from './model-routing.js';
 import type { AuthedContext } from './registry.js';
 import { normalizeRole } from './roles.js';
 import { taskEventPayload } from './task-events.js';
@@ -107,10 +109,198 @@ export interface ClaimResult {
 export async function claimNextTask(
   context: AuthedContext,
   rawRole: string,
-  { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions = {},
+  options: ClaimOptions = {},
+): Promise<ClaimResult> {
+  const role = normalizeRole(rawRole);
+  const claimed = await claimInOneStatement(context, role, options);
+  if (claimed) return claimed;
+  return claimInTransaction(context, role, options);
+}
+
+interface FastClaimRow {
+  task_id: string;
+  choice: RoutingChoice;
+  base_model: string | null;
+  model_version_id: string | null;
+  sticky: boolean;
+}
+
+/**
+ * The claim when it hands out a task and nothing needs reaping, as one statement (no JavaScript between
+ * BEGIN, the statement and COMMIT): it locks the role (share) while it is not paused and finds
+ * no lapsed lease of the role, takes the oldest pending task (skipping rows other claimers hold, so it
+ * never waits for a task), then locks the role's and the tenant's budgets in id order, reading them as
+ * they stand once locked, and checks that each admits the task's estimate (rolling an ended period over
+ * as budgetState does). Only then does it claim the task, route it as chooseModelVersion does (the
+ * canary's point is assignmentPoint's, from the same SHA-256, computed in SQL), reserve the estimates and
+ * write TASK_UPDATED to the outbox. The task is picked before the budgets are waited for: a statement
+ * sees the rows of its start, so a task picked after a wait would be picked from a stale queue.
+ * Null when it claimed nothing, for whatever reason: claimInTransaction then reaps, decides and says why.
+ */
+async function claimInOneStatement(
+  context: AuthedContext,
+  role: string,
+  { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions,
+): Promise<ClaimResult | null> {
+  const { tenantId, sub } = context.viewer;
+  const eventId = randomUUID();
+  // In a transaction with the read-back of the task (BEGIN, the statement, the read, COMMIT): a caller that
+  // gives up on the answer (a client-side timeout, no pool connection for the read) never commits a claim it
+  // was told failed.
+  return context.prisma.$transaction(async (tx) => {
+    const [row] = await tx.$queryRaw<FastClaimRow[]>`
+    WITH open_role AS MATERIALIZED (
+      SELECT base_model FROM agent_roles
+      WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND NOT paused
+        AND NOT EXISTS (
+          SELECT 1 FROM tasks
+          WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'running' AND lease_expires_at < now())
+      FOR SHARE
+    ),
+    candidate AS MATERIALIZED (
+      SELECT id, thread_id, model_version_id FROM tasks
+      WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'pending'
+        AND EXISTS (SELECT 1 FROM open_role)
+      ORDER BY created_at, id
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED
+    ),
+    budget_rows AS MATERIALIZED (
+      SELECT b.id,
+        CASE WHEN b.period_start < p.current_start THEN 0 ELSE b.spent_usd END AS spent_usd,
+        CASE WHEN b.period_start < p.current_start THEN 0 ELSE b.spent_tokens END AS spent_tokens,
+        b.reserved_usd, b.reserved_tokens, b.estimate_usd, b.estimate_tokens, b.limit_usd, b.limit_tokens,
+        p.current_start
+      FROM budgets b
+      CROSS JOIN LATERAL (
+        SELECT (date_trunc(CASE WHEN b.period = 'month' THEN 'month' ELSE 'day' END, now() AT TIME ZONE 'UTC')
+          AT TIME ZONE 'UTC') AS current_start
+      ) p
+      WHERE b.tenant_id = ${tenantId}::uuid AND b.role IN (${role}, ${TENANT_BUDGET})
+        AND EXISTS (SELECT 1 FROM candidate)
+      ORDER BY b.id
+      FOR UPDATE OF b
+    ),
+    admitted AS MATERIALIZED (
+      SELECT NOT EXISTS (
+        SELECT 1 FROM budget_rows
+        WHERE spent_usd + reserved_usd + estimate_usd > limit_usd
+          OR (limit_tokens IS NOT NULL AND spent_tokens + reserved_tokens + estimate_tokens > limit_tokens)
+      ) AS ok
+    ),
+    routed AS MATERIALIZED (
+      SELECT c.id, r.base_model, coalesce(c.thread_id, c.id)::text AS subject,
+        coalesce(c.model_version_id, (
+          SELECT p.model_version_id FROM tasks p
+          WHERE p.thread_id = c.thread_id AND p.model_version_id IS NOT NULL
+          ORDER BY p.created_at DESC, p.id DESC LIMIT 1
+        )) AS kept_id
+      FROM candidate c CROSS JOIN open_role r
+      WHERE (SELECT ok FROM admitted)
+    ),
+    live AS MATERIALIZED (
+      SELECT mv.id, mv.deployment_status::text AS status, mv.canary_traffic_pct
+      FROM model_versions mv JOIN open_role r ON mv.base_model = r.base_model
+      WHERE mv.tenant_id = ${tenantId}::uuid AND mv.deployment_status IN ('production', 'canary')
+    ),
+    chosen AS MATERIALIZED (
+      SELECT r.id AS task_id, r.base_model,
+        CASE
+          WHEN r.base_model IS NULL THEN 'unbound'
+          WHEN production.id IS NULL THEN 'no_production'
+          WHEN kept.id IS NOT NULL THEN kept.status
+          WHEN canary.id IS NOT NULL AND (('x' || substr(encode(sha256(convert_to(
+              canary.id::text || ':' || r.subject, 'UTF8')), 'hex'), 1, 13))::bit(52)::bigint)::float8
+              / 4503599627370496::float8 * 100::float8 < coalesce(canary.canary_traffic_pct, 0)::float8
+            THEN 'canary'
+          ELSE 'production'
+        END AS choice,
+        kept.id IS NOT NULL AND production.id IS NOT NULL AS sticky,
+        production.id AS production_id, canary.id AS canary_id, kept.id AS kept_id, run.id AS canary_run_id
+      FROM routed r
+      LEFT JOIN LATERAL (SELECT id FROM live WHERE status = 'production' LIMIT 1) production ON true
+      LEFT JOIN LATERAL (SELECT id, canary_traffic_pct FROM live WHERE status = 'canary' LIMIT 1) canary ON true
+      LEFT JOIN LATERAL (SELECT id, status FROM live WHERE id = r.kept_id) kept ON true
+      -- The history row that started the canary's run, as routeClaimedTask reads it.
+      LEFT JOIN LATERAL (
+        SELECT d.id FROM model_deployments d
+        WHERE d.model_version_id = canary.id AND d.to_status = 'canary'
+        ORDER BY d.created_at DESC, d.id DESC LIMIT 1
+      ) run ON true
+    ),
+    versioned AS MATERIALIZED (
+      SELECT task_id, base_model, choice, sticky,
+        CASE choice
+          WHEN 'production' THEN CASE WHEN sticky THEN kept_id ELSE production_id END
+          WHEN 'canary' THEN CASE WHEN sticky THEN kept_id ELSE canary_id END
+        END AS model_version_id,
+        canary_run_id
+      FROM chosen
+    ),
+    claimed AS (
+      UPDATE tasks t SET
+        status = 'running', attempts = t.attempts + 1, claimed_by = ${sub}, started_at = now(),
+        lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now(),
+        model_version_id = v.model_version_id,
+        canary_run_id = CASE WHEN v.model_version_id IS NULL THEN NULL ELSE v.canary_run_id END
+      FROM versioned v
+      WHERE t.id = v.task_id
+      RETURNING t.id, t.role, t.status::text AS status, t.attempts, t.updated_at
+    ),
+    reserved AS (
+      UPDATE budgets b SET
+        period_start = greatest(b.period_start, br.current_start),
+        spent_usd = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.spent_usd END,
+        spent_tokens = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.spent_tokens END,
+        overshoot_usd = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.overshoot_usd END,
+        warned_at = CASE WHEN b.period_start < br.current_start THEN NULL ELSE b.warned_at END,
+        exhausted_at = CASE WHEN b.period_start < br.current_start THEN NULL ELSE b.exhausted_at END,
+        reserved_usd = b.reserved_usd + b.estimate_usd,
+        reserved_tokens = b.reserved_tokens + b.estimate_tokens,
+        updated_at = now()
+      FROM budget_rows br
+      WHERE b.id = br.id AND EXISTS (SELECT 1 FROM claimed)
+      RETURNING b.id
+    ),
+    reservations AS (
+      INSERT INTO budget_reservations (task_id, budget_id, amount_usd, tokens)
+      SELECT c.id, br.id, br.estimate_usd, br.estimate_tokens FROM claimed c CROSS JOIN budget_rows br
+      RETURNING budget_id
+    )
+    INSERT INTO outbox_events (id, tenant_id, type, payload)
+    SELECT ${eventId}::uuid, ${tenantId}::uuid, 'TASK_UPDATED', jsonb_build_object(
+      'task_id', c.id::text, 'role', c.role, 'status', c.status, 'attempts', c.attempts,
+      'updated_at', to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'event_id', ${eventId}::text, 'type', 'TASK_UPDATED', 'tenant_id', ${tenantId}::text)
+    FROM claimed c
+    RETURNING
+      payload->>'task_id' AS task_id,
+      (SELECT choice FROM versioned) AS choice,
+      (SELECT base_model FROM versioned) AS base_model,
+      (SELECT model_version_id::text FROM versioned) AS model_version_id,
+      (SELECT sticky FROM versioned) AS sticky`;
+    if (!row) return null;
+    return {
+      outcome: 'claimed' as const,
+      task: await tx.task.findUniqueOrThrow({ where: { id: row.task_id } }),
+      budget: null,
+      routing: {
+        choice: row.choice,
+        baseModel: row.base_model,
+        modelVersionId: row.model_version_id,
+        sticky: row.sticky,
+      },
+    };
+  });
+}
+
+/** The claim as one interactive transaction: reaps lapsed leases first, and says why it claimed nothing. */
+async function claimInTransaction(
+  context: AuthedContext,
+  role: string,
+  { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions,
 ): Promise<ClaimResult> {
   const { tenantId, sub } = context.viewer;
-  const role = normalizeRole(rawRole);
   return context.prisma.$transaction(async (tx) => {
     // A share lock, so a pause committing meanwhile waits for this claim and no claim follows it.
     const [agentRole] = await tx.$queryRaw<{ paused: boolean }[]>`
@@ -186,10 +376,16 @@ export interface CompletionReport {
 const tokensOrNull = (count: number | null | undefined) =>
   count === null || count === undefined ? null : BigInt(count);
 
+/**
+ * Ends the caller's running task: `write` changes it, then its version's counters and TASK_UPDATED, and
+ * last `settle` (the budgets), so the budget rows every claim and completion of the role lock are held
+ * for as few round trips as possible before the commit.
+ */
 async function finish(
   context: AuthedContext,
   id: string,
   write: (tx: Prisma.TransactionClient) => Promise<ChangedTask | undefined>,
+  settle: (tx: Prisma.TransactionClient, changed: ChangedTask) => Promise<void>,
 ): Promise<Task> {
   const task = await context.prisma.$transaction(async (tx) => {
     await lockOwnRunningTask(tx, context, id);
@@ -197,15 +393,20 @@ async function finish(
     if (!changed) throw new Error(`task ${id} vanished while locked`);
     await countFinishedTasks(tx, [changed.id]);
     await announce(tx, context.viewer.tenantId, [changed]);
-    return tx.task.findUniqueOrThrow({ where: { id } });
+    const ended = await tx.task.findUniqueOrThrow({ where: { id } });
+    await settle(tx, changed);
+    return ended;
   });
   return task;
 }
 
 /** Ends the caller's running task as `completed`, with its usage, output and recommendations. */
 export function completeTask(context: AuthedContext, id: string, report: CompletionReport): Promise<Task> {
-  return finish(context, id, async (tx) => {
-    const [changed] = await tx.$queryRaw<ChangedTask[]>`
+  return finish(
+    context,
+    id,
+    async (tx) => {
+      const [changed] = await tx.$queryRaw<ChangedTask[]>`
       UPDATE tasks SET
         status = 'completed', finished_at = now(), lease_expires_at = NULL, tokens_used = ${BigInt(report.tokensUsed)},
         cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null},
@@ -216,39 +417,44 @@ export function completeTask(context: AuthedContext, id: string, report: Complet
         updated_at = now()
       WHERE id = ${id}::uuid
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-    if (changed)
-      await settleTask(tx, context, changed, {
+      if (changed && report.recommendations?.length) {
+        // Recommendations have no position column: a millisecond apart, they read back in the reported order.
+        const reportedAt = changed.updatedAt.getTime();
+        await tx.recommendation.createMany({
+          data: report.recommendations.map((draft, index) => ({
+            tenantId: context.viewer.tenantId,
+            taskId: id,
+            role: changed.role,
+            summary: draft.summary,
+            predictedOutcome: draft.predictedOutcome ?? null,
+            createdAt: new Date(reportedAt + index),
+          })),
+        });
+      }
+      return changed;
+    },
+    (tx, changed) =>
+      settleTask(tx, context, changed, {
         costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)),
         tokens: BigInt(report.tokensUsed),
-      });
-    if (changed && report.recommendations?.length) {
-      // Recommendations have no position column: a millisecond apart, they read back in the reported order.
-      const reportedAt = changed.updatedAt.getTime();
-      await tx.recommendation.createMany({
-        data: report.recommendations.map((draft, index) => ({
-          tenantId: context.viewer.tenantId,
-          taskId: id,
-          role: changed.role,
-          summary: draft.summary,
-          predictedOutcome: draft.predictedOutcome ?? null,
-          createdAt: new Date(reportedAt + index),
-        })),
-      });
-    }
-    return changed;
-  });
+      }),
+  );
 }
 
 /** Ends the caller's running task as `failed` at once, whatever attempts remain. */
 export function failTask(context: AuthedContext, id: string, error: string): Promise<Task> {
-  return finish(context, id, async (tx) => {
-    const [changed] = await tx.$queryRaw<ChangedTask[]>`
+  return finish(
+    context,
+    id,
+    async (tx) => {
+      const [changed] = await tx.$queryRaw<ChangedTask[]>`
       UPDATE tasks SET status = 'failed', finished_at = now(), lease_expires_at = NULL, error = ${error}, updated_at = now()
       WHERE id = ${id}::uuid
       RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-    if (changed) await releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]);
-    return changed;
-  });
+      return changed;
+    },
+    (tx, changed) => releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]),
+  );
 }
 
 /**
