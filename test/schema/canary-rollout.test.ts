@@ -81,8 +81,12 @@ type Arm = 'canary' | 'production';
  */
 type Script = { fail: true } | { fail: false; accepted?: boolean; matched?: boolean };
 
+const BATCH = 5;
+
 /**
- * Runs `count` tasks through chat and routed claims, ten at a time; `script` says what each does from its
+ * Runs `count` tasks through chat and routed claims, five at a time (PGlite runs one transaction at a time,
+ * and a transaction that waits more than Prisma's 2 s for its turn is answered 503: ten claims, each a
+ * transaction or two, reached that on a loaded machine); `script` says what each does from its
  * arm (the version its claim routed it to) and its number among that arm's tasks. Returns the tasks of each
  * arm.
  */
@@ -97,8 +101,8 @@ async function routedTasks(
   const check = (result: { errors?: unknown }) => {
     if (result.errors) throw new Error(JSON.stringify(result.errors));
   };
-  const batches = Array.from({ length: Math.ceil(count / 10) }, (_, index) =>
-    Math.min(10, count - index * 10),
+  const batches = Array.from({ length: Math.ceil(count / BATCH) }, (_, index) =>
+    Math.min(BATCH, count - index * BATCH),
   );
   for (const size of batches) {
     await Promise.all(Array.from({ length: size }, () => queueTask(app, tenant.operator, 'cfo')));
