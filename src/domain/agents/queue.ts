@@ -112,9 +112,14 @@ export async function claimNextTask(
   options: ClaimOptions = {},
 ): Promise<ClaimResult> {
   const role = normalizeRole(rawRole);
-  const claimed = await claimInOneStatement(context, role, options);
-  if (claimed) return claimed;
-  return claimInTransaction(context, role, options);
+  // One transaction either way: a claim that finds nothing to hand out costs one more statement, not a
+  // second transaction (on PGlite, which runs one transaction at a time, that doubled the queue in front
+  // of it when many agents wait for work).
+  return context.prisma.$transaction(
+    async (tx) =>
+      (await claimInOneStatement(tx, context, role, options)) ??
+      claimInTransaction(tx, context, role, options),
+  );
 }
 
 interface FastClaimRow {
@@ -138,205 +143,206 @@ interface FastClaimRow {
  * Null when it claimed nothing, for whatever reason: claimInTransaction then reaps, decides and says why.
  */
 async function claimInOneStatement(
+  tx: Prisma.TransactionClient,
   context: AuthedContext,
   role: string,
   { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions,
 ): Promise<ClaimResult | null> {
   const { tenantId, sub } = context.viewer;
   const eventId = randomUUID();
-  // In a transaction with the read-back of the task (BEGIN, the statement, the read, COMMIT): a caller that
-  // gives up on the answer (a client-side timeout, no pool connection for the read) never commits a claim it
-  // was told failed.
-  return context.prisma.$transaction(async (tx) => {
-    const [row] = await tx.$queryRaw<FastClaimRow[]>`
-    WITH open_role AS MATERIALIZED (
-      SELECT base_model FROM agent_roles
-      WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND NOT paused
-        AND NOT EXISTS (
-          SELECT 1 FROM tasks
-          WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'running' AND lease_expires_at < now())
-      FOR SHARE
-    ),
-    candidate AS MATERIALIZED (
-      SELECT id, thread_id, model_version_id FROM tasks
-      WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'pending'
-        AND EXISTS (SELECT 1 FROM open_role)
-      ORDER BY created_at, id
-      LIMIT 1
-      FOR UPDATE SKIP LOCKED
-    ),
-    budget_rows AS MATERIALIZED (
-      SELECT b.id,
-        CASE WHEN b.period_start < p.current_start THEN 0 ELSE b.spent_usd END AS spent_usd,
-        CASE WHEN b.period_start < p.current_start THEN 0 ELSE b.spent_tokens END AS spent_tokens,
-        b.reserved_usd, b.reserved_tokens, b.estimate_usd, b.estimate_tokens, b.limit_usd, b.limit_tokens,
-        p.current_start
-      FROM budgets b
-      CROSS JOIN LATERAL (
-        SELECT (date_trunc(CASE WHEN b.period = 'month' THEN 'month' ELSE 'day' END, now() AT TIME ZONE 'UTC')
-          AT TIME ZONE 'UTC') AS current_start
-      ) p
-      WHERE b.tenant_id = ${tenantId}::uuid AND b.role IN (${role}, ${TENANT_BUDGET})
-        AND EXISTS (SELECT 1 FROM candidate)
-      ORDER BY b.id
-      FOR UPDATE OF b
-    ),
-    admitted AS MATERIALIZED (
-      SELECT NOT EXISTS (
-        SELECT 1 FROM budget_rows
-        WHERE spent_usd + reserved_usd + estimate_usd > limit_usd
-          OR (limit_tokens IS NOT NULL AND spent_tokens + reserved_tokens + estimate_tokens > limit_tokens)
-      ) AS ok
-    ),
-    routed AS MATERIALIZED (
-      SELECT c.id, r.base_model, coalesce(c.thread_id, c.id)::text AS subject,
-        coalesce(c.model_version_id, (
-          SELECT p.model_version_id FROM tasks p
-          WHERE p.thread_id = c.thread_id AND p.model_version_id IS NOT NULL
-          ORDER BY p.created_at DESC, p.id DESC LIMIT 1
-        )) AS kept_id
-      FROM candidate c CROSS JOIN open_role r
-      WHERE (SELECT ok FROM admitted)
-    ),
-    live AS MATERIALIZED (
-      SELECT mv.id, mv.deployment_status::text AS status, mv.canary_traffic_pct
-      FROM model_versions mv JOIN open_role r ON mv.base_model = r.base_model
-      WHERE mv.tenant_id = ${tenantId}::uuid AND mv.deployment_status IN ('production', 'canary')
-    ),
-    chosen AS MATERIALIZED (
-      SELECT r.id AS task_id, r.base_model,
-        CASE
-          WHEN r.base_model IS NULL THEN 'unbound'
-          WHEN production.id IS NULL THEN 'no_production'
-          WHEN kept.id IS NOT NULL THEN kept.status
-          WHEN canary.id IS NOT NULL AND (('x' || substr(encode(sha256(convert_to(
-              canary.id::text || ':' || r.subject, 'UTF8')), 'hex'), 1, 13))::bit(52)::bigint)::float8
-              / 4503599627370496::float8 * 100::float8 < coalesce(canary.canary_traffic_pct, 0)::float8
-            THEN 'canary'
-          ELSE 'production'
-        END AS choice,
-        kept.id IS NOT NULL AND production.id IS NOT NULL AS sticky,
-        production.id AS production_id, canary.id AS canary_id, kept.id AS kept_id, run.id AS canary_run_id
-      FROM routed r
-      LEFT JOIN LATERAL (SELECT id FROM live WHERE status = 'production' LIMIT 1) production ON true
-      LEFT JOIN LATERAL (SELECT id, canary_traffic_pct FROM live WHERE status = 'canary' LIMIT 1) canary ON true
-      LEFT JOIN LATERAL (SELECT id, status FROM live WHERE id = r.kept_id) kept ON true
-      -- The history row that started the canary's run, as routeClaimedTask reads it.
-      LEFT JOIN LATERAL (
-        SELECT d.id FROM model_deployments d
-        WHERE d.model_version_id = canary.id AND d.to_status = 'canary'
-        ORDER BY d.created_at DESC, d.id DESC LIMIT 1
-      ) run ON true
-    ),
-    versioned AS MATERIALIZED (
-      SELECT task_id, base_model, choice, sticky,
-        CASE choice
-          WHEN 'production' THEN CASE WHEN sticky THEN kept_id ELSE production_id END
-          WHEN 'canary' THEN CASE WHEN sticky THEN kept_id ELSE canary_id END
-        END AS model_version_id,
-        canary_run_id
-      FROM chosen
-    ),
-    claimed AS (
-      UPDATE tasks t SET
-        status = 'running', attempts = t.attempts + 1, claimed_by = ${sub}, started_at = now(),
-        lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now(),
-        model_version_id = v.model_version_id,
-        canary_run_id = CASE WHEN v.model_version_id IS NULL THEN NULL ELSE v.canary_run_id END
-      FROM versioned v
-      WHERE t.id = v.task_id
-      RETURNING t.id, t.role, t.status::text AS status, t.attempts, t.updated_at
-    ),
-    reserved AS (
-      UPDATE budgets b SET
-        period_start = greatest(b.period_start, br.current_start),
-        spent_usd = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.spent_usd END,
-        spent_tokens = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.spent_tokens END,
-        overshoot_usd = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.overshoot_usd END,
-        warned_at = CASE WHEN b.period_start < br.current_start THEN NULL ELSE b.warned_at END,
-        exhausted_at = CASE WHEN b.period_start < br.current_start THEN NULL ELSE b.exhausted_at END,
-        reserved_usd = b.reserved_usd + b.estimate_usd,
-        reserved_tokens = b.reserved_tokens + b.estimate_tokens,
-        updated_at = now()
-      FROM budget_rows br
-      WHERE b.id = br.id AND EXISTS (SELECT 1 FROM claimed)
-      RETURNING b.id
-    ),
-    reservations AS (
-      INSERT INTO budget_reservations (task_id, budget_id, amount_usd, tokens)
-      SELECT c.id, br.id, br.estimate_usd, br.estimate_tokens FROM claimed c CROSS JOIN budget_rows br
-      RETURNING budget_id
-    )
-    INSERT INTO outbox_events (id, tenant_id, type, payload)
-    SELECT ${eventId}::uuid, ${tenantId}::uuid, 'TASK_UPDATED', jsonb_build_object(
-      'task_id', c.id::text, 'role', c.role, 'status', c.status, 'attempts', c.attempts,
-      'updated_at', to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'event_id', ${eventId}::text, 'type', 'TASK_UPDATED', 'tenant_id', ${tenantId}::text)
-    FROM claimed c
-    RETURNING
-      payload->>'task_id' AS task_id,
-      (SELECT choice FROM versioned) AS choice,
-      (SELECT base_model FROM versioned) AS base_model,
-      (SELECT model_version_id::text FROM versioned) AS model_version_id,
-      (SELECT sticky FROM versioned) AS sticky`;
-    if (!row) return null;
-    return {
-      outcome: 'claimed' as const,
-      task: await tx.task.findUniqueOrThrow({ where: { id: row.task_id } }),
-      budget: null,
-      routing: {
-        choice: row.choice,
-        baseModel: row.base_model,
-        modelVersionId: row.model_version_id,
-        sticky: row.sticky,
-      },
-    };
-  });
+  // In the claim's transaction with the read-back of the task (BEGIN, the statement, the read, COMMIT): a
+  // caller that gives up on the answer (a client-side timeout, no pool connection for the read) never
+  // commits a claim it was told failed. When it claims nothing it has written nothing.
+  const [row] = await tx.$queryRaw<FastClaimRow[]>`
+  WITH open_role AS MATERIALIZED (
+    SELECT base_model FROM agent_roles
+    WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND NOT paused
+      AND NOT EXISTS (
+        SELECT 1 FROM tasks
+        WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'running' AND lease_expires_at < now())
+    FOR SHARE
+  ),
+  candidate AS MATERIALIZED (
+    SELECT id, thread_id, model_version_id FROM tasks
+    WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'pending'
+      AND EXISTS (SELECT 1 FROM open_role)
+    ORDER BY created_at, id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+  ),
+  budget_rows AS MATERIALIZED (
+    SELECT b.id,
+      CASE WHEN b.period_start < p.current_start THEN 0 ELSE b.spent_usd END AS spent_usd,
+      CASE WHEN b.period_start < p.current_start THEN 0 ELSE b.spent_tokens END AS spent_tokens,
+      b.reserved_usd, b.reserved_tokens, b.estimate_usd, b.estimate_tokens, b.limit_usd, b.limit_tokens,
+      p.current_start
+    FROM budgets b
+    CROSS JOIN LATERAL (
+      SELECT (date_trunc(CASE WHEN b.period = 'month' THEN 'month' ELSE 'day' END, now() AT TIME ZONE 'UTC')
+        AT TIME ZONE 'UTC') AS current_start
+    ) p
+    WHERE b.tenant_id = ${tenantId}::uuid AND b.role IN (${role}, ${TENANT_BUDGET})
+      AND EXISTS (SELECT 1 FROM candidate)
+    ORDER BY b.id
+    FOR UPDATE OF b
+  ),
+  admitted AS MATERIALIZED (
+    SELECT NOT EXISTS (
+      SELECT 1 FROM budget_rows
+      WHERE spent_usd + reserved_usd + estimate_usd > limit_usd
+        OR (limit_tokens IS NOT NULL AND spent_tokens + reserved_tokens + estimate_tokens > limit_tokens)
+    ) AS ok
+  ),
+  routed AS MATERIALIZED (
+    SELECT c.id, r.base_model, coalesce(c.thread_id, c.id)::text AS subject,
+      coalesce(c.model_version_id, (
+        SELECT p.model_version_id FROM tasks p
+        WHERE p.thread_id = c.thread_id AND p.model_version_id IS NOT NULL
+        ORDER BY p.created_at DESC, p.id DESC LIMIT 1
+      )) AS kept_id
+    FROM candidate c CROSS JOIN open_role r
+    WHERE (SELECT ok FROM admitted)
+  ),
+  live AS MATERIALIZED (
+    SELECT mv.id, mv.deployment_status::text AS status, mv.canary_traffic_pct
+    FROM model_versions mv JOIN open_role r ON mv.base_model = r.base_model
+    WHERE mv.tenant_id = ${tenantId}::uuid AND mv.deployment_status IN ('production', 'canary')
+  ),
+  chosen AS MATERIALIZED (
+    SELECT r.id AS task_id, r.base_model,
+      CASE
+        WHEN r.base_model IS NULL THEN 'unbound'
+        WHEN production.id IS NULL THEN 'no_production'
+        WHEN kept.id IS NOT NULL THEN kept.status
+        WHEN canary.id IS NOT NULL AND (('x' || substr(encode(sha256(convert_to(
+            canary.id::text || ':' || r.subject, 'UTF8')), 'hex'), 1, 13))::bit(52)::bigint)::float8
+            / 4503599627370496::float8 * 100::float8 < coalesce(canary.canary_traffic_pct, 0)::float8
+          THEN 'canary'
+        ELSE 'production'
+      END AS choice,
+      kept.id IS NOT NULL AND production.id IS NOT NULL AS sticky,
+      production.id AS production_id, canary.id AS canary_id, kept.id AS kept_id, run.id AS canary_run_id
+    FROM routed r
+    LEFT JOIN LATERAL (SELECT id FROM live WHERE status = 'production' LIMIT 1) production ON true
+    LEFT JOIN LATERAL (SELECT id, canary_traffic_pct FROM live WHERE status = 'canary' LIMIT 1) canary ON true
+    LEFT JOIN LATERAL (SELECT id, status FROM live WHERE id = r.kept_id) kept ON true
+    -- The history row that started the canary's run, as routeClaimedTask reads it.
+    LEFT JOIN LATERAL (
+      SELECT d.id FROM model_deployments d
+      WHERE d.model_version_id = canary.id AND d.to_status = 'canary'
+      ORDER BY d.created_at DESC, d.id DESC LIMIT 1
+    ) run ON true
+  ),
+  versioned AS MATERIALIZED (
+    SELECT task_id, base_model, choice, sticky,
+      CASE choice
+        WHEN 'production' THEN CASE WHEN sticky THEN kept_id ELSE production_id END
+        WHEN 'canary' THEN CASE WHEN sticky THEN kept_id ELSE canary_id END
+      END AS model_version_id,
+      canary_run_id
+    FROM chosen
+  ),
+  claimed AS (
+    UPDATE tasks t SET
+      status = 'running', attempts = t.attempts + 1, claimed_by = ${sub}, started_at = now(),
+      lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now(),
+      model_version_id = v.model_version_id,
+      canary_run_id = CASE WHEN v.model_version_id IS NULL THEN NULL ELSE v.canary_run_id END
+    FROM versioned v
+    WHERE t.id = v.task_id
+    RETURNING t.id, t.role, t.status::text AS status, t.attempts, t.updated_at
+  ),
+  reserved AS (
+    UPDATE budgets b SET
+      period_start = greatest(b.period_start, br.current_start),
+      spent_usd = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.spent_usd END,
+      spent_tokens = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.spent_tokens END,
+      overshoot_usd = CASE WHEN b.period_start < br.current_start THEN 0 ELSE b.overshoot_usd END,
+      warned_at = CASE WHEN b.period_start < br.current_start THEN NULL ELSE b.warned_at END,
+      exhausted_at = CASE WHEN b.period_start < br.current_start THEN NULL ELSE b.exhausted_at END,
+      reserved_usd = b.reserved_usd + b.estimate_usd,
+      reserved_tokens = b.reserved_tokens + b.estimate_tokens,
+      updated_at = now()
+    FROM budget_rows br
+    WHERE b.id = br.id AND EXISTS (SELECT 1 FROM claimed)
+    RETURNING b.id
+  ),
+  reservations AS (
+    INSERT INTO budget_reservations (task_id, budget_id, amount_usd, tokens)
+    SELECT c.id, br.id, br.estimate_usd, br.estimate_tokens FROM claimed c CROSS JOIN budget_rows br
+    RETURNING budget_id
+  )
+  INSERT INTO outbox_events (id, tenant_id, type, payload)
+  SELECT ${eventId}::uuid, ${tenantId}::uuid, 'TASK_UPDATED', jsonb_build_object(
+    'task_id', c.id::text, 'role', c.role, 'status', c.status, 'attempts', c.attempts,
+    'updated_at', to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'event_id', ${eventId}::text, 'type', 'TASK_UPDATED', 'tenant_id', ${tenantId}::text)
+  FROM claimed c
+  RETURNING
+    payload->>'task_id' AS task_id,
+    (SELECT choice FROM versioned) AS choice,
+    (SELECT base_model FROM versioned) AS base_model,
+    (SELECT model_version_id::text FROM versioned) AS model_version_id,
+    (SELECT sticky FROM versioned) AS sticky`;
+  if (!row) return null;
+  return {
+    outcome: 'claimed' as const,
+    task: await tx.task.findUniqueOrThrow({ where: { id: row.task_id } }),
+    budget: null,
+    routing: {
+      choice: row.choice,
+      baseModel: row.base_model,
+      modelVersionId: row.model_version_id,
+      sticky: row.sticky,
+    },
+  };
 }
 
-/** The claim as one interactive transaction: reaps lapsed leases first, and says why it claimed nothing. */
+/**
+ * The claim statement by statement, in the claim's transaction after claimInOneStatement handed out
+ * nothing: reaps lapsed leases first, and says why it claimed nothing.
+ */
 async function claimInTransaction(
+  tx: Prisma.TransactionClient,
   context: AuthedContext,
   role: string,
   { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions,
 ): Promise<ClaimResult> {
   const { tenantId, sub } = context.viewer;
-  return context.prisma.$transaction(async (tx) => {
-    // A share lock, so a pause committing meanwhile waits for this claim and no claim follows it.
-    const [agentRole] = await tx.$queryRaw<{ paused: boolean }[]>`
-      SELECT paused FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR SHARE`;
-    if (!agentRole) throw notFound(`Unknown agent role '${role}'`);
-    await reapExpiredLeases(tx, tenantId, role);
-    if (agentRole.paused) return { outcome: 'role_paused', task: null, budget: null, routing: null };
-    const budgets = await lockBudgets(tx, tenantId, role);
-    const refusing = refusingBudget(budgets);
-    if (refusing) {
-      const outcome = refusing.role === null ? 'tenant_budget_exhausted' : 'role_budget_exhausted';
-      return { outcome, task: null, budget: refusing, routing: null };
-    }
-    const [task] = await tx.$queryRaw<ChangedTask[]>`
-      UPDATE tasks SET
-        status = 'running', attempts = attempts + 1, claimed_by = ${sub}, started_at = now(),
-        lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
-      WHERE id = (
-        SELECT id FROM tasks
-        WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'pending'
-        ORDER BY created_at, id
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED
-      )
-      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-    if (!task) return { outcome: 'queue_empty', task: null, budget: null, routing: null };
-    await reserveForTask(tx, budgets, task.id);
-    const routing = await routeClaimedTask(tx, task.id);
-    await announce(tx, tenantId, [task]);
-    return {
-      outcome: 'claimed',
-      task: await tx.task.findUniqueOrThrow({ where: { id: task.id } }),
-      budget: null,
-      routing,
-    };
-  });
+  // A share lock, so a pause committing meanwhile waits for this claim and no claim follows it.
+  const [agentRole] = await tx.$queryRaw<{ paused: boolean }[]>`
+    SELECT paused FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR SHARE`;
+  if (!agentRole) throw notFound(`Unknown agent role '${role}'`);
+  await reapExpiredLeases(tx, tenantId, role);
+  if (agentRole.paused) return { outcome: 'role_paused', task: null, budget: null, routing: null };
+  const budgets = await lockBudgets(tx, tenantId, role);
+  const refusing = refusingBudget(budgets);
+  if (refusing) {
+    const outcome = refusing.role === null ? 'tenant_budget_exhausted' : 'role_budget_exhausted';
+    return { outcome, task: null, budget: refusing, routing: null };
+  }
+  const [task] = await tx.$queryRaw<ChangedTask[]>`
+    UPDATE tasks SET
+      status = 'running', attempts = attempts + 1, claimed_by = ${sub}, started_at = now(),
+      lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
+    WHERE id = (
+      SELECT id FROM tasks
+      WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'pending'
+      ORDER BY created_at, id
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+  if (!task) return { outcome: 'queue_empty', task: null, budget: null, routing: null };
+  await reserveForTask(tx, budgets, task.id);
+  const routing = await routeClaimedTask(tx, task.id);
+  await announce(tx, tenantId, [task]);
+  return {
+    outcome: 'claimed',
+    task: await tx.task.findUniqueOrThrow({ where: { id: task.id } }),
+    budget: null,
+    routing,
+  };
 }
 
 /** claimNextTask's task: null when nothing is claimable, whatever the reason. */
