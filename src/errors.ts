@@ -70,17 +70,11 @@ export function domainRefusalOf(error: unknown): GraphQLError | null {
   return null;
 }
 
+// The refusals the transports and the schema raise themselves; the domain's are in src/domain/errors.ts.
 export const unauthenticated = (message = 'Not authenticated') =>
   serviceError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
 export const forbidden = (message = 'Not allowed for your role') => serviceError('FORBIDDEN', message);
-export const notFound = (message: string) => serviceError('NOT_FOUND', message);
 export const badRequest = (message: string) => serviceError('BAD_REQUEST', message);
-export const conflict = (message: string) => serviceError('CONFLICT', message);
-export const preconditionFailed = (message: string) => serviceError('PRECONDITION_FAILED', message);
-/** A connector's server (or its token endpoint) could not be reached or answered nothing usable. */
-export const upstreamFailed = (message: string) => serviceError('UPSTREAM_FAILED', message);
-/** A feature the deployment has not configured (e.g. a missing key); the message names the setting. */
-export const notConfigured = (message: string) => serviceError('NOT_CONFIGURED', message);
 
 /** 429 with `Retry-After` over HTTP (REST passes it on) and `retryAfter` (seconds) in the extensions. */
 export const rateLimited = (message: string, retryAfter: number) =>
