@@ -261,13 +261,23 @@ export function printReport(report: BenchReport, plan: Plan): void {
     );
   }
   for (const figures of report.claimWait) {
-    const { database, instances, wakeUps, idleWaiters, medianMs, p99Ms, worstMs, chatMedianMs } = figures;
+    const {
+      database,
+      instances,
+      wakeUps,
+      idleWaiters,
+      medianMs,
+      p99Ms,
+      worstMs,
+      chatMedianMs,
+      idleRefusals,
+    } = figures;
     const where =
       instances === 2
         ? 'chat on one instance, claim waiting on the other, PostgreSQL + Redis'
         : databaseName(database);
     console.log(
-      `\nWaiting claim handed the task after the chat's commit (${where}, ${wakeUps} wake-ups, ${idleWaiters} other claims waiting): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 50), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(chatMedianMs, 1)} ms`,
+      `\nWaiting claim handed the task after the chat's commit (${where}, ${wakeUps} wake-ups, ${idleWaiters} other claims waiting): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 50), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(chatMedianMs, 1)} ms; idle claims refused with 503 and sent again: ${idleRefusals}`,
     );
   }
   if (report.queue.length > 0) {

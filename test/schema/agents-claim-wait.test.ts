@@ -155,6 +155,29 @@ describe('claimNextTask(waitSeconds) on one instance', () => {
   });
 });
 
+describe('a waiting claim and the database budget', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // A budget of one request in flight (DATABASE_POOL_SIZE + DATABASE_QUEUE_SIZE).
+    t = await createTestApp({ env: { DATABASE_POOL_SIZE: '1', DATABASE_QUEUE_SIZE: '0' } });
+  });
+  afterAll(() => t.close());
+
+  it('gives its place back while it waits: another request is served and wakes it', async () => {
+    const { member, agent } = await tenant(t);
+    const { answer: claim } = await waitingClaim(t, agent, 'cfo');
+
+    // Once its first attempt is done the claim only waits; holding the one place, it would turn every
+    // other request away with 503 until its wait ends.
+    const id = await vi.waitFor(() => queueTask(t, member, 'cfo'), { timeout: 5000 });
+
+    expect((await claim).data?.claimNextTask).toEqual({
+      outcome: 'claimed',
+      task: { id, status: 'running', claimedBy: agent.sub },
+    });
+  });
+});
+
 describe.runIf(databaseKind === 'postgresql')('claimNextTask(waitSeconds) across instances', () => {
   let database: TestDatabase;
   let a: TestApp;

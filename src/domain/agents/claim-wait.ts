@@ -107,6 +107,11 @@ export interface WaitOptions extends ClaimOptions {
   waitMs?: number;
   /** Ends the wait early (the client went away): the last answer is returned. */
   signal?: AbortSignal | undefined;
+  /**
+   * Told once, right before the claim first waits for an event: a waiting claim does no database work, so
+   * the request gives its place in the database budget back there. Default: nothing.
+   */
+  beforeWait?: () => void;
 }
 
 /**
@@ -118,7 +123,7 @@ export interface WaitOptions extends ClaimOptions {
 export async function claimNextTaskWaiting(
   context: AuthedContext,
   rawRole: string,
-  { waitMs = 0, signal, ...options }: WaitOptions = {},
+  { waitMs = 0, signal, beforeWait = () => {}, ...options }: WaitOptions = {},
 ): Promise<ClaimResult> {
   if (waitMs <= 0 || signal?.aborted) return claimNextTask(context, rawRole, options);
   const role = normalizeRole(rawRole);
@@ -146,6 +151,7 @@ export async function claimNextTaskWaiting(
       if (result.outcome === 'claimed' || ended) return result;
       waiter.outcome = result.outcome;
       if (!waiter.woken) {
+        beforeWait();
         await new Promise<void>((resolve) => {
           release = resolve;
           if (ended || waiter.woken) resolve();

@@ -15,6 +15,7 @@ import type { ModelRouting } from '../../domain/agents/model-routing.js';
 import type { ClaimOutcome, claimNextTask } from '../../domain/agents/queue.js';
 import { requireAgentRole } from '../../domain/agents/registry.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
+import { releasingAdmission } from '../admission.js';
 import { ModelRoutingRef } from './routing.js';
 import { AgentRoleRef, roleArg, TaskRef } from './types.js';
 
@@ -274,7 +275,11 @@ builder.mutationField('claimNextTask', (t) =>
         waitSeconds: z.int().min(0).max(MAX_CLAIM_WAIT_SECONDS).nullish(),
       }),
       (_root, { role, waitSeconds }, context) =>
-        claimNextTaskWaiting(context, role, { waitMs: (waitSeconds ?? 0) * 1000, signal: context.signal }),
+        claimNextTaskWaiting(context, role, {
+          waitMs: (waitSeconds ?? 0) * 1000,
+          signal: context.signal,
+          beforeWait: releasingAdmission(context),
+        }),
     ),
   }),
 );

@@ -15,9 +15,9 @@ import {
 } from '../../domain/connectors/call-approvals-store.js';
 import type { ConnectorCallApproval } from '../../generated/prisma/client.js';
 import { parseArgs } from '../../validation/index.js';
+import { leavingAdmission } from '../admission.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
-import { leavingAdmission } from './admission.js';
 
 const ApprovalStatus = builder.enumType('ConnectorCallApprovalStatus', {
   description:

@@ -11,8 +11,8 @@ import {
   testConnector,
 } from '../../domain/connectors/invoke.js';
 import { parseArgs } from '../../validation/index.js';
+import { leavingAdmission } from '../admission.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
-import { leavingAdmission } from './admission.js';
 import { ConnectorCallApprovalRef } from './approvals.js';
 
 const ConnectorEndpointRefInput = builder.inputType('ConnectorEndpointRefInput', {
