@@ -76,7 +76,10 @@ export async function measureClaimWake(
   try {
     const caller = await mintCaller(['member', 'agent']);
     // Idle waiters on another role: re-issued when their 30 s ends, until the measurement is over.
+    // Agents connect over a few seconds, not all in one millisecond: 20 every 100 ms (on PGlite, one
+    // transaction at a time, a faster stream of first attempts fills the database budget and is refused).
     for (let index = 0; index < idleWaiters; index += 1) {
+      if (index > 0 && index % 20 === 0) await new Promise((resolve) => setTimeout(resolve, 100));
       idleLoops.push(
         (async () => {
           while (idle) {
@@ -93,6 +96,11 @@ export async function measureClaimWake(
           if (idle) idleFailure ??= error;
         }),
       );
+    }
+    // Until every idle claim has made its first attempt and waits: no refusal for a second.
+    for (let seen = -1; seen !== idleRefusals; ) {
+      seen = idleRefusals;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     const latencies: number[] = [];
     const failed = () => {
