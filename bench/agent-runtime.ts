@@ -16,7 +16,7 @@ import { createApp } from '../src/app.js';
 import { signToken } from '../src/auth/tokens.js';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
-import { median } from './measure.js';
+import { median, percentile } from './measure.js';
 import { root } from './processes.js';
 
 export interface AgentRuntimeFigures {
@@ -34,11 +34,6 @@ export interface AgentRuntimeFigures {
 
 const SECRET = 'bench-secret-that-is-long-enough-for-hs256-signing';
 const TENANT = '6c1f3a7d-4e2b-4d9f-8a0c-3b2d1e0f9a8b';
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
 
 export async function measureAgentRuntime(tasks: number, modelDelayMs = 50): Promise<AgentRuntimeFigures> {
   const arrivals: number[] = [];

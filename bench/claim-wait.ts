@@ -4,7 +4,7 @@
 // claims waiting on another role of the tenant the whole time. On PostgreSQL with Redis the waiter and the
 // chat go to two instances of one database, so the wake-up crosses the bus.
 import { performance } from 'node:perf_hooks';
-import { median } from './measure.js';
+import { median, percentile } from './measure.js';
 import { type DatabaseKind, type Gateway, graphqlRequest, mintCaller, startGateway } from './servers.js';
 
 export interface ClaimWakeFigures {
@@ -34,11 +34,6 @@ const CHAT =
 const COMPLETE = `mutation ($id: ID!) { completeTask(id: $id, input: { tokensUsed: 1, costUsd: 0 }) { id } }`;
 /** Head start of a waiting claim before the chat: the claim must be waiting, not racing the chat. */
 const HEAD_START_MS = 25;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
 
 type Claim = { claimNextTask: { outcome: string; task: { id: string } | null } };
 

@@ -160,6 +160,12 @@ export async function interleave(
   return samples;
 }
 
+/** The nearest-rank percentile `p` (0 to 100) of `values`; NaN for none. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
 export function median(values: number[]): number {
   const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;

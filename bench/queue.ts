@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { signToken } from '../src/auth/tokens.js';
-import { median } from './measure.js';
+import { median, percentile } from './measure.js';
 import {
   type Caller,
   type DatabaseKind,
@@ -82,11 +82,6 @@ export interface QueueRound {
   duplicates: number;
   /** Spent equals the sum of the reported costs, to the micro-dollar, on the role's and the tenant's budget, and nothing stays reserved. */
   costsExact: boolean;
-}
-
-export function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 /** A decimal string of dollars in micro-dollars. */

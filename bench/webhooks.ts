@@ -13,7 +13,7 @@ import { createApp } from '../src/app.js';
 import { signToken } from '../src/auth/tokens.js';
 import { loadConfig } from '../src/config.js';
 import { createTestCertificate, fixedLookup } from '../test/support/https-server.js';
-import { median } from './measure.js';
+import { median, percentile } from './measure.js';
 
 export interface WebhookLatencyFigures {
   deliveries: number;
@@ -27,11 +27,6 @@ export interface WebhookLatencyFigures {
 
 const HOST = 'hooks.acme-payments.com';
 const SECRET = 'bench-secret-that-is-long-enough-for-hs256-signing';
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
 
 export async function measureWebhookLatency(deliveries: number): Promise<WebhookLatencyFigures> {
   const certificate = await createTestCertificate([HOST]);
