@@ -38,6 +38,10 @@ export abstract class DomainError extends Error {
   headers(): Record<string, string> {
     return {};
   }
+  /** The code, the reason and the facts in one record: what a client reads beside the message. */
+  get extensions(): Record<string, unknown> {
+    return { code: this.code, ...(this.reason === undefined ? {} : { reason: this.reason }), ...this.facts() };
+  }
 }
 
 /** A refusal made on the spot: its code, its message and, where there is one, its reason and facts. */
