@@ -40,7 +40,11 @@ export abstract class DomainError extends Error {
   }
   /** The code, the reason and the facts in one record: what a client reads beside the message. */
   get extensions(): Record<string, unknown> {
-    return { code: this.code, ...(this.reason === undefined ? {} : { reason: this.reason }), ...this.facts() };
+    return {
+      code: this.code,
+      ...(this.reason === undefined ? {} : { reason: this.reason }),
+      ...this.facts(),
+    };
   }
 }
 
