@@ -1,6 +1,7 @@
 import type { GraphQLError } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumeConnectorCall } from '../../src/domain/connectors/rate-limits.js';
+import { domainRefusalOf } from '../../src/errors.js';
 import type { Connector } from '../../src/generated/prisma/client.js';
 import { createConnector, template } from '../rest/connectors-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
@@ -42,7 +43,8 @@ async function spend(app: TestApp, connector: Connector, calls: number) {
       await consumeConnectorCall(app.app.services, connector);
       admitted++;
     } catch (error) {
-      refusal ??= error as GraphQLError;
+      // The domain's refusal as a client receives it, through the one mapping of src/errors.ts.
+      refusal ??= domainRefusalOf(error) ?? (error as GraphQLError);
     }
   }
   return { admitted, refusal };
