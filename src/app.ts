@@ -9,6 +9,7 @@ import { useRest } from '../rest/index.js';
 import { routes } from '../rest/routes.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createTokenVerifier } from './auth/tokens.js';
+import { reportUnusedPrismaQueries } from './builder.js';
 import type { Config } from './config.js';
 import { type Context, createContextFactory, type ServerContext } from './context.js';
 import { corsPolicy } from './cors.js';
@@ -128,6 +129,15 @@ const WEBHOOK_CALL_TIMEOUT_MS = 10_000;
 /** Builds one instance: database, bus, relay and the yoga server with every plugin, REST included. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  reportUnusedPrismaQueries(
+    config.production
+      ? null
+      : (info) =>
+          logger.warn(
+            { field: `${info.parentType.name}.${info.fieldName}` },
+            'Prisma query was unused in its resolver',
+          ),
+  );
   await checkDataDir(config.dataDir);
   const storage = createStorageGuard(config.dataDir);
   const db =

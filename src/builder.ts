@@ -35,6 +35,17 @@ export function scopesOf(viewer: Viewer | null): AuthScopes {
   };
 }
 
+/**
+ * Where a Prisma field whose prepared query its resolver never used is reported. The schema is built when
+ * this module is imported, before any configuration is read, so the app installs the reporter from its
+ * configuration (development: a warning in the log; production: none) with `reportUnusedPrismaQueries`.
+ */
+let unusedQueryReporter: ((info: GraphQLResolveInfo) => void) | null = null;
+
+export function reportUnusedPrismaQueries(reporter: ((info: GraphQLResolveInfo) => void) | null): void {
+  unusedQueryReporter = reporter;
+}
+
 export const builder = new SchemaBuilder<{
   Context: Context;
   AuthScopes: AuthScopes;
@@ -64,7 +75,7 @@ export const builder = new SchemaBuilder<{
     dmmf: getDatamodel(),
     exposeDescriptions: false,
     filterConnectionTotalCount: true,
-    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'warn',
+    onUnusedQuery: (info) => unusedQueryReporter?.(info),
   },
 });
 
