@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signToken } from '../../src/auth/tokens.js';
 import type { RunningServer } from '../../src/server.js';
 import { queueTasks } from '../schema/agents-budgets-support.js';
@@ -24,14 +24,6 @@ const initialize = JSON.stringify({
   method: 'initialize',
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 });
-
-/** Resolves once the clock has passed `at` (the wait is for time itself: the token's exp). */
-function clockPast(at: number): Promise<void> {
-  return new Promise((resolve) => {
-    const check = () => (Date.now() > at ? resolve() : setTimeout(check, at - Date.now() + 1));
-    check();
-  });
-}
 
 describe('MCP endpoint access', () => {
   it('refuses a request without a token: 401 with the Bearer challenge and a JSON-RPC error', async () => {
@@ -68,16 +60,22 @@ describe('MCP endpoint access', () => {
 
   it('stops serving a session whose token expired, and the refused call changes nothing', async () => {
     const tenantId = randomUUID();
-    const token = await signToken(TEST_SECRET, { tenantId, sub: 'agent-1', roles: ['agent'], ttl: '2s' });
+    const token = await signToken(TEST_SECRET, { tenantId, sub: 'agent-1', roles: ['agent'], ttl: '1m' });
     const expiresAt =
       JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()).exp * 1000;
     await queueTasks(t, tenantId, 'cfo', 1);
     const client = await connectMcp(server, { token });
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
-    await clockPast(expiresAt);
-    await expect(callTool(client, 'claim_next_task', { role: 'cfo' })).rejects.toThrow(
-      /401|Unauthorized|expired/i,
-    );
+    // The clock moves past exp instead of the test waiting for it: however slow the session's start, the
+    // token was valid for it and is expired for the call.
+    vi.useFakeTimers({ toFake: ['Date'], now: expiresAt + 1000 });
+    try {
+      await expect(callTool(client, 'claim_next_task', { role: 'cfo' })).rejects.toThrow(
+        /401|Unauthorized|expired/i,
+      );
+    } finally {
+      vi.useRealTimers();
+    }
     expect(await t.db.prisma.task.count({ where: { tenantId, status: 'pending' } })).toBe(1);
     await client.close();
   });

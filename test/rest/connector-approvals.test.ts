@@ -392,7 +392,8 @@ describe('deciding a gated call', () => {
     const answer = await decide(chairman, first, 'approve');
     expect(answer.status).toBe(409);
     expect(answer.body.detail).toMatch(/^Approval .* expired at .*; its status is expired$/);
-    expect(await expireCallApprovals(t.db.prisma)).toBeGreaterThanOrEqual(1);
+    // The app's own sweeper may have swept the second one already: whoever sweeps first expires it, once.
+    await expireCallApprovals(t.db.prisma);
     expect(await expireCallApprovals(t.db.prisma)).toBe(0);
     expect(postsSince(sent)).toHaveLength(0);
     const { rows, audits } = await traces(agent.tenantId);
