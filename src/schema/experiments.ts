@@ -184,7 +184,7 @@ builder.mutationField('assignAbTestVariant', (t) =>
       'The sticky variant of a subject in a running test; the first assignment counts as an observation.',
     args: { testId: t.arg.id({ required: true }), subjectId: t.arg.string({ required: true }) },
     ...validatedArgs(subjectArgs, (_root, args, context) =>
-      assignSubject(context, args.testId, args.subjectId),
+      assignSubject(context, context.services.logger, args.testId, args.subjectId),
     ),
   }),
 );
@@ -195,7 +195,7 @@ builder.mutationField('recordAbTestConversion', (t) =>
     description: 'Counts a subject’s conversion once; an unseen subject is assigned and observed first.',
     args: { testId: t.arg.id({ required: true }), subjectId: t.arg.string({ required: true }) },
     ...validatedArgs(subjectArgs, (_root, args, context) =>
-      convertSubject(context, args.testId, args.subjectId),
+      convertSubject(context, context.services.logger, args.testId, args.subjectId),
     ),
   }),
 );
@@ -209,7 +209,7 @@ builder.mutationField('recordAbTestEvents', (t) =>
       events: t.arg({ type: [EventInput], required: true }),
     },
     ...validatedArgs(recordEventsArgs, (_root, { testId, events }, context) =>
-      recordEvents(context, testId, events),
+      recordEvents(context, context.services.logger, testId, events),
     ),
   }),
 );

@@ -222,7 +222,13 @@ builder.mutationField('createWebhook', (t) =>
     description:
       'Registers a URL for one agent role’s events (or, without a role, every event of the tenant) and answers its signing secret, once. The URL is refused with the reason when the egress guard would refuse it. Needs CONNECTOR_SECRETS_KEY. Operator or chairman.',
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
-    ...validatedArgs(createWebhookArgs, (_root, { input }, context) => createWebhook(context, input)),
+    ...validatedArgs(createWebhookArgs, (_root, { input }, context) =>
+      createWebhook(
+        context,
+        { keyring: context.services.config.connectorSecretsKeys, egress: context.services.webhookEgress },
+        input,
+      ),
+    ),
   }),
 );
 
@@ -231,7 +237,9 @@ builder.mutationField('rotateWebhookSecret', (t) =>
     type: WebhookWithSecretRef,
     description: `Replaces the signing secret and answers the new one, once; the previous one keeps signing beside it for ${ROTATION_OVERLAP_MS / 3_600_000} h. Operator or chairman.`,
     args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, (_root, { id }, context) => rotateWebhookSecret(context, id)),
+    ...validatedArgs(idArgs, (_root, { id }, context) =>
+      rotateWebhookSecret(context, context.services.config.connectorSecretsKeys, id),
+    ),
   }),
 );
 

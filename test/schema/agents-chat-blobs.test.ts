@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Viewer } from '../../src/auth/viewer.js';
+import type { Actor } from '../../src/domain/actor.js';
 import { type InspectedAttachment, inspectAttachment } from '../../src/domain/agents/attachments.js';
-import { sendChatMessage } from '../../src/domain/agents/chat.js';
-import type { AuthedContext } from '../../src/domain/agents/registry.js';
+import { type ChatCommand, sendChatMessage } from '../../src/domain/agents/chat.js';
 import { PDF } from '../domain/agents/attachment-samples.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { storedRows } from './agents-support.js';
@@ -25,8 +25,8 @@ function uniquePdf(): InspectedAttachment {
   return result.value;
 }
 
-/** A context whose chat transaction runs completely and then fails to commit, once. */
-async function contextFailingOnce(): Promise<AuthedContext> {
+/** An actor whose chat transaction runs completely and then fails to commit, once. */
+async function actorFailingOnce(): Promise<Actor> {
   const viewer: Viewer = { sub: 'member-1', tenantId: randomUUID(), roles: ['member'] };
   await t.app.services.tenants.ensure(viewer.tenantId);
   const prisma = t.app.services.prisma;
@@ -49,18 +49,19 @@ async function contextFailingOnce(): Promise<AuthedContext> {
     requestId: randomUUID(),
     viewer,
     prisma: failing,
-    services: t.app.services,
-    log: t.app.services.logger,
   };
 }
 
+const send = (actor: Actor, command: ChatCommand) =>
+  sendChatMessage(actor, { blobs: t.app.services.blobs, log: t.app.services.logger }, command);
+
 describe('attachment bytes of a chat message whose transaction fails', () => {
   it('are removed when nothing references them', async () => {
-    const context = await contextFailingOnce();
+    const actor = await actorFailingOnce();
     const attachment = uniquePdf();
 
     await expect(
-      sendChatMessage(context, {
+      send(actor, {
         role: 'ceo',
         message: 'hi',
         attachments: [attachment],
@@ -69,7 +70,7 @@ describe('attachment bytes of a chat message whose transaction fails', () => {
     ).rejects.toThrow('commit failed');
 
     expect(await t.app.services.blobs.has(attachment.sha256)).toBe(false);
-    expect(await storedRows(t, context.viewer.tenantId)).toEqual({
+    expect(await storedRows(t, actor.viewer.tenantId)).toEqual({
       tasks: 0,
       threads: 0,
       messages: 0,
@@ -80,20 +81,20 @@ describe('attachment bytes of a chat message whose transaction fails', () => {
 
   it('stay when an attachment of another task references them', async () => {
     const attachment = uniquePdf();
-    const earlier = await contextFailingOnce();
+    const earlier = await actorFailingOnce();
     await expect(
-      sendChatMessage(earlier, { role: 'ceo', message: 'x', attachments: [attachment], persistThread: true }),
+      send(earlier, { role: 'ceo', message: 'x', attachments: [attachment], persistThread: true }),
     ).rejects.toThrow();
-    await sendChatMessage(earlier, {
+    await send(earlier, {
       role: 'ceo',
       message: 'kept',
       attachments: [attachment],
       persistThread: true,
     });
-    const later = await contextFailingOnce();
+    const later = await actorFailingOnce();
 
     await expect(
-      sendChatMessage(later, {
+      send(later, {
         role: 'cfo',
         message: 'lost',
         attachments: [attachment],

@@ -1,9 +1,9 @@
 import { recordAudit } from '../../audit.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { notFound } from '../errors.js';
 import { type BudgetPeriodKind, periodBounds } from './budget-period.js';
 import { announceCrossings, type BudgetState, lockBudgets, TENANT_BUDGET, writeBudget } from './budgets.js';
-import type { AuthedContext } from './registry.js';
 import { normalizeRole } from './roles.js';
 
 export interface BudgetSettings {
@@ -33,7 +33,7 @@ async function spentSince(tx: Prisma.TransactionClient, tenantId: string, role: 
  * changes, starts from what was already spent in the current period. A limit lowered below what is spent
  * stops new claims at once; the change is audited, and a warning or exhaustion it causes is announced.
  */
-export async function setBudget(context: AuthedContext, settings: BudgetSettings): Promise<BudgetState> {
+export async function setBudget(context: Actor, settings: BudgetSettings): Promise<BudgetState> {
   const { tenantId } = context.viewer;
   const role = settings.role ? normalizeRole(settings.role) : TENANT_BUDGET;
   return context.prisma.$transaction(async (tx) => {

@@ -1,8 +1,8 @@
 import { recordAudit } from '../../audit.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { type BudgetPeriodKind, periodBounds } from './budget-period.js';
-import type { AuthedContext } from './registry.js';
 
 const { Decimal } = Prisma;
 type Decimal = Prisma.Decimal;
@@ -259,7 +259,7 @@ export interface TaskCost {
 /** Charges a completed task's actual cost to its role's and its tenant's budgets and frees what it reserved. */
 export async function settleTask(
   tx: Prisma.TransactionClient,
-  context: AuthedContext,
+  context: Actor,
   task: { id: string; role: string },
   cost: TaskCost,
 ): Promise<void> {
@@ -323,7 +323,7 @@ export function budgetAlertPayload(budget: BudgetState) {
  */
 export async function announceCrossings(
   tx: Prisma.TransactionClient,
-  context: AuthedContext,
+  context: Actor,
   budget: BudgetState,
 ): Promise<BudgetState> {
   let next = budget;

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Context } from '../../context.js';
 import { enqueueEventFrom } from '../../events/outbox.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import type { Logger } from '../../logger.js';
+import type { Actor } from '../actor.js';
 import { conflict, notFound } from '../errors.js';
 import type { InspectedAttachment } from './attachments.js';
 import type { BlobStore } from './blob-store.js';
-import { type AuthedContext, findAgentRole, unknownAgentRole } from './registry.js';
+import { findAgentRole, unknownAgentRole } from './registry.js';
 import { normalizeRole } from './roles.js';
 import { taskEventPayload } from './task-events.js';
 
@@ -17,6 +18,12 @@ export interface ChatCommand {
   threadId?: string | null | undefined;
   /** False when the caller already stored the turn itself. */
   persistThread: boolean;
+}
+
+/** Where attachment bytes are kept, and where a failure to remove them again is logged. */
+export interface ChatDependencies {
+  blobs: BlobStore;
+  log: Logger;
 }
 
 export interface ChatReceipt {
@@ -34,10 +41,13 @@ export interface ChatReceipt {
  * transaction also holds the blobs (holdBlobs); the bytes are
  * removed again when it fails and nothing else references them.
  */
-export async function sendChatMessage(context: AuthedContext, command: ChatCommand): Promise<ChatReceipt> {
+export async function sendChatMessage(
+  context: Actor,
+  { blobs, log }: ChatDependencies,
+  command: ChatCommand,
+): Promise<ChatReceipt> {
   const role = normalizeRole(command.role);
   const chat = chatRows(context, role, command);
-  const blobs = context.services.blobs;
   const digests = [...new Set(command.attachments.map((attachment) => attachment.sha256))];
   try {
     for (const attachment of command.attachments) await blobs.put(attachment.content);
@@ -67,11 +77,8 @@ export async function sendChatMessage(context: AuthedContext, command: ChatComma
     }
   } catch (error) {
     if (digests.length > 0) {
-      await releaseUnreferencedBlobs(context, digests).catch((cleanupError: unknown) => {
-        context.log.error(
-          { err: cleanupError },
-          'could not remove attachment blobs of a failed chat message',
-        );
+      await releaseUnreferencedBlobs(context, blobs, digests).catch((cleanupError: unknown) => {
+        log.error({ err: cleanupError }, 'could not remove attachment blobs of a failed chat message');
       });
     }
     throw error;
@@ -97,7 +104,7 @@ interface ChatRows {
   attachments: readonly InspectedAttachment[];
 }
 
-function chatRows(context: AuthedContext, role: string, command: ChatCommand): ChatRows {
+function chatRows(context: Actor, role: string, command: ChatCommand): ChatRows {
   const threadId = command.threadId ?? null;
   const newThreadId = randomUUID();
   return {
@@ -178,7 +185,7 @@ async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows): Prom
 
 /** Why the tenant's chat statement wrote nothing: the role or the named thread; null when neither. */
 async function refusalOf(
-  context: AuthedContext,
+  context: Actor,
   rawRole: string,
   threadId: string | null | undefined,
 ): Promise<Error | null> {
@@ -223,13 +230,13 @@ async function holdBlobs(
 }
 
 /** Removes the blobs no attachment row references, each under its exclusive lock. */
-async function releaseUnreferencedBlobs(context: Context, digests: readonly string[]) {
+async function releaseUnreferencedBlobs(context: Actor, blobs: BlobStore, digests: readonly string[]) {
   for (const sha256 of digests) {
     await context.prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${blobLockKey(sha256)}, 0))`;
       const [row] = await tx.$queryRaw<{ used: boolean }[]>`
         SELECT EXISTS (SELECT 1 FROM attachments WHERE sha256 = ${sha256}) AS used`;
-      if (!row?.used) await context.services.blobs.remove(sha256);
+      if (!row?.used) await blobs.remove(sha256);
     });
   }
 }

@@ -1,7 +1,7 @@
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/topics.js';
+import type { Actor } from '../actor.js';
 import { type ClaimOptions, type ClaimOutcome, type ClaimResult, claimNextTask } from './queue.js';
-import type { AuthedContext } from './registry.js';
 import { normalizeRole } from './roles.js';
 
 /** Longest wait a claim may ask for, in seconds. */
@@ -121,7 +121,8 @@ export interface WaitOptions extends ClaimOptions {
  * missed. Answers the claim, or the last attempt's reason once the deadline passes or `signal` aborts.
  */
 export async function claimNextTaskWaiting(
-  context: AuthedContext,
+  context: Actor,
+  bus: EventBus,
   rawRole: string,
   { waitMs = 0, signal, beforeWait = () => {}, ...options }: WaitOptions = {},
 ): Promise<ClaimResult> {
@@ -143,7 +144,7 @@ export async function claimNextTaskWaiting(
   };
   const timer = setTimeout(end, waitMs);
   signal?.addEventListener('abort', end, { once: true });
-  const remove = claimWaitersOf(context.services.bus).add(context.viewer.tenantId, role, waiter);
+  const remove = claimWaitersOf(bus).add(context.viewer.tenantId, role, waiter);
   try {
     for (;;) {
       waiter.woken = false;

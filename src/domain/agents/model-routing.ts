@@ -1,8 +1,9 @@
 import { recordAudit } from '../../audit.js';
 import type { AgentRole, Prisma } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { notFound } from '../errors.js';
 import { assignmentPoint } from '../experiments/assignment.js';
-import { type AuthedContext, unknownAgentRole } from './registry.js';
+import { unknownAgentRole } from './registry.js';
 import { normalizeRole } from './roles.js';
 
 /**
@@ -129,7 +130,7 @@ export async function routeClaimedTask(tx: Prisma.TransactionClient, taskId: str
  * registered a version of. Audited.
  */
 export async function bindAgentModel(
-  context: AuthedContext,
+  context: Actor,
   rawRole: string,
   baseModel: string | null,
 ): Promise<AgentRole> {

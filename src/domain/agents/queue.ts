@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { conflict, forbidden, notFound, Refusal } from '../errors.js';
 import { countFinishedTasks } from '../finetuning/outcomes.js';
 import {
@@ -14,7 +15,6 @@ import {
 } from './budgets.js';
 import type { TokenUsage } from './completion-rules.js';
 import { type ModelRouting, type RoutingChoice, routeClaimedTask } from './model-routing.js';
-import type { AuthedContext } from './registry.js';
 import { normalizeRole } from './roles.js';
 import { taskEventPayload } from './task-events.js';
 
@@ -107,7 +107,7 @@ export interface ClaimResult {
  * the same transaction that hands it out, so spent + reserved never passes a limit. A refusal writes nothing.
  */
 export async function claimNextTask(
-  context: AuthedContext,
+  context: Actor,
   rawRole: string,
   options: ClaimOptions = {},
 ): Promise<ClaimResult> {
@@ -144,7 +144,7 @@ interface FastClaimRow {
  */
 async function claimInOneStatement(
   tx: Prisma.TransactionClient,
-  context: AuthedContext,
+  context: Actor,
   role: string,
   { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions,
 ): Promise<ClaimResult | null> {
@@ -304,7 +304,7 @@ async function claimInOneStatement(
  */
 async function claimInTransaction(
   tx: Prisma.TransactionClient,
-  context: AuthedContext,
+  context: Actor,
   role: string,
   { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions,
 ): Promise<ClaimResult> {
@@ -346,7 +346,7 @@ async function claimInTransaction(
 }
 
 /** claimNextTask's task: null when nothing is claimable, whatever the reason. */
-export async function claimTask(context: AuthedContext, rawRole: string, options: ClaimOptions = {}) {
+export async function claimTask(context: Actor, rawRole: string, options: ClaimOptions = {}) {
   return (await claimNextTask(context, rawRole, options)).task;
 }
 
@@ -356,7 +356,7 @@ interface LockedTask {
 }
 
 /** Locks a running task of the caller's tenant that the caller claimed; 404, 403 or 409 otherwise. */
-export async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
+export async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: Actor, id: string) {
   const [task] = await tx.$queryRaw<LockedTask[]>`
     SELECT status::text, claimed_by FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
   if (!task) throw notFound(`Task ${id} not found`);
@@ -388,7 +388,7 @@ const tokensOrNull = (count: number | null | undefined) =>
  * for as few round trips as possible before the commit.
  */
 async function finish(
-  context: AuthedContext,
+  context: Actor,
   id: string,
   write: (tx: Prisma.TransactionClient) => Promise<ChangedTask | undefined>,
   settle: (tx: Prisma.TransactionClient, changed: ChangedTask) => Promise<void>,
@@ -407,7 +407,7 @@ async function finish(
 }
 
 /** Ends the caller's running task as `completed`, with its usage, output and recommendations. */
-export function completeTask(context: AuthedContext, id: string, report: CompletionReport): Promise<Task> {
+export function completeTask(context: Actor, id: string, report: CompletionReport): Promise<Task> {
   return finish(
     context,
     id,
@@ -448,7 +448,7 @@ export function completeTask(context: AuthedContext, id: string, report: Complet
 }
 
 /** Ends the caller's running task as `failed` at once, whatever attempts remain. */
-export function failTask(context: AuthedContext, id: string, error: string): Promise<Task> {
+export function failTask(context: Actor, id: string, error: string): Promise<Task> {
   return finish(
     context,
     id,
@@ -470,7 +470,7 @@ export function failTask(context: AuthedContext, id: string, error: string): Pro
  * 404 another tenant's task, 409 a task not running, 403 another agent's, as for completeTask; a refusal
  * changes nothing.
  */
-export function releaseTask(context: AuthedContext, id: string): Promise<Task> {
+export function releaseTask(context: Actor, id: string): Promise<Task> {
   return context.prisma.$transaction(async (tx) => {
     await lockOwnRunningTask(tx, context, id);
     const [changed] = await tx.$queryRaw<ChangedTask[]>`
@@ -494,7 +494,7 @@ export function releaseTask(context: AuthedContext, id: string): Promise<Task> {
  * Publishes nothing: the lease is not part of TASK_UPDATED's payload.
  */
 export async function renewTaskLease(
-  context: AuthedContext,
+  context: Actor,
   id: string,
   { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions = {},
 ): Promise<Task> {

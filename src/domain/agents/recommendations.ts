@@ -1,10 +1,10 @@
 import { recordAudit } from '../../audit.js';
 import type { Prisma, Recommendation } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { conflict, notFound } from '../errors.js';
 import { countRecommendationRecord } from '../finetuning/outcomes.js';
-import type { AuthedContext } from './registry.js';
 
-async function lockRecommendation(tx: Prisma.TransactionClient, context: AuthedContext, id: string) {
+async function lockRecommendation(tx: Prisma.TransactionClient, context: Actor, id: string) {
   const [row] = await tx.$queryRaw<
     { accepted: boolean | null; outcome_matched: boolean | null; predicted_outcome: string | null }[]
   >`
@@ -18,11 +18,7 @@ async function lockRecommendation(tx: Prisma.TransactionClient, context: AuthedC
  * Records whether the user accepted a recommendation (feeds `acceptance_rate`). Repeating the same decision
  * changes nothing; a different one replaces it and counts in the period it was made.
  */
-export function decideRecommendation(
-  context: AuthedContext,
-  id: string,
-  accepted: boolean,
-): Promise<Recommendation> {
+export function decideRecommendation(context: Actor, id: string, accepted: boolean): Promise<Recommendation> {
   return context.prisma.$transaction(async (tx) => {
     const current = await lockRecommendation(tx, context, id);
     if (current.accepted !== accepted) {
@@ -47,7 +43,7 @@ export function decideRecommendation(
  * record replaces the previous one.
  */
 export function recordRecommendationOutcome(
-  context: AuthedContext,
+  context: Actor,
   id: string,
   matched: boolean,
 ): Promise<Recommendation> {

@@ -1,15 +1,11 @@
 import { recordAudit } from '../../audit.js';
-import type { Viewer } from '../../auth/viewer.js';
-import type { Context } from '../../context.js';
 import type { AgentRole } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { conflict, notFound } from '../errors.js';
 import { normalizeRole } from './roles.js';
 
-/** The context of an operation whose caller is known. */
-export type AuthedContext = Context & { viewer: Viewer };
-
 /** The caller's agent role named `rawRole` (case-insensitive), or null. */
-export function findAgentRole(context: AuthedContext, rawRole: string): Promise<AgentRole | null> {
+export function findAgentRole(context: Actor, rawRole: string): Promise<AgentRole | null> {
   return context.prisma.agentRole.findUnique({
     where: { tenantId_role: { tenantId: context.viewer.tenantId, role: normalizeRole(rawRole) } },
   });
@@ -20,13 +16,13 @@ export const unknownAgentRole = (rawRole: string) =>
   notFound(`Unknown agent role '${normalizeRole(rawRole)}'`);
 
 /** The caller's agent role named `rawRole`; 404 when the tenant has no such role. */
-export async function requireAgentRole(context: AuthedContext, rawRole: string): Promise<AgentRole> {
+export async function requireAgentRole(context: Actor, rawRole: string): Promise<AgentRole> {
   const role = await findAgentRole(context, rawRole);
   if (!role) throw unknownAgentRole(rawRole);
   return role;
 }
 
-export function listAgentRoles(context: AuthedContext): Promise<AgentRole[]> {
+export function listAgentRoles(context: Actor): Promise<AgentRole[]> {
   return context.prisma.agentRole.findMany({
     where: { tenantId: context.viewer.tenantId },
     orderBy: [{ builtIn: 'desc' }, { role: 'asc' }],
@@ -41,7 +37,7 @@ export interface AgentRoleRegistration {
 
 /** Adds an agent role to the caller's tenant; 409 when the tenant already has it (built in or registered). */
 export async function registerAgentRole(
-  context: AuthedContext,
+  context: Actor,
   registration: AgentRoleRegistration,
 ): Promise<AgentRole> {
   const { tenantId } = context.viewer;

@@ -2,10 +2,10 @@ import { recordAudit } from '../../audit.js';
 import type { PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Prisma, TaskApproval } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { notFound, Refusal } from '../errors.js';
 import { releaseReservations } from './budgets.js';
 import { lockOwnRunningTask } from './queue.js';
-import type { AuthedContext } from './registry.js';
 import { taskEventPayload } from './task-events.js';
 
 /** Longest summary of a decision request, in characters. */
@@ -81,7 +81,7 @@ export interface ApprovalRequest {
  * running, 403 another agent's, as for completeTask; a refusal changes nothing.
  */
 export async function requestTaskApproval(
-  context: AuthedContext,
+  context: Actor,
   taskId: string,
   request: ApprovalRequest,
 ): Promise<TaskApproval> {
@@ -130,12 +130,12 @@ export async function requestTaskApproval(
 }
 
 /** Whether the viewer reads every request of the tenant (approvers) or only its own (an agent). */
-export function decidesTaskApprovals(viewer: AuthedContext['viewer']): boolean {
+export function decidesTaskApprovals(viewer: Actor['viewer']): boolean {
   return viewer.roles.includes('chairman') || viewer.roles.includes('operator');
 }
 
 /** A request the viewer may read: any of the tenant's for an approver, its own for an agent; 404 otherwise. */
-export async function findTaskApproval(context: AuthedContext, id: string): Promise<TaskApproval> {
+export async function findTaskApproval(context: Actor, id: string): Promise<TaskApproval> {
   const row = await context.prisma.taskApproval.findFirst({
     where: {
       id,
@@ -170,7 +170,7 @@ function expired(row: TaskApproval) {
  * Audited; publishes TASK_APPROVAL_DECIDED and TASK_UPDATED.
  */
 export async function decideTaskApproval(
-  context: AuthedContext,
+  context: Actor,
   command: TaskDecisionCommand,
 ): Promise<TaskApproval> {
   const { tenantId, sub } = context.viewer;
@@ -261,7 +261,7 @@ export async function expireTaskApprovals(
 }
 
 /** The latest decision request of a task, or null. */
-export function latestTaskApproval(context: AuthedContext, taskId: string): Promise<TaskApproval | null> {
+export function latestTaskApproval(context: Actor, taskId: string): Promise<TaskApproval | null> {
   return context.prisma.taskApproval.findFirst({
     where: { taskId, tenantId: context.viewer.tenantId },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

@@ -1,5 +1,5 @@
+import type { Actor } from '../actor.js';
 import { MAX_ATTEMPTS } from './queue.js';
-import type { AuthedContext } from './registry.js';
 import { requireAgentRole } from './registry.js';
 
 /** Vitals cover the trailing day ending at the request. */
@@ -70,7 +70,7 @@ export function vitalsFrom(agentRole: string, totals: VitalsTotals): AgentVitals
  * database clock bounds the period, the same clock that stamps those times. A task whose last lease lapsed
  * but that no claim has swept yet counts as failed at its lease end, the time the sweep records for it.
  */
-export async function agentVitals(context: AuthedContext, rawRole: string): Promise<AgentVitals> {
+export async function agentVitals(context: Actor, rawRole: string): Promise<AgentVitals> {
   const { role } = await requireAgentRole(context, rawRole);
   const { tenantId } = context.viewer;
   const [totals] = await context.prisma.$queryRaw<VitalsTotals[]>`

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
-import type { AuthedContext } from '../../builder.js';
 import type { PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Connector, ConnectorCallApproval, Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import { runPeriodically } from '../../periodic.js';
+import type { Actor } from '../actor.js';
 import { expireTaskApprovals } from '../agents/task-approvals.js';
 import { notConfigured } from '../errors.js';
 import type { StoredApprovalPolicy } from './approval-policy.js';
@@ -83,7 +83,8 @@ export function approvalPayload(
  * the policy in force, with an audit row and a CONNECTOR_CALL_APPROVAL_REQUESTED event. Nothing is sent.
  */
 export async function requestCallApproval(
-  context: AuthedContext,
+  context: Actor,
+  keyring: Keyring,
   connector: Connector,
   endpoint: EndpointRef,
   input: InvocationInput,
@@ -91,12 +92,11 @@ export async function requestCallApproval(
   const policy = connector.approvalPolicy as unknown as StoredApprovalPolicy;
   const template = connector.template as unknown as StoredConnectorTemplate;
   const id = randomUUID();
-  const sealed = sealPart(
-    context.services.config.connectorSecretsKeys,
-    { id, tenantId: connector.tenantId, connectorId: connector.id },
-    'input',
-    { query: input.query ?? null, body: input.body ?? null, headers: input.headers ?? null },
-  );
+  const sealed = sealPart(keyring, { id, tenantId: connector.tenantId, connectorId: connector.id }, 'input', {
+    query: input.query ?? null,
+    body: input.body ?? null,
+    headers: input.headers ?? null,
+  });
   const now = new Date();
   return context.prisma.$transaction(async (tx) => {
     const row = await tx.connectorCallApproval.create({
@@ -162,7 +162,7 @@ async function announceEnded(
  */
 export async function cancelPendingCalls(
   tx: Prisma.TransactionClient,
-  context: AuthedContext,
+  context: Actor,
   connectorId: string,
   reason: string,
 ): Promise<void> {

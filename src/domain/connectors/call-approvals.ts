@@ -1,7 +1,7 @@
 import { recordAudit } from '../../audit.js';
-import type { AuthedContext } from '../../builder.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { ConnectorCallApproval } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { DomainError, forbidden, notFound, Refusal } from '../errors.js';
 import { originOf } from './base-url.js';
 import {
@@ -12,8 +12,9 @@ import {
   openPart,
   sealPart,
 } from './call-approvals-store.js';
-import { type CallOptions, callEndpoint } from './invoke.js';
+import { type CallOptions, type ConnectorCallServices, callEndpoint } from './invoke.js';
 import type { EndpointRef, InvocationInput } from './invoke-request.js';
+import type { Keyring } from './sealing.js';
 import type { StoredConnectorTemplate } from './template.js';
 
 export type CallDecision = 'approve' | 'reject' | 'request_changes';
@@ -27,12 +28,12 @@ const STATUS_OF: Record<CallDecision, CallApprovalStatus> = {
 const approvalNotFound = (id: string) => notFound(`Approval ${id} not found`);
 
 /** Whether the viewer reads every request of the tenant (approvers) or only its own (an agent). */
-export function readsAllApprovals(viewer: AuthedContext['viewer']): boolean {
+export function readsAllApprovals(viewer: Actor['viewer']): boolean {
   return viewer.roles.includes('chairman') || viewer.roles.includes('operator');
 }
 
 /** One request the viewer may read: the tenant's for an approver, its own for an agent; 404 otherwise. */
-export async function findCallApproval(context: AuthedContext, id: string): Promise<ConnectorCallApproval> {
+export async function findCallApproval(context: Actor, id: string): Promise<ConnectorCallApproval> {
   const row = await context.prisma.connectorCallApproval.findFirst({
     where: {
       id,
@@ -70,7 +71,8 @@ function ended(row: ConnectorCallApproval, status: CallApprovalStatus) {
  * (FORBIDDEN otherwise).
  */
 export async function decideCallApproval(
-  context: AuthedContext,
+  context: Actor,
+  services: ConnectorCallServices,
   command: DecideCommand,
   options: CallOptions = {},
 ): Promise<ConnectorCallApproval> {
@@ -116,7 +118,7 @@ export async function decideCallApproval(
     return current;
   }
   if (status !== 'approved') return claimed;
-  return execute(context, claimed, options);
+  return execute(context, services, claimed, options);
 }
 
 /** The outcome name of a refused or failed call: its reason, else its code in lower case. */
@@ -132,11 +134,12 @@ function failureOf(error: unknown): { outcome: string; message: string } | null 
  * template, the upstream failed) records why instead; a changed origin cancels the request.
  */
 async function execute(
-  context: AuthedContext,
+  context: Actor,
+  services: ConnectorCallServices,
   row: ConnectorCallApproval,
   options: CallOptions,
 ): Promise<ConnectorCallApproval> {
-  const keyring = context.services.config.connectorSecretsKeys;
+  const keyring = services.config.connectorSecretsKeys;
   const connector = await context.prisma.connector.findFirst({
     where: { id: row.connectorId, tenantId: row.tenantId },
   });
@@ -170,6 +173,7 @@ async function execute(
   try {
     const invocation = await callEndpoint(
       context,
+      services,
       connector,
       { method: row.method, path: row.path } as EndpointRef,
       input,
@@ -204,20 +208,17 @@ async function execute(
 }
 
 /** The opened input of a request (query, body, headers). */
-export function openedInput(context: AuthedContext, row: ConnectorCallApproval): unknown {
-  return openPart(context.services.config.connectorSecretsKeys, row, 'input', {
+export function openedInput(keyring: Keyring, row: ConnectorCallApproval): unknown {
+  return openPart(keyring, row, 'input', {
     keyId: row.keyId,
     sealed: row.sealedInput,
   });
 }
 
 /** The opened response of an executed call (headers, body, redirects, responseValidation), or null. */
-export function openedResponse(
-  context: AuthedContext,
-  row: ConnectorCallApproval,
-): Record<string, unknown> | null {
+export function openedResponse(keyring: Keyring, row: ConnectorCallApproval): Record<string, unknown> | null {
   if (!row.sealedResponse || !row.responseKeyId) return null;
-  return openPart(context.services.config.connectorSecretsKeys, row, 'response', {
+  return openPart(keyring, row, 'response', {
     keyId: row.responseKeyId,
     sealed: row.sealedResponse,
   }) as Record<string, unknown>;

@@ -1,8 +1,8 @@
 import { recordAudit } from '../../audit.js';
-import type { AuthedContext } from '../../builder.js';
 import type { Config } from '../../config.js';
 import type { Connector, ConnectorCredential, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
+import type { Actor } from '../actor.js';
 import { conflict, invalidInput, notConfigured, notFound, upstreamFailed } from '../errors.js';
 import { originOf } from './base-url.js';
 import {
@@ -61,11 +61,11 @@ export interface SetCredentialCommand {
  * bound to the origin of the template's base_url, the only place it will be sent.
  */
 export async function setConnectorCredential(
-  context: AuthedContext,
+  context: Actor,
+  keyring: Keyring,
   { id, secret }: SetCredentialCommand,
 ): Promise<Connector> {
   const { tenantId, sub } = context.viewer;
-  const keyring = context.services.config.connectorSecretsKeys;
   return context.prisma.$transaction(async (tx) => {
     const connector = await lockConnector(tx, tenantId, id);
     if (connector.authType !== secret.authType) {
@@ -131,7 +131,7 @@ export async function setConnectorCredential(
 }
 
 /** Removes a connector's secret, if it has one, with an audit row either way. */
-export async function clearConnectorCredential(context: AuthedContext, id: string): Promise<Connector> {
+export async function clearConnectorCredential(context: Actor, id: string): Promise<Connector> {
   const { tenantId } = context.viewer;
   return context.prisma.$transaction(async (tx) => {
     await lockConnector(tx, tenantId, id);

@@ -1,13 +1,19 @@
 import { recordAudit } from '../../audit.js';
-import type { Context } from '../../context.js';
+import type { Config } from '../../config.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Connector, ConnectorCallApproval } from '../../generated/prisma/client.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../observability/metrics.js';
+import type { RateLimiter } from '../../rate-limit.js';
+import type { Actor } from '../actor.js';
 import { conflict, type ErrorCode, Refusal } from '../errors.js';
 import { isGated, type StoredApprovalPolicy } from './approval-policy.js';
 import { requestCallApproval } from './call-approvals-store.js';
+import type { ConnectorCallSlots } from './call-slots.js';
 import { credentialRequestParts } from './credential-store.js';
 import type { CredentialRequestParts, OAuth2TokenRequest } from './credentials.js';
 import {
+  type EgressClient,
   type EgressDeadline,
   EgressError,
   type EgressFailureReason,
@@ -25,8 +31,6 @@ import { consumeConnectorCall } from './rate-limits.js';
 import { parseRedactedJson, type Redact, redactorOf } from './redaction.js';
 import { findConnector } from './store.js';
 import type { StoredConnectorTemplate } from './template.js';
-
-type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 
 /** Response headers passed back to the caller; every other header (cookies, auth challenges, ...) is dropped. */
 export const PASSED_RESPONSE_HEADERS: readonly string[] = [
@@ -124,6 +128,19 @@ function assertReadyToSend(connector: Connector): void {
   }
 }
 
+/** What a connector call uses of the running instance. */
+export interface ConnectorCallServices {
+  config: Pick<Config, 'connectorCalls' | 'connectorSecretsKeys'>;
+  /** The only way the call (and its OAuth token request) leaves the instance. */
+  egress: EgressClient;
+  /** Calls in flight per tenant. */
+  connectorCalls: ConnectorCallSlots;
+  /** The windows of the template's rate_limits. */
+  rateLimiter: RateLimiter;
+  metrics: Pick<Metrics, 'connectorCalls' | 'connectorCallDuration'>;
+  logger: Logger;
+}
+
 export interface CallOptions {
   /**
    * Told once, right before the call first waits on an upstream (its OAuth token request or the call):
@@ -141,12 +158,12 @@ interface Upstream {
   beforeWaiting(): EgressDeadline;
 }
 
-function upstreamOf(context: AuthedContext, options: CallOptions): Upstream {
+function upstreamOf(services: ConnectorCallServices, options: CallOptions): Upstream {
   let deadline: EgressDeadline | undefined;
   return {
     beforeWaiting() {
       if (deadline) return deadline;
-      const ms = context.services.config.connectorCalls.timeoutMs;
+      const ms = services.config.connectorCalls.timeoutMs;
       deadline = { at: Date.now() + ms, ms };
       options.beforeUpstream?.();
       return deadline;
@@ -155,9 +172,13 @@ function upstreamOf(context: AuthedContext, options: CallOptions): Upstream {
 }
 
 /** The OAuth 2.0 token request of a credential, sent through the same egress guard as the call itself. */
-async function fetchAccessToken(context: AuthedContext, request: OAuth2TokenRequest, upstream: Upstream) {
+async function fetchAccessToken(
+  services: ConnectorCallServices,
+  request: OAuth2TokenRequest,
+  upstream: Upstream,
+) {
   const deadline = upstream.beforeWaiting();
-  const response = await context.services.egress.send(request, { deadline }).catch((error: unknown) => {
+  const response = await services.egress.send(request, { deadline }).catch((error: unknown) => {
     throw error instanceof EgressError ? egressFailure(error) : error;
   });
   return { status: response.status, body: parseBody(response.body).value };
@@ -172,17 +193,18 @@ async function fetchAccessToken(context: AuthedContext, request: OAuth2TokenRequ
  * slot's release, which the caller must call once the upstream answered.
  */
 async function prepareToSend(
-  context: AuthedContext,
+  context: Actor,
+  services: ConnectorCallServices,
   connector: Connector,
   upstream: Upstream,
 ): Promise<{ parts: CredentialRequestParts; release: () => void }> {
   assertReadyToSend(connector);
-  const release = context.services.connectorCalls.take(connector.tenantId);
+  const release = services.connectorCalls.take(connector.tenantId);
   try {
-    const parts = await credentialRequestParts(context.services, connector, {
-      fetchToken: (request) => fetchAccessToken(context, request, upstream),
+    const parts = await credentialRequestParts({ ...services, prisma: context.prisma }, connector, {
+      fetchToken: (request) => fetchAccessToken(services, request, upstream),
     });
-    await consumeConnectorCall(context.services, connector);
+    await consumeConnectorCall(services, connector);
     return { parts, release };
   } catch (error) {
     release();
@@ -304,8 +326,8 @@ function validateResponse(
   };
 }
 
-async function record(context: AuthedContext, call: CallRecord): Promise<void> {
-  const { metrics } = context.services;
+async function record(context: Actor, services: ConnectorCallServices, call: CallRecord): Promise<void> {
+  const { metrics } = services;
   metrics.connectorCalls.inc({ kind: call.kind, outcome: call.outcome });
   metrics.connectorCallDuration.observe({ kind: call.kind, outcome: call.outcome }, call.durationMs / 1000);
   const details = {
@@ -349,7 +371,8 @@ async function record(context: AuthedContext, call: CallRecord): Promise<void> {
  * records the call, whatever its outcome.
  */
 async function sendAndRecord(
-  context: AuthedContext,
+  context: Actor,
+  services: ConnectorCallServices,
   call: Pick<CallRecord, 'kind' | 'connector' | 'method' | 'path'>,
   request: { url: string; method: string; headers: Record<string, string>; body?: string },
   upstream: Upstream,
@@ -357,12 +380,12 @@ async function sendAndRecord(
 ): Promise<{ response: EgressResponse; durationMs: number }> {
   const started = performance.now();
   const requestBytes = request.body === undefined ? 0 : Buffer.byteLength(request.body);
-  const sent = context.services.egress.send(request, { deadline: upstream.beforeWaiting() });
+  const sent = services.egress.send(request, { deadline: upstream.beforeWaiting() });
   void sent.then(release, release);
   try {
     const response = await sent;
     const durationMs = Math.round(performance.now() - started);
-    await record(context, {
+    await record(context, services, {
       ...call,
       outcome: response.status < 400 ? 'success' : 'upstream_error',
       status: response.status,
@@ -373,7 +396,7 @@ async function sendAndRecord(
     return { response, durationMs };
   } catch (error) {
     if (!(error instanceof EgressError)) throw error;
-    await record(context, {
+    await record(context, services, {
       ...call,
       outcome: error.reason,
       status: null,
@@ -404,7 +427,8 @@ export type InvocationOutcome =
  * an error) without any value of the credential in it.
  */
 export async function invokeConnector(
-  context: AuthedContext,
+  context: Actor,
+  services: ConnectorCallServices,
   command: InvokeCommand,
   options: CallOptions = {},
 ): Promise<InvocationOutcome> {
@@ -416,12 +440,18 @@ export async function invokeConnector(
   const policy = connector.approvalPolicy as unknown as StoredApprovalPolicy | null;
   if (isGated(policy, endpoint)) {
     assertReadyToSend(connector);
-    const approval = await requestCallApproval(context, connector, command.endpoint, input);
+    const approval = await requestCallApproval(
+      context,
+      services.config.connectorSecretsKeys,
+      connector,
+      command.endpoint,
+      input,
+    );
     return { kind: 'approval', ...approval };
   }
   return {
     kind: 'invocation',
-    ...(await callEndpoint(context, connector, command.endpoint, input, options)),
+    ...(await callEndpoint(context, services, connector, command.endpoint, input, options)),
   };
 }
 
@@ -430,7 +460,8 @@ export async function invokeConnector(
  * gated or not: invokeConnector for an ungated endpoint, the approval of a gated call for the other.
  */
 export async function callEndpoint(
-  context: AuthedContext,
+  context: Actor,
+  services: ConnectorCallServices,
   connector: Connector,
   ref: EndpointRef,
   input: InvocationInput,
@@ -439,13 +470,14 @@ export async function callEndpoint(
   const template = connector.template as unknown as StoredConnectorTemplate;
   const endpoint = findEndpoint(template, ref);
   const built: BuiltRequest = buildRequest(template, endpoint, input);
-  const upstream = upstreamOf(context, options);
-  const { parts: credential, release } = await prepareToSend(context, connector, upstream);
+  const upstream = upstreamOf(services, options);
+  const { parts: credential, release } = await prepareToSend(context, services, connector, upstream);
   const redact = redactorOf(credential.secrets);
   let sent: Awaited<ReturnType<typeof sendAndRecord>>;
   try {
     sent = await sendAndRecord(
       context,
+      services,
       { kind: 'invoke', connector, method: endpoint.method, path: endpoint.path },
       {
         url: withQuery(built.url, credential.query),
@@ -490,19 +522,21 @@ export async function callEndpoint(
  * Any HTTP answer means the server is reachable through the egress guard and its status is reported.
  */
 export async function testConnector(
-  context: AuthedContext,
+  context: Actor,
+  services: ConnectorCallServices,
   id: string,
   options: CallOptions = {},
 ): Promise<ConnectorTestResult> {
   const connector = await findConnector(context, id);
   const template = connector.template as unknown as StoredConnectorTemplate;
-  const upstream = upstreamOf(context, options);
-  const { parts: credential, release } = await prepareToSend(context, connector, upstream);
+  const upstream = upstreamOf(services, options);
+  const { parts: credential, release } = await prepareToSend(context, services, connector, upstream);
   const url = new URL(template.base_url).href;
   let sent: Awaited<ReturnType<typeof sendAndRecord>>;
   try {
     sent = await sendAndRecord(
       context,
+      services,
       { kind: 'test', connector, method: 'HEAD', path: new URL(url).pathname },
       {
         url: withQuery(url, credential.query),

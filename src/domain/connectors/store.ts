@@ -1,6 +1,6 @@
 import { recordAudit } from '../../audit.js';
-import type { Context } from '../../context.js';
 import { type Connector, Prisma } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { conflict, notFound, preconditionFailed } from '../errors.js';
 import type { StoredApprovalPolicy } from './approval-policy.js';
 import { originOf } from './base-url.js';
@@ -8,8 +8,6 @@ import { cancelPendingCalls } from './call-approvals-store.js';
 import { normalizeConnectorName } from './connector-name.js';
 import { OriginChangeRefusedError } from './errors.js';
 import { type ConnectorTemplateInput, toStoredTemplate } from './template.js';
-
-type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 
 const nameTaken = (name: string) =>
   conflict(`A connector named '${name}' already exists (names are compared ignoring case)`);
@@ -44,10 +42,7 @@ async function assertNameFree(
 }
 
 /** Creates an `active` connector at version 1, its first version row and an audit row, together. */
-export async function createConnector(
-  context: AuthedContext,
-  input: ConnectorTemplateInput,
-): Promise<Connector> {
+export async function createConnector(context: Actor, input: ConnectorTemplateInput): Promise<Connector> {
   const { tenantId, sub } = context.viewer;
   const template = toStoredTemplate(input);
   const nameKey = normalizeConnectorName(template.name);
@@ -102,7 +97,7 @@ export interface UpdateConnectorCommand {
  */
 async function unbindCredential(
   tx: Prisma.TransactionClient,
-  context: AuthedContext,
+  context: Actor,
   connectorId: string,
   origin: string,
   now: Date,
@@ -127,10 +122,7 @@ async function unbindCredential(
  * connector is: anyone else is refused (FORBIDDEN, audited as `origin_change_refused`, nothing else
  * written). The chairman's move leaves the stored credential unbound until it is set again.
  */
-export async function updateConnector(
-  context: AuthedContext,
-  command: UpdateConnectorCommand,
-): Promise<Connector> {
+export async function updateConnector(context: Actor, command: UpdateConnectorCommand): Promise<Connector> {
   const { tenantId, sub } = context.viewer;
   const template = toStoredTemplate(command.template);
   const nameKey = normalizeConnectorName(template.name);
@@ -210,7 +202,7 @@ export async function updateConnector(
 }
 
 /** One connector of the caller's tenant; another tenant's connector is not found. */
-export async function findConnector(context: AuthedContext, id: string): Promise<Connector> {
+export async function findConnector(context: Actor, id: string): Promise<Connector> {
   const connector = await context.prisma.connector.findFirst({
     where: { id, tenantId: context.viewer.tenantId },
   });
@@ -231,7 +223,7 @@ export interface SetApprovalPolicyCommand {
  * the approvers and expiry they were made with.
  */
 export async function setConnectorApprovalPolicy(
-  context: AuthedContext,
+  context: Actor,
   command: SetApprovalPolicyCommand,
 ): Promise<Connector> {
   const { tenantId, sub } = context.viewer;

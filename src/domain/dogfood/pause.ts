@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
-import type { Context } from '../../context.js';
 import { enqueueEvent } from '../../events/outbox.js';
+import type { Actor } from '../actor.js';
 import { C_SUITE_ROLES, isCSuiteRole, normalizeRole } from '../agents/roles.js';
 import { badRequest, conflict } from '../errors.js';
 
@@ -19,9 +19,7 @@ export interface PauseState {
   eventId: string;
 }
 
-type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
-
-async function checkPreconditions(context: AuthedContext, rawRole: string): Promise<string> {
+async function checkPreconditions(context: Actor, rawRole: string): Promise<string> {
   const role = normalizeRole(rawRole);
   if (!isCSuiteRole(role)) {
     throw badRequest(
@@ -93,11 +91,7 @@ const resuming: Transition = {
  * Moves a C-suite agent into the transition's state. State, audit row and outbox event commit together; a
  * repeat answers with the earlier transition and emits nothing.
  */
-async function transition(
-  context: AuthedContext,
-  command: PauseCommand,
-  change: Transition,
-): Promise<PauseState> {
+async function transition(context: Actor, command: PauseCommand, change: Transition): Promise<PauseState> {
   const role = await checkPreconditions(context, command.role);
   const { tenantId } = context.viewer;
   const state = await context.prisma.$transaction(async (tx) => {
@@ -143,9 +137,7 @@ async function transition(
 }
 
 /** Pauses a C-suite agent; a repeat answers with the original pause. */
-export const pauseAgent = (context: AuthedContext, command: PauseCommand) =>
-  transition(context, command, pausing);
+export const pauseAgent = (context: Actor, command: PauseCommand) => transition(context, command, pausing);
 
 /** Resumes a paused C-suite agent; a repeat answers with the last resume, a never-paused role is 409. */
-export const resumeAgent = (context: AuthedContext, command: PauseCommand) =>
-  transition(context, command, resuming);
+export const resumeAgent = (context: Actor, command: PauseCommand) => transition(context, command, resuming);

@@ -1,13 +1,10 @@
 import { recordAudit } from '../../audit.js';
-import type { Context } from '../../context.js';
 import type { AbTest, Prisma } from '../../generated/prisma/client.js';
+import type { AbTestStatus } from '../../generated/prisma/enums.js';
+import type { Actor } from '../actor.js';
 import { conflict, notFound } from '../errors.js';
 import { announceResults } from './announcements.js';
 import { type AbTestAnalysis, type ExperimentResults, summarizeExperiment } from './results.js';
-
-type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
-
-import type { AbTestStatus } from '../../generated/prisma/enums.js';
 
 export type { AbTestStatus };
 
@@ -39,7 +36,7 @@ export async function lockAbTest(
   return row;
 }
 
-export async function createAbTest(context: AuthedContext, input: NewAbTest): Promise<AbTest> {
+export async function createAbTest(context: Actor, input: NewAbTest): Promise<AbTest> {
   return context.prisma.$transaction(async (tx) => {
     const test = await tx.abTest.create({
       data: {
@@ -85,7 +82,7 @@ const transitions = {
  * test unchanged; any other move is a conflict.
  */
 export async function moveAbTest(
-  context: AuthedContext,
+  context: Actor,
   testId: string,
   move: keyof typeof transitions,
 ): Promise<AbTest> {
@@ -114,7 +111,7 @@ export async function moveAbTest(
 }
 
 /** A test of the caller's tenant, or 404. */
-export async function findAbTest(context: AuthedContext, testId: string): Promise<AbTest> {
+export async function findAbTest(context: Actor, testId: string): Promise<AbTest> {
   const test = await context.prisma.abTest.findFirst({
     where: { id: testId, tenantId: context.viewer.tenantId },
   });
@@ -128,7 +125,7 @@ export interface AbTestResults extends ExperimentResults {
 }
 
 /** Results from the per-variant counters: two indexed reads, whatever the number of subjects. */
-export async function abTestResults(context: AuthedContext, testId: string): Promise<AbTestResults> {
+export async function abTestResults(context: Actor, testId: string): Promise<AbTestResults> {
   const test = await context.prisma.abTest.findFirst({
     where: { id: testId, tenantId: context.viewer.tenantId },
     include: { variants: { orderBy: { position: 'asc' } } },

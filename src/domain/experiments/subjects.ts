@@ -1,5 +1,6 @@
-import type { Context } from '../../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import type { Logger } from '../../logger.js';
+import type { Actor } from '../actor.js';
 import { conflict, invalidInput } from '../errors.js';
 import { resultsChanged, settleResults } from './announcements.js';
 import {
@@ -10,8 +11,6 @@ import {
   type SubjectEvent,
 } from './event-plan.js';
 import { type AbTestStatus, abTestNotFound } from './lifecycle.js';
-
-type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 
 export const MAX_EVENTS_PER_CALL = 1000;
 
@@ -62,7 +61,8 @@ interface VariantRow {
  * can overtake.
  */
 export async function recordEvents(
-  context: AuthedContext,
+  context: Actor,
+  logger: Logger,
   testId: string,
   events: readonly SubjectEvent[],
 ): Promise<EventsReceipt> {
@@ -85,13 +85,7 @@ export async function recordEvents(
     recorded = await recordEventsLocked(context, testId, subjectIds, events);
   }
   if (recorded.announceInMs !== null) {
-    settleResults(
-      context.prisma,
-      context.services.logger,
-      context.viewer.tenantId,
-      testId,
-      recorded.announceInMs,
-    );
+    settleResults(context.prisma, logger, context.viewer.tenantId, testId, recorded.announceInMs);
   }
   return recorded.receipt;
 }
@@ -105,7 +99,7 @@ interface Recorded {
 /** The receipt of a written batch, with the announcement of the results it changed (announcements.ts). */
 async function recordedBatch(
   tx: Prisma.TransactionClient,
-  context: AuthedContext,
+  context: Actor,
   testId: string,
   plan: EventPlan,
   written: Written,
@@ -122,7 +116,7 @@ class PlanOvertaken extends Error {}
 
 /** `recordEvents` with the read after the lock: it sees what the writer before this one committed. */
 function recordEventsLocked(
-  context: AuthedContext,
+  context: Actor,
   testId: string,
   subjectIds: string[],
   events: readonly SubjectEvent[],
@@ -142,27 +136,29 @@ function recordEventsLocked(
  * subject already assigned in a running test is answered from a plain read, without taking the test lock.
  */
 export async function assignSubject(
-  context: AuthedContext,
+  context: Actor,
+  logger: Logger,
   testId: string,
   subjectId: string,
 ): Promise<SubjectAssignment> {
   const known = await findAssignment(context, testId, subjectId);
   if (known?.status === 'running') return known.assignment;
-  await recordEvents(context, testId, [{ subjectId, converted: false }]);
+  await recordEvents(context, logger, testId, [{ subjectId, converted: false }]);
   return readAssignment(context, testId, subjectId);
 }
 
 /** Counts the subject's conversion once; a subject not seen before is assigned and observed first. */
 export async function convertSubject(
-  context: AuthedContext,
+  context: Actor,
+  logger: Logger,
   testId: string,
   subjectId: string,
 ): Promise<SubjectAssignment> {
-  await recordEvents(context, testId, [{ subjectId, converted: true }]);
+  await recordEvents(context, logger, testId, [{ subjectId, converted: true }]);
   return readAssignment(context, testId, subjectId);
 }
 
-async function findAssignment(context: AuthedContext, testId: string, subjectId: string) {
+async function findAssignment(context: Actor, testId: string, subjectId: string) {
   const subject = await context.prisma.abTestSubject.findFirst({
     where: { testId, subjectId, variant: { test: { tenantId: context.viewer.tenantId } } },
     include: { variant: { select: { name: true, test: { select: { status: true } } } } },
@@ -180,11 +176,7 @@ async function findAssignment(context: AuthedContext, testId: string, subjectId:
   return { status: subject.variant.test.status, assignment };
 }
 
-async function readAssignment(
-  context: AuthedContext,
-  testId: string,
-  subjectId: string,
-): Promise<SubjectAssignment> {
+async function readAssignment(context: Actor, testId: string, subjectId: string): Promise<SubjectAssignment> {
   const found = await findAssignment(context, testId, subjectId);
   if (!found) throw new Error(`subject ${subjectId} of A/B test ${testId} vanished after it was recorded`);
   return found.assignment;

@@ -1,4 +1,10 @@
-import type { Services } from '../../services.js';
+import type { EventBus } from '../../events/bus.js';
+import type { Logger } from '../../logger.js';
+
+/** The instance's response cache, as far as dropping entries by type goes. */
+export interface ResponseCache {
+  invalidate(entities: Iterable<{ typename: string; id?: number | string }>): Promise<void> | void;
+}
 
 /** Cached responses that hold a model version, including a cached null `productionModel`. */
 const MODEL_VERSION_ENTITIES = [{ typename: 'ModelVersion' }];
@@ -10,7 +16,7 @@ const MODEL_VERSION_ENTITIES = [{ typename: 'ModelVersion' }];
 const SECOND_PASS_MS = 250;
 
 /** Drops every cached response of this instance that holds a model version. */
-export async function invalidateModelVersions(services: Pick<Services, 'responseCache'>): Promise<void> {
+export async function invalidateModelVersions(services: { responseCache: ResponseCache }): Promise<void> {
   await services.responseCache.invalidate(MODEL_VERSION_ENTITIES);
 }
 
@@ -20,9 +26,11 @@ export async function invalidateModelVersions(services: Pick<Services, 'response
  * re-subscribing after it lost Redis (changes made meanwhile never reached this instance). Returns a stop
  * function.
  */
-export function startModelCacheInvalidation(
-  services: Pick<Services, 'bus' | 'responseCache' | 'logger'>,
-): () => Promise<void> {
+export function startModelCacheInvalidation(services: {
+  bus: EventBus;
+  responseCache: ResponseCache;
+  logger: Logger;
+}): () => Promise<void> {
   const events = services.bus.subscribeAll('MODEL_VERSION_CHANGED')[Symbol.asyncIterator]();
   const timers = new Set<NodeJS.Timeout>();
   const invalidate = () =>

@@ -4,6 +4,7 @@ import type { PrismaClient } from '../../db/client.js';
 import type { CanaryPolicy, Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import { runPeriodically } from '../../periodic.js';
+import type { Actor } from '../actor.js';
 import { notFound } from '../errors.js';
 import {
   analyzeCanary,
@@ -14,7 +15,7 @@ import {
 } from '../experiments/canary.js';
 import type { CANARY_ACTIONS } from '../experiments/canary-policy.js';
 import { planPromotion } from './lifecycle.js';
-import { type AuthedContext, applyPlan, type LineState, loadLine, lockLine } from './registry.js';
+import { applyPlan, type LineState, loadLine, lockLine } from './registry.js';
 
 type Tx = Prisma.TransactionClient;
 export type CanaryAction = (typeof CANARY_ACTIONS)[number];
@@ -28,7 +29,7 @@ export interface CanaryPolicyInput {
 
 /** Sets (or replaces) the canary rollout policy of a base model of the caller's tenant; 404 when unknown. */
 export async function setCanaryPolicy(
-  context: AuthedContext,
+  context: Actor,
   baseModel: string,
   policy: CanaryPolicyInput,
 ): Promise<CanaryPolicy> {
@@ -196,10 +197,10 @@ async function decideLine(
           : 'recommended';
     const evidence = evidenceOf(run, policy);
     // Automatic decisions are the system's: the tenant's, made by the analysis, not by a request.
-    const context = {
+    const context: Pick<Actor, 'viewer' | 'requestId'> = {
       viewer: { tenantId: policy.tenantId, sub: CANARY_ANALYSIS_ACTOR, roles: [] },
       requestId: randomUUID(),
-    } as unknown as AuthedContext;
+    };
     const failing = run.analysis.guardrails.filter((guardrail) => guardrail.verdict === 'worse');
     if (action === 'rolled_back') {
       await applyPlan(

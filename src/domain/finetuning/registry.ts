@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
-import type { Context } from '../../context.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { ModelVersion, Prisma } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { conflict, notFound } from '../errors.js';
 import {
   applyTransitions,
@@ -16,7 +16,6 @@ import {
   type VersionState,
 } from './lifecycle.js';
 
-export type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 type Tx = Prisma.TransactionClient;
 
 export interface RegisterCommand {
@@ -101,7 +100,7 @@ export async function loadLine(tx: Tx, lineId: string, baseModel: string): Promi
 /** Writes a plan: status updates, one history row and one MODEL_VERSION_CHANGED event per transition. */
 export async function applyPlan(
   tx: Tx,
-  context: AuthedContext,
+  context: Pick<Actor, 'viewer' | 'requestId'>,
   line: LineState,
   plan: Plan & { ok: true },
   note: ChangeNote,
@@ -137,7 +136,7 @@ export async function applyPlan(
 
 async function announce(
   tx: Tx,
-  context: AuthedContext,
+  context: Pick<Actor, 'viewer' | 'requestId'>,
   version: ModelVersion,
   previousStatus: DeploymentStatus | null,
 ) {
@@ -156,10 +155,7 @@ async function announce(
 }
 
 /** Registers a trained version as `ready`, numbered after the highest version of its base model. */
-export async function registerModelVersion(
-  context: AuthedContext,
-  command: RegisterCommand,
-): Promise<ModelVersion> {
+export async function registerModelVersion(context: Actor, command: RegisterCommand): Promise<ModelVersion> {
   const { tenantId } = context.viewer;
   const version = await context.prisma.$transaction(async (tx) => {
     await tx.$executeRaw`
@@ -201,10 +197,7 @@ export async function registerModelVersion(
 }
 
 /** Puts a version on canary or in production; the production it replaces is archived. */
-export async function promoteModelVersion(
-  context: AuthedContext,
-  command: PromoteCommand,
-): Promise<ModelVersion> {
+export async function promoteModelVersion(context: Actor, command: PromoteCommand): Promise<ModelVersion> {
   const { tenantId } = context.viewer;
   const version = await context.prisma.$transaction(async (tx) => {
     const target = await tx.modelVersion.findFirst({
@@ -244,7 +237,7 @@ export async function promoteModelVersion(
  * Retires the current production version of a base model and restores the one that was production
  * before it. Another tenant's id in the path is answered like an unknown base model.
  */
-export async function rollbackModel(context: AuthedContext, command: RollbackCommand): Promise<ModelVersion> {
+export async function rollbackModel(context: Actor, command: RollbackCommand): Promise<ModelVersion> {
   const { tenantId } = context.viewer;
   if (command.tenantId.toLowerCase() !== tenantId.toLowerCase()) {
     throw lineNotFound(command.baseModel);
@@ -278,7 +271,7 @@ export async function rollbackModel(context: AuthedContext, command: RollbackCom
 }
 
 /** Every version of a base model of the caller's tenant, newest first; empty for an unknown base model. */
-export function listModelVersions(context: AuthedContext, baseModel: string): Promise<ModelVersion[]> {
+export function listModelVersions(context: Actor, baseModel: string): Promise<ModelVersion[]> {
   return context.prisma.modelVersion.findMany({
     where: { tenantId: context.viewer.tenantId, baseModel },
     orderBy: { versionNumber: 'desc' },
@@ -286,7 +279,7 @@ export function listModelVersions(context: AuthedContext, baseModel: string): Pr
 }
 
 /** The production version of a base model, or null when none is in production. */
-export function findProductionModel(context: AuthedContext, baseModel: string): Promise<ModelVersion | null> {
+export function findProductionModel(context: Actor, baseModel: string): Promise<ModelVersion | null> {
   return context.prisma.modelVersion.findFirst({
     where: { tenantId: context.viewer.tenantId, baseModel, deploymentStatus: 'production' },
   });

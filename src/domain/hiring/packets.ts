@@ -1,11 +1,9 @@
 import { recordAudit } from '../../audit.js';
-import type { Context } from '../../context.js';
 import type { OnboardingPacket as OnboardingPacketRow, Prisma } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
 import { companyNameOf, UNNAMED_COMPANY } from './company.js';
 import { prepareOnboardingPacket } from './onboarding-packet.js';
 import type { SalaryRange } from './types.js';
-
-type AuthedContext = Context & { viewer: NonNullable<Context['viewer']> };
 
 export type { OnboardingPacketRow };
 
@@ -26,7 +24,7 @@ const json = (value: unknown) => value as Prisma.InputJsonValue;
  * together.
  */
 export async function generateOnboardingPacket(
-  context: AuthedContext,
+  context: Actor,
   command: OnboardingCommand,
 ): Promise<OnboardingPacketRow> {
   const { tenantId, sub } = context.viewer;
@@ -85,7 +83,7 @@ export async function generateOnboardingPacket(
 
 /** The latest generation of a candidate's packet in the caller's tenant, or null. */
 export function latestOnboardingPacket(
-  context: AuthedContext,
+  context: Actor,
   processId: string,
   candidateId: string,
 ): Promise<OnboardingPacketRow | null> {
@@ -97,7 +95,7 @@ export function latestOnboardingPacket(
 
 /** The generations before `packet` (already read in its tenant), newest first. */
 export function earlierOnboardingPackets(
-  prisma: Context['prisma'],
+  prisma: Actor['prisma'],
   packet: Pick<OnboardingPacketRow, 'tenantId' | 'processId' | 'candidateId' | 'generation'>,
 ): Promise<OnboardingPacketRow[]> {
   return prisma.onboardingPacket.findMany({

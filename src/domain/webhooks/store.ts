@@ -1,14 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
 import type { PrismaClient, Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
-import { type AuthedContext, findAgentRole, unknownAgentRole } from '../agents/registry.js';
-import { EgressError } from '../connectors/egress/index.js';
+import type { Actor } from '../actor.js';
+import { findAgentRole, unknownAgentRole } from '../agents/registry.js';
+import { type EgressClient, EgressError } from '../connectors/egress/index.js';
 import type { Keyring } from '../connectors/sealing.js';
 import { conflict, invalidInput, notConfigured, notFound } from '../errors.js';
 import { newWebhookSecret, ROTATION_OVERLAP_MS, sealWebhookSecret } from './signing.js';
 
 const KEY_NOT_SET =
   'Webhook secrets cannot be stored: CONNECTOR_SECRETS_KEY is not set (see docs/operations.md, "Connector credentials")';
+
+/** What registering a webhook uses of the running instance. */
+export interface WebhookRegistration {
+  /** Seals the webhook's secret (CONNECTOR_SECRETS_KEY). */
+  keyring: Keyring;
+  /** The guarded client deliveries leave by: its address checks judge the URL. */
+  egress: Pick<EgressClient, 'checkTarget'>;
+}
 
 /** A webhook with its signing secret, answered only when the secret is created or rotated. */
 export interface WebhookWithSecret {
@@ -31,8 +40,7 @@ function refusedUrl(url: string, reason: string) {
   ]);
 }
 
-function keyringOf(context: AuthedContext) {
-  const keyring = context.services.config.connectorSecretsKeys;
+function usableKeyring(keyring: Keyring) {
   if (keyring.length === 0) throw notConfigured(KEY_NOT_SET);
   return keyring;
 }
@@ -44,18 +52,19 @@ function keyringOf(context: AuthedContext) {
  * egress guard, so a name that points inside the network is refused now, with the reason.
  */
 export async function createWebhook(
-  context: AuthedContext,
+  context: Actor,
+  { keyring: keys, egress }: WebhookRegistration,
   input: { url: string; role: string | null },
 ): Promise<WebhookWithSecret> {
   const { tenantId, sub } = context.viewer;
-  const keyring = keyringOf(context);
+  const keyring = usableKeyring(keys);
   let role: string | null = null;
   if (input.role !== null) {
     const agentRole = await findAgentRole(context, input.role);
     if (!agentRole) throw unknownAgentRole(input.role);
     role = agentRole.role;
   }
-  await checkTarget(context, input.url);
+  await checkTarget(egress, input.url);
   const id = randomUUID();
   const secret = newWebhookSecret();
   const sealed = sealWebhookSecret(keyring, tenantId, id, secret);
@@ -83,9 +92,9 @@ export async function createWebhook(
   return { webhook, secret };
 }
 
-async function checkTarget(context: AuthedContext, url: string): Promise<void> {
+async function checkTarget(egress: WebhookRegistration['egress'], url: string): Promise<void> {
   try {
-    await context.services.webhookEgress.checkTarget(url);
+    await egress.checkTarget(url);
   } catch (error) {
     if (error instanceof EgressError) throw refusedUrl(url, error.message);
     throw error;
@@ -96,9 +105,13 @@ async function checkTarget(context: AuthedContext, url: string): Promise<void> {
  * Replaces the webhook's secret and answers the new one. The previous secret keeps signing beside it for
  * ROTATION_OVERLAP_MS (every delivery carries both signatures meanwhile), so receivers can switch over.
  */
-export async function rotateWebhookSecret(context: AuthedContext, id: string): Promise<WebhookWithSecret> {
+export async function rotateWebhookSecret(
+  context: Actor,
+  keys: Keyring,
+  id: string,
+): Promise<WebhookWithSecret> {
   const { tenantId } = context.viewer;
-  const keyring = keyringOf(context);
+  const keyring = usableKeyring(keys);
   const secret = newWebhookSecret();
   const sealed = sealWebhookSecret(keyring, tenantId, id, secret);
   const webhook = await context.prisma.$transaction(async (tx) => {
@@ -133,11 +146,7 @@ export async function rotateWebhookSecret(context: AuthedContext, id: string): P
  * Turns a webhook on or off. Enabling a disabled webhook clears its failure record; deliveries queued
  * from then on are sent (those failed when it was disabled can be redelivered one by one).
  */
-export async function setWebhookEnabled(
-  context: AuthedContext,
-  id: string,
-  enabled: boolean,
-): Promise<Webhook> {
+export async function setWebhookEnabled(context: Actor, id: string, enabled: boolean): Promise<Webhook> {
   const { tenantId } = context.viewer;
   return context.prisma.$transaction(async (tx) => {
     const existing = await tx.webhook.findFirst({ where: { id, tenantId } });
@@ -164,7 +173,7 @@ export async function setWebhookEnabled(
  * Queues the delivery's message again, with the same `webhook-id` (so a receiver that already handled it
  * can tell), after whatever the webhook has pending. The webhook must be active.
  */
-export async function redeliverWebhookDelivery(context: AuthedContext, id: string): Promise<WebhookDelivery> {
+export async function redeliverWebhookDelivery(context: Actor, id: string): Promise<WebhookDelivery> {
   const { tenantId } = context.viewer;
   return context.prisma.$transaction(async (tx) => {
     const original = await tx.webhookDelivery.findFirst({

@@ -275,7 +275,7 @@ builder.mutationField('claimNextTask', (t) =>
         waitSeconds: z.int().min(0).max(MAX_CLAIM_WAIT_SECONDS).nullish(),
       }),
       (_root, { role, waitSeconds }, context) =>
-        claimNextTaskWaiting(context, role, {
+        claimNextTaskWaiting(context, context.services.bus, role, {
           waitMs: (waitSeconds ?? 0) * 1000,
           signal: context.signal,
           beforeWait: releasingAdmission(context),

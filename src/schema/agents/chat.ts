@@ -223,7 +223,7 @@ builder.mutationField('sendChatMessage', (t) =>
       input: t.arg({ type: ChatMessageInput, required: true }),
     },
     ...validatedArgs(chatArgsWithFiles, (_root, { role, input }, context) =>
-      sendChatMessage(context, { role, ...input }),
+      sendChatMessage(context, { blobs: context.services.blobs, log: context.log }, { role, ...input }),
     ),
     extensions: { argsSchema: chatArgs },
   }),

@@ -86,7 +86,7 @@ export const ConnectorCallApprovalRef = builder
       input: t.field({
         type: 'JSON',
         description: 'What the requester asked to send: query, body and headers (sealed at rest).',
-        resolve: (row, _args, context) => openedInput(context as AuthedContext, row),
+        resolve: (row, _args, context) => openedInput(context.services.config.connectorSecretsKeys, row),
       }),
       call: t.field({
         type: ApprovedCallRef,
@@ -102,7 +102,7 @@ export const ConnectorCallApprovalRef = builder
                 durationMs: row.durationMs,
                 executedAt: row.executedAt,
                 failure: row.responseStatus === null ? row.reason : null,
-                response: openedResponse(context as AuthedContext, row),
+                response: openedResponse(context.services.config.connectorSecretsKeys, row),
               },
       }),
       createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -196,7 +196,12 @@ for (const [name, decision, description] of decisions) {
         note: t.arg.string({ description: 'At most 2000 characters.' }),
       },
       ...validatedArgs(decideArgs, (_root, { id, note: text }, context) =>
-        decideCallApproval(context, { id, decision, note: text }, leavingAdmission(context)),
+        decideCallApproval(
+          context,
+          context.services,
+          { id, decision, note: text },
+          leavingAdmission(context),
+        ),
       ),
     }),
   );

@@ -178,6 +178,7 @@ builder.mutationField('invokeConnector', (t) =>
     ...validatedArgs(invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
       invokeConnector(
         context,
+        context.services,
         {
           id,
           endpoint,
@@ -199,7 +200,7 @@ builder.mutationField('testConnector', (t) =>
     description: `Probes a connector with a HEAD request to its base_url (operator or agent). ${callErrors}`,
     args: { id: t.arg.id({ required: true }) },
     ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
-      testConnector(context, id, leavingAdmission(context)),
+      testConnector(context, context.services, id, leavingAdmission(context)),
     ),
   }),
 );

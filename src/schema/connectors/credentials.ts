@@ -193,7 +193,10 @@ builder.mutationField('setConnectorCredential', (t) =>
       input: t.arg({ type: ConnectorCredentialInput, required: true }),
     },
     ...validatedArgs(setConnectorCredentialArgs, (_root, { id, input }, context) =>
-      setConnectorCredential(context, { id, secret: secretOf(input) }),
+      setConnectorCredential(context, context.services.config.connectorSecretsKeys, {
+        id,
+        secret: secretOf(input),
+      }),
     ),
   }),
 );
