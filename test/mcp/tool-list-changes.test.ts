@@ -205,6 +205,21 @@ describe('GET /mcp: the stream of tool list changes', () => {
       },
     ]);
     expect(JSON.stringify(events.map((event) => event.payload))).not.toContain('sk_live_do_not_leak');
+
+    await t.app.services.relay.kick();
+    const read = await t.graphql(
+      `query { recentEvents(types: [CONNECTOR_CHANGED]) {
+        event { ... on ConnectorChangedEvent { connectorId version status changes } }
+      } }`,
+      {},
+      chairman,
+    );
+    expect(read.data).toEqual({
+      recentEvents: [
+        { event: { connectorId, version: 4, status: 'active', changes: ['description', 'endpoints'] } },
+        { event: { connectorId, version: 1, status: 'active', changes: ['created'] } },
+      ],
+    });
   });
 
   it('carries only the caller’s tenant’s changes', async () => {
