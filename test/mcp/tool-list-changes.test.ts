@@ -341,6 +341,26 @@ describe('GET /mcp: the stream of tool list changes', () => {
     const again = await openToolListStream(server, { token });
     expect(again.status).toBe(401);
   });
+
+  it('sends nothing once the token has expired, even before its timer fires: the stream ends instead', async () => {
+    const { agent } = await tenant();
+    const stream = await openToolListStream(server, agent);
+    expect(stream.status).toBe(200);
+
+    const now = Date.now();
+    vi.spyOn(Date, 'now').mockReturnValue(now + 2 * 60 * 60 * 1000);
+    const eventId = randomUUID();
+    await t.app.services.bus.publish({
+      eventId,
+      type: 'CONNECTOR_CHANGED',
+      tenantId: agent.tenantId,
+      payload: { event_id: eventId, tenant_id: agent.tenantId, connector_id: randomUUID(), changes: [] },
+    });
+
+    await stream.ended();
+    expect(stream.received()).toEqual([]);
+    expect(t.app.services.streams.held(callerKey(agent))).toBe(0);
+  });
 });
 
 describe.skipIf(databaseKind === 'pglite')('two instances on one database and one Redis', () => {
