@@ -20,6 +20,7 @@ import type { Services } from '../src/services.js';
 import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
 import { type ConnectorTool, connectorTools, InvokeConnector, ListConnectors } from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
+import { openToolListStream } from './tool-list-stream.js';
 import { type AgentTool, agentTools } from './tools.js';
 
 /** Roles that may use the MCP endpoint: agent runtimes, and operators driving connectors from an MCP client. */
@@ -29,6 +30,20 @@ const PROTECTED_RESOURCE_PATHS = new Set([
   '/.well-known/oauth-protected-resource',
   `/.well-known/oauth-protected-resource${MCP_PATH}`,
 ]);
+
+/** The server as every request and stream declares it: tools, whose list changes with the tenant's connectors. */
+const newServer = () =>
+  new Server(
+    { name: 'boardroom', title: 'Boardroom', version: '0.1.0' },
+    {
+      capabilities: { tools: { listChanged: true } },
+      instructions:
+        'Boardroom queues work for agent roles. Claim with claim_next_task, then end each claimed task with ' +
+        'complete_task (exact usage) or fail_task. Connector tools call the tenant’s connectors through its ' +
+        'egress guard, rate limits and approval policies. The tool list is read on each tools/list; the GET ' +
+        'stream sends notifications/tools/list_changed when the tenant’s connectors change: list again then.',
+    },
+  );
 
 interface CompiledTool {
   tool: AgentTool;
@@ -80,7 +95,8 @@ function connectorAnswer(data: Record<string, unknown>): Record<string, unknown>
 
 /**
  * Serves the MCP endpoint (`POST /mcp`, Streamable HTTP, stateless: each request is verified and answered on
- * its own, on any instance) and, when an external identity provider is configured, the protected resource
+ * its own, on any instance; `GET /mcp`, the stream of tool list changes, see tool-list-stream.ts) and, when an
+ * external identity provider is configured, the protected resource
  * metadata MCP clients discover it by. Every tool runs a GraphQL operation through this yoga server, as a
  * REST route does.
  */
@@ -104,17 +120,7 @@ export function useMcp(services: Services): Plugin<Context> {
       .join(' ');
 
   function mcpServerFor(execution: Execution, viewer: Viewer, request: Request): Server {
-    const mcp = new Server(
-      { name: 'boardroom', title: 'Boardroom', version: '0.1.0' },
-      {
-        capabilities: { tools: { listChanged: false } },
-        instructions:
-          'Boardroom queues work for agent roles. Claim with claim_next_task, then end each claimed task with ' +
-          'complete_task (exact usage) or fail_task. Connector tools call the tenant’s connectors through its ' +
-          'egress guard, rate limits and approval policies. The tool list is read on each tools/list: list again ' +
-          'after the tenant’s connectors change.',
-      },
-    );
+    const mcp = newServer();
     const guarded = async <T>(work: () => Promise<T>): Promise<T> => {
       try {
         return await work();
@@ -174,9 +180,11 @@ export function useMcp(services: Services): Plugin<Context> {
   }
 
   async function answer(request: Request, url: URL, serverContext: ServerContext): Promise<Response> {
-    if (request.method !== 'POST') {
-      // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
-      return mcpErrorResponse(405, 'Method Not Allowed: the MCP endpoint takes POST', { Allow: 'POST' });
+    if (request.method !== 'POST' && request.method !== 'GET') {
+      // Stateless: no session to end (DELETE).
+      return mcpErrorResponse(405, 'Method Not Allowed: the MCP endpoint takes GET and POST', {
+        Allow: 'GET, POST',
+      });
     }
     // The outcome use-authentication already decided for this request: one verification per request.
     const outcome = await authenticateRequest(services.tokens, request);
@@ -190,6 +198,7 @@ export function useMcp(services: Services): Plugin<Context> {
     if (!viewer.roles.some((role) => MCP_ROLES.has(role))) {
       return mcpErrorResponse(403, 'Not allowed for your role: the MCP endpoint serves agents and operators');
     }
+    if (request.method === 'GET') return openToolListStream(services, viewer, request, newServer());
     let parsedBody: unknown;
     try {
       parsedBody = JSON.parse(await readBodyText(request, bodyLimitOf(request)));

@@ -371,7 +371,8 @@ export function Dashboard({
       setFeed((current) =>
         [{ event, at: timeOf(event) ?? new Date().toISOString() }, ...current].slice(0, FEED_LENGTH),
       );
-      if (event.__typename === 'ConnectorCallApprovalEvent') {
+      if (event.__typename === 'ConnectorCallApprovalEvent' || event.__typename === 'ConnectorChangedEvent') {
+        // A connector change can rename a connector the approvals inbox names: it reads the names again.
         refreshApprovals();
       } else if (event.__typename === 'TaskApprovalEvent') {
         refreshApprovals();

@@ -5,6 +5,11 @@ export const EVENT_TYPES = [
   'TASK_UPDATED',
   'MODEL_VERSION_CHANGED',
   'CONNECTOR_INVOKED',
+  /**
+   * A connector was created, or its name, template or status changed: what MCP tool lists are computed
+   * from (domain/connectors/changes.ts). Ids and the names of the changed fields only.
+   */
+  'CONNECTOR_CHANGED',
   /** A call of a gated endpoint waits for a decision (domain/connectors/call-approvals-store.ts). */
   'CONNECTOR_CALL_APPROVAL_REQUESTED',
   /** A waiting call was approved, rejected, sent back for changes, expired or cancelled. */

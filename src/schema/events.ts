@@ -13,6 +13,7 @@ import {
   seesApprovalEvent,
 } from './connectors/approvals.js';
 import { ConnectorInvokedEvent } from './connectors/calls.js';
+import { ConnectorChangedEvent } from './connectors/changes.js';
 import { AgentPausedEvent, AgentResumedEvent } from './dogfood.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 import { AbTestResultsChangedEvent } from './experiments/events.js';
@@ -52,6 +53,7 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   TASK_UPDATED: 'TaskUpdatedEvent',
   MODEL_VERSION_CHANGED: 'ModelVersionChangedEvent',
   CONNECTOR_INVOKED: 'ConnectorInvokedEvent',
+  CONNECTOR_CHANGED: 'ConnectorChangedEvent',
   CONNECTOR_CALL_APPROVAL_REQUESTED: 'ConnectorCallApprovalEvent',
   CONNECTOR_CALL_APPROVAL_DECIDED: 'ConnectorCallApprovalEvent',
   AB_TEST_RESULTS_CHANGED: 'AbTestResultsChangedEvent',
@@ -73,6 +75,7 @@ const TenantEvent = builder.unionType('TenantEvent', {
     TaskUpdatedEvent,
     ModelVersionChangedEvent,
     ConnectorInvokedEvent,
+    ConnectorChangedEvent,
     ConnectorCallApprovalEvent,
     AbTestResultsChangedEvent,
     BudgetAlertEvent,
@@ -112,7 +115,7 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates, model version changes, connector calls, A/B results and budget alerts, led by an ' +
+      'task updates, model version changes, connector changes and calls, A/B results and budget alerts, led by an ' +
       'EventStreamStarted message. Resumable with `after`.',
     args: {
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),

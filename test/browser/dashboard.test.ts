@@ -153,7 +153,7 @@ describe('dashboard as the chairman', () => {
     expect(await page.content()).not.toContain('secret reason');
   });
 
-  it('shows a connector call in the feed with its outcome', async () => {
+  it('shows a new connector and a call of it in the feed, the call with its outcome', async () => {
     const created = await t.rest('POST', '/api/v1/forge/connectors', {
       caller: chairman,
       body: {
@@ -161,6 +161,13 @@ describe('dashboard as the chairman', () => {
       },
     });
     expect(created.status).toBe(201);
+    const change = await t.db.prisma.outboxEvent.findFirstOrThrow({
+      where: { tenantId: chairman.tenantId, type: 'CONNECTOR_CHANGED' },
+    });
+    await page.waitForSelector(`[data-event-id="${change.id}"]`, { timeout: WAIT_MS });
+    expect(await page.textContent(`[data-event-id="${change.id}"]`)).toContain(
+      `Connector ${created.body.id.slice(0, 8)} created`,
+    );
     const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
     const probe = await t.rest('POST', `/api/v1/forge/connectors/${created.body.id}/test`, {
       caller: operator,

@@ -80,7 +80,7 @@ describe('MCP endpoint access', () => {
     await client.close();
   });
 
-  it('answers malformed JSON, a non-JSON-RPC body and GET with JSON-RPC errors, never a 500', async () => {
+  it('answers malformed JSON, a non-JSON-RPC body and DELETE with JSON-RPC errors, never a 500', async () => {
     const agent = await t.caller(['agent']);
     const authorization = `Bearer ${agent.token}`;
     const broken = await postMcp(server, '{"jsonrpc": "2.0", "id": 1,', { authorization });
@@ -89,10 +89,14 @@ describe('MCP endpoint access', () => {
     const notRpc = await postMcp(server, '{"hello": "world"}', { authorization });
     expect(notRpc.status).toBe(400);
     expect(notRpc.body.error.code).toBeLessThan(-32000);
-    const get = await fetch(`${server.url}/mcp`, { headers: { authorization, accept: 'text/event-stream' } });
-    expect(get.status).toBe(405);
-    expect(get.headers.get('allow')).toBe('POST');
-    expect((await get.json()).error.code).toBe(-32000);
+    const end = await fetch(`${server.url}/mcp`, { method: 'DELETE', headers: { authorization } });
+    expect(end.status).toBe(405);
+    expect(end.headers.get('allow')).toBe('GET, POST');
+    expect(await end.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: 'Method Not Allowed: the MCP endpoint takes GET and POST' },
+    });
   });
 
   it('refuses a body over the limit with 413 before reading it, and an oversized argument by its field’s rule', async () => {

@@ -20,6 +20,7 @@ export function timeOf(event: LiveEvent): string | null {
     case 'ConnectorInvokedEvent':
       return event.invokedAt;
     case 'ConnectorCallApprovalEvent':
+    case 'ConnectorChangedEvent':
       return event.changedAt;
     case 'AbTestResultsChangedEvent':
       return event.changedAt;
@@ -39,6 +40,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   ModelVersionChangedEvent: 'model',
   ConnectorInvokedEvent: 'connector',
   ConnectorCallApprovalEvent: 'approval',
+  ConnectorChangedEvent: 'connector',
   AbTestResultsChangedEvent: 'ab-test',
   BudgetAlertEvent: 'budget',
   WebhookDisabledEvent: 'webhook',
@@ -80,6 +82,15 @@ function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: stri
         <>
           Connector {event.connectorId.slice(0, 8)} {event.method} {event.path} →{' '}
           {event.httpStatus ?? event.outcome}
+        </>
+      );
+    case 'ConnectorChangedEvent':
+      return (
+        <>
+          Connector {event.connectorId.slice(0, 8)}{' '}
+          {event.changes.includes('created')
+            ? 'created'
+            : `v${event.connectorVersion}: ${event.changes.join(', ').replaceAll('_', ' ')} changed`}
         </>
       );
     case 'ConnectorCallApprovalEvent':

@@ -1,13 +1,15 @@
 import { recordAudit } from '../../audit.js';
+import { enqueueEvent } from '../../events/outbox.js';
 import { type Connector, Prisma } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { conflict, notFound, preconditionFailed } from '../errors.js';
 import type { StoredApprovalPolicy } from './approval-policy.js';
 import { originOf } from './base-url.js';
 import { cancelPendingCalls } from './call-approvals-store.js';
+import { connectorChanged, templateChanges } from './changes.js';
 import { normalizeConnectorName } from './connector-name.js';
 import { OriginChangeRefusedError } from './errors.js';
-import { type ConnectorTemplateInput, toStoredTemplate } from './template.js';
+import { type ConnectorTemplateInput, type StoredConnectorTemplate, toStoredTemplate } from './template.js';
 
 const nameTaken = (name: string) =>
   conflict(`A connector named '${name}' already exists (names are compared ignoring case)`);
@@ -79,6 +81,7 @@ export async function createConnector(context: Actor, input: ConnectorTemplateIn
         outcome: 'created',
         details: { name: template.name, version: 1, base_url: template.base_url },
       });
+      await enqueueEvent(tx, connectorChanged(connector, ['created']));
       return connector;
     }),
   );
@@ -130,9 +133,17 @@ export async function updateConnector(context: Actor, command: UpdateConnectorCo
     context.prisma.$transaction(async (tx) => {
       // Locks the row so concurrent edits get consecutive versions and each sees the version it replaces.
       const [current] = await tx.$queryRaw<
-        { id: string; version: number; name: string; base_url: string; approval_policy: unknown }[]
+        {
+          id: string;
+          version: number;
+          name: string;
+          base_url: string;
+          approval_policy: unknown;
+          template: StoredConnectorTemplate;
+        }[]
       >`
-        SELECT id::text, version, name, template->>'base_url' AS base_url, approval_policy FROM connectors
+        SELECT id::text, version, name, template->>'base_url' AS base_url, approval_policy, template
+        FROM connectors
         WHERE id = ${command.id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
       if (!current) throw connectorNotFound(command.id);
       if (command.expectedVersion != null && command.expectedVersion !== current.version) {
@@ -194,6 +205,8 @@ export async function updateConnector(context: Actor, command: UpdateConnectorCo
           ...(origin !== requestedOrigin ? { origin: requestedOrigin, previous_origin: origin } : {}),
         },
       });
+      const changes = templateChanges(current.template, template);
+      if (changes.length > 0) await enqueueEvent(tx, connectorChanged(connector, changes));
       return { connector };
     }),
   );

@@ -19,7 +19,8 @@ const count = (value: unknown): number | null => (typeof value === 'number' ? va
 /**
  * Which outbox events reach webhooks, and as what. A new event type plugs in with one entry here: it picks
  * the fields a receiver may see (allow-listed, so a field added to an event later never leaks) and the role
- * it belongs to. Types without an entry are not delivered.
+ * it belongs to. Types without an entry are not delivered: among them CONNECTOR_CHANGED, whose readers are
+ * MCP clients' tool lists and the dashboard, both over the tenant's own streams.
  */
 export const WEBHOOK_EVENT_OF: Partial<Record<EventType, WebhookEventOf>> = {
   // A task is pending when it is created or when its lease lapsed: either way there is work to claim.

@@ -119,6 +119,7 @@ describe('webhookEventOf', () => {
 
   it('does not carry event types without a mapping', () => {
     expect(webhookEventOf(event('CONNECTOR_INVOKED', { role: 'cfo' }))).toBeNull();
+    expect(webhookEventOf(event('CONNECTOR_CHANGED', { connector_id: 'c', changes: ['name'] }))).toBeNull();
     expect(webhookEventOf(event('MODEL_VERSION_CHANGED', {}))).toBeNull();
     expect(webhookEventOf(event('WEBHOOK_DISABLED', { role: 'cfo' }))).toBeNull();
   });
