@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningServer } from '../../src/server.js';
 import type { Caller } from '../support/app.js';
+import { readSse } from '../support/sse.js';
 
 /** An MCP client of the SDK, connected (initialized) to the server's `/mcp` with the caller's token. */
 export async function connectMcp(server: RunningServer, caller: Caller | { token: string }): Promise<Client> {
@@ -72,76 +73,25 @@ export async function openToolListStream(
     headers: { ...headers, ...(caller ? { authorization: `Bearer ${caller.token}` } : {}) },
     signal: abort.signal,
   });
-  const streaming = response.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
-  const messages: any[] = [];
-  const waiting = new Set<() => void>();
-  let isEnded = !streaming;
-  const wake = () => {
-    for (const check of [...waiting]) check();
-  };
-  const done = streaming
-    ? (async () => {
-        const decoder = new TextDecoder();
-        let buffer = '';
-        try {
-          const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-          for (let read = await reader.read(); !read.done; read = await reader.read()) {
-            buffer += decoder.decode(read.value, { stream: true });
-            for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-              const data = buffer
-                .slice(0, end)
-                .split('\n')
-                .filter((line) => line.startsWith('data:'))
-                .map((line) => line.slice(5).trim())
-                .join('\n');
-              buffer = buffer.slice(end + 2);
-              if (data) messages.push(JSON.parse(data));
-              wake();
-            }
-          }
-        } catch {
-          // The client aborted.
-        }
-        isEnded = true;
-        wake();
-      })()
-    : Promise.resolve();
-  const within = <T>(promise: Promise<T>, timeoutMs: number, what: string) => {
-    let timer: NodeJS.Timeout | undefined;
-    return Promise.race([
-      promise,
-      new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]).finally(() => clearTimeout(timer));
-  };
-  let cursor = 0;
+  if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    return {
+      status: response.status,
+      headers: response.headers,
+      json: () => response.json(),
+      received: () => [],
+      next: () => Promise.reject(new Error('the stream ended')),
+      ended: () => Promise.resolve(),
+      close: async () => abort.abort(),
+    };
+  }
+  const stream = readSse(response, abort);
   return {
     status: response.status,
     headers: response.headers,
     json: () => response.json(),
-    received: () => [...messages],
-    next(timeoutMs = 5000) {
-      let check = () => {};
-      const found = new Promise<any>((resolve, reject) => {
-        check = () => {
-          if (cursor < messages.length) {
-            waiting.delete(check);
-            resolve(messages[cursor++]);
-          } else if (isEnded) {
-            waiting.delete(check);
-            reject(new Error('the stream ended'));
-          }
-        };
-        waiting.add(check);
-        check();
-      });
-      return within(found, timeoutMs, 'no message').finally(() => waiting.delete(check));
-    },
-    ended: (timeoutMs = 5000) => within(done, timeoutMs, 'the stream did not end'),
-    async close() {
-      abort.abort();
-      await done;
-    },
+    received: () => stream.received().map((message) => message.data),
+    next: async (timeoutMs) => (await stream.next(timeoutMs)).data,
+    ended: (timeoutMs) => stream.ended(timeoutMs),
+    close: () => stream.close(),
   };
 }

@@ -68,6 +68,14 @@ export async function openSse(
     body: JSON.stringify({ query, variables }),
     signal: abort.signal,
   });
+  return readSse(response, abort);
+}
+
+/**
+ * Reads a server-sent event stream as it arrives: the body of `response`, fetched with `abort`'s signal so
+ * that `close` is the client going away. Any SSE answer: a GraphQL subscription, the MCP endpoint's stream.
+ */
+export function readSse(response: Response, abort: AbortController): SseStream {
   const messages: SseMessage[] = [];
   const listeners = new Set<() => void>();
   let isEnded = false;
