@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { budgetAlertPayload, readBudgets } from '../../src/domain/agents/budgets.js';
 import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import {
@@ -26,6 +27,12 @@ async function tenant() {
   await t.app.services.tenants.ensure(chairman.tenantId);
   return { chairman, agent, tenantId: chairman.tenantId };
 }
+
+/** Orders alerts by type and budget, so two lists compare whatever order they were written in. */
+const byKey = (a: AlertLike, b: AlertLike) => alertKey(a).localeCompare(alertKey(b));
+type AlertLike = { type?: unknown; action?: unknown; payload?: unknown; targetId?: unknown };
+const alertKey = (row: AlertLike) =>
+  `${String(row.type ?? row.action)}:${String(row.targetId ?? (row.payload as { budget_id?: string }).budget_id)}`;
 
 const roleBudget = (
   role: string,
@@ -409,6 +416,77 @@ describe('budget alerts', () => {
       await warnings.close();
       await exhaustions.close();
     }
+  });
+
+  it('carry the payload budgetAlertPayload gives the stored budget, in the outbox and the audit row', async () => {
+    const { chairman, agent, tenantId } = await tenant();
+    await setBudget(
+      t,
+      chairman,
+      roleBudget('cfo', '2.5', '0.4', { warningThreshold: 0.6, limitTokens: 1000, estimateTokens: 20 }),
+    );
+    await setBudget(t, chairman, {
+      period: 'day',
+      limitUsd: '100',
+      estimateUsd: '0.4',
+      warningThreshold: 0.01,
+    });
+    await queueTasks(t, tenantId, 'cfo', 1);
+    const claim = await claimNext(t, agent, 'cfo');
+
+    // One completion passes the role's warning and exhausts it (tokens), and passes the tenant's warning.
+    await complete(t, agent, claim.task?.id ?? '', 1.6, 990);
+
+    const events = await t.db.prisma.outboxEvent.findMany({
+      where: { tenantId, type: { startsWith: 'BUDGET_' } },
+      orderBy: { seq: 'asc' },
+    });
+    const budgets = await readBudgets(t.db.prisma, tenantId);
+    const expected = budgets.flatMap((budget) =>
+      (
+        [
+          ['BUDGET_WARNING', budget.warnedAt],
+          ['BUDGET_EXHAUSTED', budget.exhaustedAt],
+        ] as const
+      )
+        .filter(([, stamp]) => stamp !== null)
+        .map(([type]) => ({ type, payload: budgetAlertPayload(budget) })),
+    );
+    expect(expected.map((event) => `${event.payload.role}:${event.type}`).sort()).toEqual([
+      'cfo:BUDGET_EXHAUSTED',
+      'cfo:BUDGET_WARNING',
+      'null:BUDGET_WARNING',
+    ]);
+    expect(events.map((event) => ({ type: event.type, payload: event.payload })).sort(byKey)).toEqual(
+      expected
+        .map(({ type, payload }) => ({
+          type,
+          payload: { ...payload, event_id: expect.any(String), type, tenant_id: tenantId },
+        }))
+        .sort(byKey),
+    );
+    const audit = await t.db.prisma.auditEntry.findMany({
+      where: { tenantId, action: { in: ['budget.warning', 'budget.exhausted'] } },
+    });
+    expect(audit.map((entry) => ({ ...entry, id: undefined, createdAt: undefined })).sort(byKey)).toEqual(
+      events
+        .map((event) => {
+          const { type, tenant_id, ...payload } = event.payload as Record<string, unknown>;
+          return {
+            id: undefined,
+            createdAt: undefined,
+            tenantId,
+            actor: agent.sub,
+            action: type === 'BUDGET_WARNING' ? 'budget.warning' : 'budget.exhausted',
+            targetType: 'budget',
+            targetId: payload.budget_id,
+            outcome: type === 'BUDGET_WARNING' ? 'threshold_passed' : 'exhausted',
+            details: { subject: agent.sub, ...payload },
+            requestId: expect.any(String),
+          };
+        })
+        .sort(byKey),
+    );
   });
 
   it('start over when the period rolls over: nothing spent, work taken, alerts again', async () => {

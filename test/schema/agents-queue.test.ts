@@ -310,6 +310,33 @@ describe('completeTask', () => {
     expect((await t.graphql(TaskQuery, { id }, member)).data?.task?.status).toBe('running');
   });
 
+  it('writes no recommendation, no event and no budget change for a task it refuses to complete', async () => {
+    const { member, agent } = await tenant();
+    const running = await queueTask(t, member, 'cfo');
+    await claim(agent, 'cfo');
+    const pending = await queueTask(t, member, 'cfo');
+    const other = await t.caller(['agent'], { tenantId: member.tenantId });
+    const stranger = await t.caller(['agent'], { sub: agent.sub });
+    const input = { tokensUsed: 5, costUsd: 0.25, recommendations: [{ summary: 'Should not be kept' }] };
+    const before = await t.db.prisma.outboxEvent.count({ where: { tenantId: member.tenantId } });
+
+    const refusals = [
+      await t.graphql(CompleteTask, { id: running, input }, other),
+      await t.graphql(CompleteTask, { id: pending, input }, agent),
+      await t.graphql(CompleteTask, { id: running, input }, stranger),
+    ];
+
+    expect(refusals.map((result) => result.errors?.[0]?.extensions?.code)).toEqual([
+      'FORBIDDEN',
+      'CONFLICT',
+      'NOT_FOUND',
+    ]);
+    expect(await t.db.prisma.recommendation.count({ where: { taskId: { in: [running, pending] } } })).toBe(0);
+    expect(await t.db.prisma.outboxEvent.count({ where: { tenantId: member.tenantId } })).toBe(before);
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: running } });
+    expect(task).toMatchObject({ status: 'running', costUsd: null, tokensUsed: null, finishedAt: null });
+  });
+
   it('answers FORBIDDEN to a caller without the agent role', async () => {
     const { member } = await tenant();
     const id = await queueTask(t, member, 'cfo');

@@ -204,23 +204,165 @@ export async function reserveForTask(
   });
 }
 
-interface Reservation {
-  task_id: string;
-  budget_id: string;
-  amount_usd: string;
-  tokens: bigint;
+/** A task's cost, charged on behalf of the caller whose subject and request id its audit rows carry. */
+export interface Charge {
+  cost: TaskCost;
+  actor: { sub: string; requestId: string };
 }
 
-async function takeReservations(tx: Prisma.TransactionClient, taskIds: readonly string[]) {
-  if (taskIds.length === 0) return [];
-  return tx.$queryRaw<Reservation[]>`
-    DELETE FROM budget_reservations WHERE task_id = ANY(${taskIds}::uuid[])
-    RETURNING task_id::text, budget_id::text, amount_usd::text, tokens`;
+/** An ISO 8601 timestamp in UTC with milliseconds, as Date#toISOString writes it. */
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** A decimal as Decimal#toFixed() writes it: no trailing zeros. */
+const decimal = (column: string) => `trim_scale(${column})::text`;
+
+/**
+ * The CTEs of a settlement, for the statement that ends the task (`settling_budgets`, `taken`, `held`,
+ * `computed`, `crossing`, `settled`, `alerts`, `audited`, `overshot`): frees what the tasks in the CTE
+ * `source` (columns `id`, `role`: tasks of one tenant) reserved and, with a `charge`, charges its cost (one
+ * task then) on behalf of its actor.
+ * The budget rows, which every claim and completion of the tenant locks, are held for that statement and no
+ * round trip longer. Everything settleTask did statement by statement happens here, by the same rules:
+ *
+ * - It locks the tasks' roles' and the tenant's budgets in id order, as every other writer does, only once
+ *   `source` has rows (after the task is written), reading them as they stand once locked; then takes the
+ *   tasks' reservations through the locked budgets (never before they are locked).
+ * - Each budget is rolled over to the current period first, as budgetState rolls it, then: spent + cost,
+ *   reserved − what the tasks held (never below 0), overshoot + what the cost exceeded the task's
+ *   reservation by. Without `cost` only the budgets the tasks held reservations on are written.
+ * - A charge that passes a budget's warning threshold or exhausts it for the first time in its period
+ *   (passedWarning, isExhausted) stamps it and yields one row of `alerts` (the BUDGET_WARNING or
+ *   BUDGET_EXHAUSTED event, budgetAlertPayload's payload, for the statement's outbox insert: ALERT_EVENTS)
+ *   with its audit row; a cost above the task's reservation writes the `budget.overshoot` audit row.
+ */
+export function settlementOf(tenantId: string, source: string, charge: Charge | null): Prisma.Sql {
+  const tasks = Prisma.raw(source);
+  const chargeUsd = charge ? charge.cost.costUsd.toFixed() : '0';
+  const chargeTokens = charge ? charge.cost.tokens : 0n;
+  const charging = charge !== null;
+  const sub = charge?.actor.sub ?? null;
+  const requestId = charge?.actor.requestId ?? null;
+  return Prisma.sql`
+    settling_budgets AS MATERIALIZED (
+      SELECT b.*,
+        date_trunc(CASE WHEN b.period = 'month' THEN 'month' ELSE 'day' END, now() AT TIME ZONE 'UTC')
+          AT TIME ZONE 'UTC' AS current_start
+      FROM budgets b
+      WHERE b.tenant_id = ${tenantId}::uuid AND EXISTS (SELECT 1 FROM ${tasks} s WHERE b.role IN (s.role, ${TENANT_BUDGET}))
+      ORDER BY b.id
+      FOR UPDATE OF b
+    ),
+    taken AS MATERIALIZED (
+      DELETE FROM budget_reservations r USING settling_budgets l
+      WHERE r.budget_id = l.id AND r.task_id IN (SELECT id FROM ${tasks})
+      RETURNING r.budget_id, r.amount_usd, r.tokens
+    ),
+    held AS (
+      SELECT budget_id, sum(amount_usd) AS usd, sum(tokens)::bigint AS tokens FROM taken GROUP BY budget_id
+    ),
+    computed AS MATERIALIZED (
+      SELECT l.id, greatest(l.period_start, l.current_start) AS period_start,
+        r.spent_usd + ${chargeUsd}::numeric AS spent_usd, r.spent_tokens + ${chargeTokens}::bigint AS spent_tokens,
+        greatest(0, l.reserved_usd - coalesce(h.usd, 0)) AS reserved_usd,
+        l.reserved_tokens - coalesce(h.tokens, 0) AS reserved_tokens,
+        r.overshoot_usd + CASE WHEN h.usd IS NOT NULL AND ${chargeUsd}::numeric > h.usd
+          THEN ${chargeUsd}::numeric - h.usd ELSE 0 END AS overshoot_usd,
+        r.warned_at, r.exhausted_at, h.usd AS held_usd,
+        l.limit_usd, l.limit_tokens, l.warning_threshold, l.estimate_usd, l.estimate_tokens
+      FROM settling_budgets l
+      LEFT JOIN held h ON h.budget_id = l.id
+      CROSS JOIN LATERAL (
+        SELECT
+          CASE WHEN l.period_start < l.current_start THEN 0 ELSE l.spent_usd END AS spent_usd,
+          CASE WHEN l.period_start < l.current_start THEN 0 ELSE l.spent_tokens END AS spent_tokens,
+          CASE WHEN l.period_start < l.current_start THEN 0 ELSE l.overshoot_usd END AS overshoot_usd,
+          CASE WHEN l.period_start < l.current_start THEN NULL ELSE l.warned_at END AS warned_at,
+          CASE WHEN l.period_start < l.current_start THEN NULL ELSE l.exhausted_at END AS exhausted_at
+      ) r
+      WHERE ${charging} OR h.budget_id IS NOT NULL
+    ),
+    crossing AS MATERIALIZED (
+      SELECT c.*,
+        ${charging} AND c.warned_at IS NULL AND (c.spent_usd >= c.limit_usd * c.warning_threshold
+          OR (c.limit_tokens IS NOT NULL AND c.spent_tokens >= c.warning_threshold * c.limit_tokens)) AS warns,
+        ${charging} AND c.exhausted_at IS NULL AND (c.spent_usd + c.estimate_usd > c.limit_usd
+          OR (c.limit_tokens IS NOT NULL AND c.spent_tokens + c.estimate_tokens > c.limit_tokens)) AS exhausts
+      FROM computed c
+    ),
+    settled AS (
+      UPDATE budgets b SET
+        period_start = c.period_start, spent_usd = c.spent_usd, spent_tokens = c.spent_tokens,
+        reserved_usd = c.reserved_usd, reserved_tokens = c.reserved_tokens, overshoot_usd = c.overshoot_usd,
+        warned_at = CASE WHEN c.warns THEN now() ELSE c.warned_at END,
+        exhausted_at = CASE WHEN c.exhausts THEN now() ELSE c.exhausted_at END,
+        updated_at = now()
+      FROM crossing c
+      WHERE b.id = c.id
+      RETURNING b.*, c.held_usd, c.warns, c.exhausts
+    ),
+    alerts AS MATERIALIZED (
+      SELECT gen_random_uuid() AS event_id, s.tenant_id, s.id AS budget_id, k.type, k.action, k.outcome, k.position,
+        jsonb_build_object(
+          'budget_id', s.id::text,
+          'role', CASE WHEN s.role = ${TENANT_BUDGET} THEN NULL ELSE s.role END,
+          'period', s.period::text,
+          'period_start', ${Prisma.raw(iso('s.period_start'))},
+          'period_end', ${Prisma.raw(
+            iso(
+              `(s.period_start AT TIME ZONE 'UTC' + CASE WHEN s.period = 'month' THEN interval '1 month' ELSE interval '1 day' END) AT TIME ZONE 'UTC'`,
+            ),
+          )},
+          'limit_usd', ${Prisma.raw(decimal('s.limit_usd'))},
+          'spent_usd', ${Prisma.raw(decimal('s.spent_usd'))},
+          'reserved_usd', ${Prisma.raw(decimal('s.reserved_usd'))},
+          'warning_threshold', trim_scale(s.warning_threshold),
+          'limit_tokens', s.limit_tokens::text,
+          'spent_tokens', s.spent_tokens::text
+        ) AS payload
+      FROM settled s
+      CROSS JOIN LATERAL (VALUES
+        (1, 'BUDGET_WARNING', 'budget.warning', 'threshold_passed', s.warns),
+        (2, 'BUDGET_EXHAUSTED', 'budget.exhausted', 'exhausted', s.exhausts)
+      ) AS k(position, type, action, outcome, fires)
+      WHERE k.fires
+    ),
+    audited AS (
+      INSERT INTO audit_entries (id, tenant_id, actor, action, target_type, target_id, outcome, details, request_id)
+      SELECT gen_random_uuid(), a.tenant_id, ${sub}, a.action, 'budget', a.budget_id::text, a.outcome,
+        jsonb_build_object('subject', ${sub}::text) || a.payload || jsonb_build_object('event_id', a.event_id::text),
+        ${requestId}
+      FROM alerts a
+    ),
+    overshot AS (
+      INSERT INTO audit_entries (id, tenant_id, actor, action, target_type, target_id, outcome, details, request_id)
+      SELECT gen_random_uuid(), s.tenant_id, ${sub}, 'budget.overshoot', 'budget', s.id::text,
+        'cost_above_estimate', jsonb_build_object(
+          'subject', ${sub}::text,
+          'role', CASE WHEN s.role = ${TENANT_BUDGET} THEN NULL ELSE s.role END,
+          'task_id', (SELECT id::text FROM ${tasks} LIMIT 1),
+          'estimate_usd', ${Prisma.raw(decimal('s.held_usd'))},
+          'cost_usd', ${chargeUsd}::text,
+          'overshoot_usd', trim_scale(${chargeUsd}::numeric - s.held_usd)::text
+        ),
+        ${requestId}
+      FROM settled s
+      WHERE ${charging} AND s.held_usd IS NOT NULL AND ${chargeUsd}::numeric > s.held_usd
+    )`;
 }
 
 /**
- * Gives back what tasks of one role reserved (a failure or a lapsed lease): the budgets' reservations drop,
- * nothing is charged.
+ * The outbox rows of a settlement's alerts, for the statement's outbox insert (after its own rows, with
+ * UNION ALL): the same columns and payload fields as enqueueEvent writes.
+ */
+export const ALERT_EVENTS = Prisma.sql`
+  SELECT * FROM (
+    SELECT event_id, tenant_id, type, payload || jsonb_build_object(
+      'event_id', event_id::text, 'type', type, 'tenant_id', tenant_id::text)
+    FROM alerts ORDER BY budget_id, position
+  ) AS alert_events`;
+
+/**
+ * Gives back what tasks of one role reserved (a failure or a lapsed lease), in a statement of its own
+ * (settlementOf without a charge): the budgets' reservations drop, nothing is charged.
  */
 export async function releaseReservations(
   tx: Prisma.TransactionClient,
@@ -229,73 +371,15 @@ export async function releaseReservations(
   taskIds: readonly string[],
 ): Promise<void> {
   if (taskIds.length === 0) return;
-  // Budgets first, in id order, as every other writer locks them, then the reservations.
-  const budgets = await lockBudgets(tx, tenantId, role);
-  // Reservations go with their budget (ON DELETE CASCADE): without budgets there is none to release.
-  if (budgets.length === 0) return;
-  const reservations = await takeReservations(tx, taskIds);
-  for (const budget of budgets) {
-    const held = reservations.filter((reservation) => reservation.budget_id === budget.id);
-    if (held.length === 0) continue;
-    await writeBudget(tx, {
-      ...budget,
-      reservedUsd: Decimal.max(
-        0,
-        held.reduce((left, reservation) => left.minus(reservation.amount_usd), budget.reservedUsd),
-      ),
-      reservedTokens: held.reduce(
-        (left, reservation) => left - BigInt(reservation.tokens),
-        budget.reservedTokens,
-      ),
-    });
-  }
+  await tx.$executeRaw`
+    WITH settling AS (SELECT unnest(${[...taskIds]}::uuid[]) AS id, ${role}::text AS role),
+    ${settlementOf(tenantId, 'settling', null)}
+    SELECT 1`;
 }
 
 export interface TaskCost {
   costUsd: Decimal;
   tokens: bigint;
-}
-
-/** Charges a completed task's actual cost to its role's and its tenant's budgets and frees what it reserved. */
-export async function settleTask(
-  tx: Prisma.TransactionClient,
-  context: Actor,
-  task: { id: string; role: string },
-  cost: TaskCost,
-): Promise<void> {
-  const budgets = await lockBudgets(tx, context.viewer.tenantId, task.role);
-  if (budgets.length === 0) return;
-  const reservations = await takeReservations(tx, [task.id]);
-  for (const budget of budgets) {
-    const held = reservations.find((reservation) => reservation.budget_id === budget.id);
-    const reservedUsd = held ? new Decimal(held.amount_usd) : null;
-    const overshoot =
-      reservedUsd && cost.costUsd.greaterThan(reservedUsd) ? cost.costUsd.minus(reservedUsd) : null;
-    const settled: BudgetState = {
-      ...budget,
-      spentUsd: budget.spentUsd.plus(cost.costUsd),
-      spentTokens: budget.spentTokens + cost.tokens,
-      reservedUsd: reservedUsd ? Decimal.max(0, budget.reservedUsd.minus(reservedUsd)) : budget.reservedUsd,
-      reservedTokens: held ? budget.reservedTokens - BigInt(held.tokens) : budget.reservedTokens,
-      overshootUsd: overshoot ? budget.overshootUsd.plus(overshoot) : budget.overshootUsd,
-    };
-    if (overshoot) {
-      await recordAudit(tx, context, {
-        action: 'budget.overshoot',
-        targetType: 'budget',
-        targetId: budget.id,
-        outcome: 'cost_above_estimate',
-        details: {
-          role: budget.role,
-          task_id: task.id,
-          estimate_usd: reservedUsd?.toFixed(),
-          cost_usd: cost.costUsd.toFixed(),
-          overshoot_usd: overshoot.toFixed(),
-        },
-      });
-    }
-    await writeBudget(tx, await announceCrossings(tx, context, settled));
-  }
 }
 
 export type BudgetAlert = 'BUDGET_WARNING' | 'BUDGET_EXHAUSTED';

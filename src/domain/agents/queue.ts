@@ -3,20 +3,28 @@ import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { conflict, forbidden, notFound, Refusal } from '../errors.js';
-import { countFinishedTasks } from '../finetuning/outcomes.js';
+import { countFinishedTasks, finishedTaskCounters } from '../finetuning/outcomes.js';
 import {
+  ALERT_EVENTS,
   type BudgetState,
   lockBudgets,
   refusingBudget,
   releaseReservations,
   reserveForTask,
-  settleTask,
+  settlementOf,
+  type TaskCost,
   TENANT_BUDGET,
 } from './budgets.js';
 import type { TokenUsage } from './completion-rules.js';
 import { type ModelRouting, type RoutingChoice, routeClaimedTask } from './model-routing.js';
 import { normalizeRole } from './roles.js';
-import { taskEventPayload } from './task-events.js';
+import {
+  type TaskColumns,
+  taskColumnsOf,
+  taskEventPayload,
+  taskFromColumns,
+  taskUpdatedInsert,
+} from './task-events.js';
 
 /** How long a claim lasts before the task returns to the queue. */
 export const DEFAULT_LEASE_MS = 5 * 60 * 1000;
@@ -103,8 +111,8 @@ export interface ClaimResult {
  * Hands the oldest pending task of a role to the calling agent, or says why it cannot: the role is paused,
  * the tenant's or the role's budget has no room for one more task's estimate, or nothing is pending (checked
  * in that order). Each task goes to exactly one caller: the row is locked and rows other claimers hold are
- * skipped. The budgets are locked for the rest of the transaction, and the task's estimate is reserved in
- * the same transaction that hands it out, so spent + reserved never passes a limit. A refusal writes nothing.
+ * skipped. The budgets are locked while the task is handed out, and the task's estimate is reserved in the
+ * same statement that hands it out, so spent + reserved never passes a limit. A refusal writes nothing.
  */
 export async function claimNextTask(
   context: Actor,
@@ -112,27 +120,26 @@ export async function claimNextTask(
   options: ClaimOptions = {},
 ): Promise<ClaimResult> {
   const role = normalizeRole(rawRole);
-  // One transaction either way: a claim that finds nothing to hand out costs one more statement, not a
-  // second transaction (on PGlite, which runs one transaction at a time, that doubled the queue in front
-  // of it when many agents wait for work).
-  return context.prisma.$transaction(
-    async (tx) =>
-      (await claimInOneStatement(tx, context, role, options)) ??
-      claimInTransaction(tx, context, role, options),
+  // The claim that hands out a task is one statement on its own (autocommit): the budget rows it locks are
+  // held for that statement and its commit, never across a round trip to the gateway. Only when it hands
+  // out nothing does the claim go on, in a transaction, to reap lapsed leases and say why.
+  return (
+    (await claimInOneStatement(context.prisma, context, role, options)) ??
+    context.prisma.$transaction((tx) => claimInTransaction(tx, context, role, options))
   );
 }
 
-interface FastClaimRow {
-  task_id: string;
+/** The claimed task (taskColumnsOf) with how the claim routed it. */
+type FastClaimRow = TaskColumns & {
   choice: RoutingChoice;
   base_model: string | null;
-  model_version_id: string | null;
+  routed_version_id: string | null;
   sticky: boolean;
-}
+};
 
 /**
- * The claim when it hands out a task and nothing needs reaping, as one statement (no JavaScript between
- * BEGIN, the statement and COMMIT): it locks the role (share) while it is not paused and finds
+ * The claim when it hands out a task and nothing needs reaping, as one statement that is its own
+ * transaction (no round trip to the gateway while it holds the budget rows): it locks the role (share) while it is not paused and finds
  * no lapsed lease of the role, takes the oldest pending task (skipping rows other claimers hold, so it
  * never waits for a task), then locks the role's and the tenant's budgets in id order, reading them as
  * they stand once locked, and checks that each admits the task's estimate (rolling an ended period over
@@ -141,19 +148,21 @@ interface FastClaimRow {
  * write TASK_UPDATED to the outbox. The task is picked before the budgets are waited for: a statement
  * sees the rows of its start, so a task picked after a wait would be picked from a stale queue.
  * Null when it claimed nothing, for whatever reason: claimInTransaction then reaps, decides and says why.
+ * `db` is the client, not a transaction: inside one, the budget rows would be held until its COMMIT.
  */
 async function claimInOneStatement(
-  tx: Prisma.TransactionClient,
+  db: Prisma.TransactionClient,
   context: Actor,
   role: string,
   { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions,
 ): Promise<ClaimResult | null> {
   const { tenantId, sub } = context.viewer;
   const eventId = randomUUID();
-  // In the claim's transaction with the read-back of the task (BEGIN, the statement, the read, COMMIT): a
-  // caller that gives up on the answer (a client-side timeout, no pool connection for the read) never
-  // commits a claim it was told failed. When it claims nothing it has written nothing.
-  const [row] = await tx.$queryRaw<FastClaimRow[]>`
+  // The statement answers with the whole task, so nothing is read after it: a claim whose answer is lost is
+  // one whose statement's answer is lost, as for any commit, and its task's lease lapses (no read after the
+  // commit that may find no pool connection while the task stays claimed). When it claims nothing it has
+  // written nothing.
+  const [row] = await db.$queryRaw<FastClaimRow[]>`
   WITH open_role AS MATERIALIZED (
     SELECT base_model FROM agent_roles
     WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND NOT paused
@@ -250,7 +259,7 @@ async function claimInOneStatement(
       canary_run_id = CASE WHEN v.model_version_id IS NULL THEN NULL ELSE v.canary_run_id END
     FROM versioned v
     WHERE t.id = v.task_id
-    RETURNING t.id, t.role, t.status::text AS status, t.attempts, t.updated_at
+    RETURNING t.*
   ),
   reserved AS (
     UPDATE budgets b SET
@@ -272,29 +281,19 @@ async function claimInOneStatement(
     SELECT c.id, br.id, br.estimate_usd, br.estimate_tokens FROM claimed c CROSS JOIN budget_rows br
     RETURNING budget_id
   )
-  INSERT INTO outbox_events (id, tenant_id, type, payload)
-  SELECT ${eventId}::uuid, ${tenantId}::uuid, 'TASK_UPDATED', jsonb_build_object(
-    'task_id', c.id::text, 'role', c.role, 'status', c.status, 'attempts', c.attempts,
-    'updated_at', to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'event_id', ${eventId}::text, 'type', 'TASK_UPDATED', 'tenant_id', ${tenantId}::text)
-  FROM claimed c
-  RETURNING
-    payload->>'task_id' AS task_id,
+  ${taskUpdatedInsert(eventId, tenantId, 'claimed')}
+  RETURNING ${taskColumnsOf('claimed')},
     (SELECT choice FROM versioned) AS choice,
     (SELECT base_model FROM versioned) AS base_model,
-    (SELECT model_version_id::text FROM versioned) AS model_version_id,
+    (SELECT model_version_id::text FROM versioned) AS routed_version_id,
     (SELECT sticky FROM versioned) AS sticky`;
   if (!row) return null;
+  const { choice, base_model, routed_version_id, sticky, ...task } = row;
   return {
     outcome: 'claimed' as const,
-    task: await tx.task.findUniqueOrThrow({ where: { id: row.task_id } }),
+    task: taskFromColumns(task),
     budget: null,
-    routing: {
-      choice: row.choice,
-      baseModel: row.base_model,
-      modelVersionId: row.model_version_id,
-      sticky: row.sticky,
-    },
+    routing: { choice, baseModel: base_model, modelVersionId: routed_version_id, sticky },
   };
 }
 
@@ -383,84 +382,78 @@ const tokensOrNull = (count: number | null | undefined) =>
   count === null || count === undefined ? null : BigInt(count);
 
 /**
- * Ends the caller's running task: `write` changes it, then its version's counters and TASK_UPDATED, and
- * last `settle` (the budgets), so the budget rows every claim and completion of the role lock are held
- * for as few round trips as possible before the commit.
+ * Ends the caller's running task in one statement that is its own transaction, so the rows other
+ * transactions wait for (its version's counters, the role's and the tenant's budgets) are held for that
+ * statement and never across a round trip to the gateway: `set` changes the task, `extra` (CTEs) adds to
+ * it, it counts in its version's counters (finishedTaskCounters), is settled against its budgets (its cost
+ * charged with the alerts and audit rows that follow, or only its reservation freed: settlementOf) and
+ * announced (TASK_UPDATED, then the budgets' alerts, in the outbox). It changes nothing unless the task is
+ * the caller's tenant's, running and the caller's: lockOwnRunningTask then says which of 404, 409 and 403
+ * it is. Answers with the task.
  */
 async function finish(
   context: Actor,
   id: string,
-  write: (tx: Prisma.TransactionClient) => Promise<ChangedTask | undefined>,
-  settle: (tx: Prisma.TransactionClient, changed: ChangedTask) => Promise<void>,
+  set: Prisma.Sql,
+  cost: TaskCost | null,
+  extra: Prisma.Sql = Prisma.empty,
 ): Promise<Task> {
-  const task = await context.prisma.$transaction(async (tx) => {
-    await lockOwnRunningTask(tx, context, id);
-    const changed = await write(tx);
-    if (!changed) throw new Error(`task ${id} vanished while locked`);
-    await countFinishedTasks(tx, [changed.id]);
-    await announce(tx, context.viewer.tenantId, [changed]);
-    const ended = await tx.task.findUniqueOrThrow({ where: { id } });
-    await settle(tx, changed);
-    return ended;
-  });
-  return task;
+  const { tenantId, sub } = context.viewer;
+  const eventId = randomUUID();
+  const charge = cost ? { cost, actor: { sub, requestId: context.requestId } } : null;
+  const [row] = await context.prisma.$queryRaw<TaskColumns[]>`
+    WITH changed AS (
+      UPDATE tasks SET ${set}, finished_at = now(), lease_expires_at = NULL, updated_at = now()
+      WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid AND status = 'running' AND claimed_by = ${sub}
+      RETURNING *
+    ),
+    ${extra}
+    ${finishedTaskCounters('changed')},
+    ${settlementOf(tenantId, 'changed', charge)}
+    ${taskUpdatedInsert(eventId, tenantId, 'changed')}
+    UNION ALL ${ALERT_EVENTS}
+    RETURNING ${taskColumnsOf('changed')}`;
+  if (!row) {
+    await context.prisma.$transaction((tx) => lockOwnRunningTask(tx, context, id));
+    throw conflict(`Task ${id} is no longer running`);
+  }
+  return taskFromColumns(row);
 }
 
 /** Ends the caller's running task as `completed`, with its usage, output and recommendations. */
 export function completeTask(context: Actor, id: string, report: CompletionReport): Promise<Task> {
+  const recommendations = report.recommendations ?? [];
   return finish(
     context,
     id,
-    async (tx) => {
-      const [changed] = await tx.$queryRaw<ChangedTask[]>`
-      UPDATE tasks SET
-        status = 'completed', finished_at = now(), lease_expires_at = NULL, tokens_used = ${BigInt(report.tokensUsed)},
-        cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null},
-        input_tokens = ${tokensOrNull(report.usage?.inputTokens)},
-        cached_input_tokens = ${tokensOrNull(report.usage ? (report.usage.cachedInputTokens ?? 0) : null)},
-        output_tokens = ${tokensOrNull(report.usage?.outputTokens)},
-        reasoning_tokens = ${tokensOrNull(report.usage ? (report.usage.reasoningTokens ?? 0) : null)},
-        updated_at = now()
-      WHERE id = ${id}::uuid
-      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-      if (changed && report.recommendations?.length) {
-        // Recommendations have no position column: a millisecond apart, they read back in the reported order.
-        const reportedAt = changed.updatedAt.getTime();
-        await tx.recommendation.createMany({
-          data: report.recommendations.map((draft, index) => ({
-            tenantId: context.viewer.tenantId,
-            taskId: id,
-            role: changed.role,
-            summary: draft.summary,
-            predictedOutcome: draft.predictedOutcome ?? null,
-            createdAt: new Date(reportedAt + index),
-          })),
-        });
-      }
-      return changed;
-    },
-    (tx, changed) =>
-      settleTask(tx, context, changed, {
-        costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)),
-        tokens: BigInt(report.tokensUsed),
-      }),
+    Prisma.sql`
+      status = 'completed', tokens_used = ${BigInt(report.tokensUsed)},
+      cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null},
+      input_tokens = ${tokensOrNull(report.usage?.inputTokens)},
+      cached_input_tokens = ${tokensOrNull(report.usage ? (report.usage.cachedInputTokens ?? 0) : null)},
+      output_tokens = ${tokensOrNull(report.usage?.outputTokens)},
+      reasoning_tokens = ${tokensOrNull(report.usage ? (report.usage.reasoningTokens ?? 0) : null)}`,
+    { costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)), tokens: BigInt(report.tokensUsed) },
+    recommendations.length === 0
+      ? Prisma.empty
+      : // Recommendations have no position column: a millisecond apart from the task's finish (now(), the
+        // statement's time), they read back in the reported order.
+        Prisma.sql`
+          recommended AS (
+            INSERT INTO recommendations (id, tenant_id, task_id, role, summary, predicted_outcome, created_at)
+            SELECT gen_random_uuid(), c.tenant_id, c.id, c.role, r.summary, r.predicted_outcome,
+              c.updated_at + (r.position - 1) * interval '1 millisecond'
+            FROM changed c, unnest(
+              ${recommendations.map((draft) => draft.summary)}::text[],
+              ${recommendations.map((draft) => draft.predictedOutcome ?? null)}::text[]
+            ) WITH ORDINALITY AS r(summary, predicted_outcome, position)
+          ),`,
   );
 }
 
 /** Ends the caller's running task as `failed` at once, whatever attempts remain. */
 export function failTask(context: Actor, id: string, error: string): Promise<Task> {
-  return finish(
-    context,
-    id,
-    async (tx) => {
-      const [changed] = await tx.$queryRaw<ChangedTask[]>`
-      UPDATE tasks SET status = 'failed', finished_at = now(), lease_expires_at = NULL, error = ${error}, updated_at = now()
-      WHERE id = ${id}::uuid
-      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
-      return changed;
-    },
-    (tx, changed) => releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]),
-  );
+  return finish(context, id, Prisma.sql`status = 'failed', error = ${error}`, null);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../../db/client.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 
 /**
  * Per-version outcome counters, one row per (model version, UTC hour), written in the transaction that
@@ -22,6 +22,45 @@ const HOUR = `'1 hour'::interval`;
 const EPOCH = `timestamptz '1970-01-01 00:00:00+00'`;
 
 /**
+ * The CTEs (`per_run`, `per_hour`) that count the tasks the CTE `finished` holds (tasks' columns) that just
+ * ended, `completed` or `failed`, in their versions' hours and in their canary runs; a task that did not
+ * end, or carries no version, is not counted. For statements that end a task and count it at once.
+ */
+export function finishedTaskCounters(finished: string): Prisma.Sql {
+  return Prisma.sql`
+    counted AS (
+      SELECT tenant_id, model_version_id, canary_run_id, status, started_at, finished_at, tokens_used, cost_usd
+      FROM ${Prisma.raw(finished)}
+      WHERE model_version_id IS NOT NULL AND status IN ('completed', 'failed') AND finished_at IS NOT NULL
+    ),
+    per_run AS (
+      INSERT INTO canary_run_outcomes AS r (run_id, tenant_id, model_version_id, completed, failed)
+      SELECT canary_run_id, tenant_id, model_version_id,
+        count(*) FILTER (WHERE status = 'completed')::int, count(*) FILTER (WHERE status = 'failed')::int
+      FROM counted WHERE canary_run_id IS NOT NULL
+      GROUP BY 1, 2, 3
+      ON CONFLICT (run_id, model_version_id) DO UPDATE SET
+        completed = r.completed + EXCLUDED.completed, failed = r.failed + EXCLUDED.failed
+    ),
+    per_hour AS (
+      INSERT INTO model_version_outcomes AS o
+        (tenant_id, model_version_id, hour_start, completed, failed, execution_ms, tokens, cost_usd)
+      SELECT tenant_id, model_version_id, date_bin(${Prisma.raw(HOUR)}, finished_at, ${Prisma.raw(EPOCH)}),
+        count(*) FILTER (WHERE status = 'completed')::int,
+        count(*) FILTER (WHERE status = 'failed')::int,
+        coalesce(sum(round(extract(epoch FROM finished_at - started_at) * 1000)) FILTER (WHERE status = 'completed'), 0)::bigint,
+        coalesce(sum(tokens_used) FILTER (WHERE status = 'completed'), 0)::bigint,
+        coalesce(sum(cost_usd) FILTER (WHERE status = 'completed'), 0)
+      FROM counted
+      GROUP BY 1, 2, 3
+      ON CONFLICT (model_version_id, hour_start) DO UPDATE SET
+        completed = o.completed + EXCLUDED.completed, failed = o.failed + EXCLUDED.failed,
+        execution_ms = o.execution_ms + EXCLUDED.execution_ms, tokens = o.tokens + EXCLUDED.tokens,
+        cost_usd = o.cost_usd + EXCLUDED.cost_usd
+    )`;
+}
+
+/**
  * Counts tasks that just ended (`completed` or `failed`) in their versions' hours and in their canary
  * runs; ids of tasks that did not end, or carry no version, are ignored. One statement.
  */
@@ -30,39 +69,10 @@ export async function countFinishedTasks(
   taskIds: readonly string[],
 ): Promise<void> {
   if (taskIds.length === 0) return;
-  await tx.$executeRawUnsafe(
-    `
-    WITH finished AS (
-      SELECT tenant_id, model_version_id, canary_run_id, status, started_at, finished_at, tokens_used, cost_usd
-      FROM tasks
-      WHERE id = ANY($1::uuid[]) AND model_version_id IS NOT NULL AND status IN ('completed', 'failed')
-        AND finished_at IS NOT NULL
-    ),
-    per_run AS (
-      INSERT INTO canary_run_outcomes AS r (run_id, tenant_id, model_version_id, completed, failed)
-      SELECT canary_run_id, tenant_id, model_version_id,
-        count(*) FILTER (WHERE status = 'completed')::int, count(*) FILTER (WHERE status = 'failed')::int
-      FROM finished WHERE canary_run_id IS NOT NULL
-      GROUP BY 1, 2, 3
-      ON CONFLICT (run_id, model_version_id) DO UPDATE SET
-        completed = r.completed + EXCLUDED.completed, failed = r.failed + EXCLUDED.failed
-    )
-    INSERT INTO model_version_outcomes AS o
-      (tenant_id, model_version_id, hour_start, completed, failed, execution_ms, tokens, cost_usd)
-    SELECT tenant_id, model_version_id, date_bin(${HOUR}, finished_at, ${EPOCH}),
-      count(*) FILTER (WHERE status = 'completed')::int,
-      count(*) FILTER (WHERE status = 'failed')::int,
-      coalesce(sum(round(extract(epoch FROM finished_at - started_at) * 1000)) FILTER (WHERE status = 'completed'), 0)::bigint,
-      coalesce(sum(tokens_used) FILTER (WHERE status = 'completed'), 0)::bigint,
-      coalesce(sum(cost_usd) FILTER (WHERE status = 'completed'), 0)
-    FROM finished
-    GROUP BY 1, 2, 3
-    ON CONFLICT (model_version_id, hour_start) DO UPDATE SET
-      completed = o.completed + EXCLUDED.completed, failed = o.failed + EXCLUDED.failed,
-      execution_ms = o.execution_ms + EXCLUDED.execution_ms, tokens = o.tokens + EXCLUDED.tokens,
-      cost_usd = o.cost_usd + EXCLUDED.cost_usd`,
-    [...taskIds],
-  );
+  await tx.$executeRaw`
+    WITH finished AS (SELECT * FROM tasks WHERE id = ANY(${[...taskIds]}::uuid[])),
+    ${finishedTaskCounters('finished')}
+    SELECT 1`;
 }
 
 /** What a recommendation record replaces: a decision (accepted) or an evaluated outcome (matched). */
