@@ -3,9 +3,35 @@ import { httpHeadersOf, restErrorResponse, statusOfCode } from '../src/errors.js
 import type { ValidationDetail } from '../src/validation/index.js';
 import { inputRefusalOf, type ParsedRestRequest, RestError, toRestDetail } from './parse.js';
 
+/** The Response class of the server that writes the answer (yoga's fetch API). */
+export type ResponseClass = typeof Response;
+
+/**
+ * A JSON answer with exactly the bytes the platform's `Response.json` gives it (REST answers have always been
+ * written that way): `content-type: application/json`, the platform's headers in their order, no reason
+ * phrase, the body chunked. It is made with yoga's Response, whose string body the server writes at once:
+ * the platform's makes a stream of the body, which the server then reads chunk by chunk.
+ */
+export function jsonAnswer(
+  ResponseOf: ResponseClass,
+  data: unknown,
+  init: { status: number; headers?: Record<string, string> },
+): Response {
+  if (ResponseOf === globalThis.Response) return Response.json(data, init);
+  const headers = new Headers(init.headers);
+  if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+  const response = new ResponseOf(JSON.stringify(data), { status: init.status, headers });
+  // yoga's Response declares the length and names the status; the platform's did neither.
+  headers.delete('content-length');
+  (response as { statusText: string }).statusText = '';
+  return response;
+}
+
 /** A refusal as REST answers it: `{"detail"}`, with its status and headers. */
-export const restErrorAnswer = (error: RestError): Response =>
-  restErrorResponse(error.status, error.detail, error.headers);
+export const restErrorAnswer = (error: RestError, ResponseOf: ResponseClass = Response): Response =>
+  restErrorResponse(error.status, error.detail, error.headers, {
+    Response: { json: (data: unknown, init?: ResponseInit) => jsonAnswer(ResponseOf, data, init as never) },
+  });
 
 /** Retry-After (429, 503) as the error's HTTP headers carry it, or a resolver's RATE_LIMITED its extensions. */
 function retryAfterOf(errors: readonly GraphQLError[]): string | undefined {
@@ -47,14 +73,15 @@ export function writeRestAnswer(
   parsed: ParsedRestRequest,
   result: ExecutionResult,
   requestId: string,
+  ResponseOf: ResponseClass = Response,
 ): Response {
   const { route } = parsed.compiled;
-  if (result.errors?.length) return restErrorAnswer(refusalOf(parsed, result.errors));
+  if (result.errors?.length) return restErrorAnswer(refusalOf(parsed, result.errors), ResponseOf);
   const data = result.data as never;
   if (route.alternative?.when(data)) {
-    return Response.json(route.alternative.respond(data), { status: route.alternative.status });
+    return jsonAnswer(ResponseOf, route.alternative.respond(data), { status: route.alternative.status });
   }
-  return Response.json(route.respond(data, { requestId }), {
+  return jsonAnswer(ResponseOf, route.respond(data, { requestId }), {
     status: route.status,
     headers: route.headers?.(data) ?? {},
   });

@@ -59,14 +59,14 @@ export function useRest(services: Services): Plugin<Context> {
       if (!(error instanceof GraphQLError)) throw error;
       result = { errors: [error] };
     }
-    return writeRestAnswer(parsed, result, requestIdOf(request));
+    return writeRestAnswer(parsed, result, requestIdOf(request), server.fetchAPI.Response);
   }
 
   return {
     onYogaInit({ yoga }) {
       server = yoga as unknown as YogaServer<ServerContext, Context>;
     },
-    async onRequest({ request, url, endResponse, serverContext }) {
+    async onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
       if (url.pathname === '/docs' && request.method === 'GET') {
         docsPage ??= renderDocsPage(openApiDocument());
         endResponse(new Response(docsPage, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
@@ -81,7 +81,7 @@ export function useRest(services: Services): Plugin<Context> {
         endResponse(await answer(request, url, serverContext as ServerContext));
       } catch (error) {
         if (error instanceof RestError) {
-          endResponse(restErrorAnswer(error));
+          endResponse(restErrorAnswer(error, fetchAPI.Response));
           return;
         }
         const unavailable = unavailableErrorOf(

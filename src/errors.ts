@@ -213,7 +213,10 @@ export function mcpErrorResponse(
 /** What a REST error says: a message, or Pydantic-style items (422). */
 export type RestDetail = string | ValidationDetail[];
 
-/** Whose Response answers: the platform's (REST routes) or yoga's fetch API (plugins), as each always did. */
+/**
+ * Whose Response answers: the platform's, or its bytes (REST routes: rest/answer.ts jsonAnswer), or yoga's fetch
+ * API (plugins), as each always did.
+ */
 type ResponseMaker = { Response: Pick<typeof Response, 'json'> };
 
 /** A REST error answer: `{"detail"}` with its status; a 401 names its scheme (`WWW-Authenticate: Bearer`). */

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
@@ -66,7 +67,11 @@ function countingStream(
   );
 }
 
-/** Reads a body as text, refusing (413) once more than `maxBytes` arrived, Content-Length or not. */
+/**
+ * Reads a body as text, refusing (413) once more than `maxBytes` arrived, Content-Length or not. UTF-8, a
+ * leading byte order mark dropped, a malformed sequence read as U+FFFD (TextDecoder's rules); an all-ASCII
+ * body (the usual JSON, base64 attachments included) is copied into a string as it is, without decoding.
+ */
 export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
   if (!request.body) return '';
   const reader = request.body.getReader();
@@ -82,7 +87,9 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
     }
     chunks.push(value);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  const body = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, bytes);
+  if (isAscii(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1');
+  return new TextDecoder().decode(body);
 }
 
 const isMultipart = (request: Request) =>

@@ -266,9 +266,15 @@ function signatureMismatchMessage(
 
 const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const NON_BASE64_CHARACTER = /[^A-Za-z0-9+/]/;
+const ABOVE_LATIN1 = /[\u0100-\uffff]/;
 
-/** Returns the decoded bytes, or a message explaining why `data` is refused. */
-function decodeStrictBase64(data: string): Buffer | string {
+/**
+ * Returns the decoded bytes, or a message explaining why `data` is refused: strict RFC 4648 base64 (standard
+ * alphabet, padded, zero padding bits), the only encoding of its bytes. One decode and a few linear scans
+ * without a regular expression accept it (the common case, megabytes long); only refused data is scanned again,
+ * by the checks that word the refusal.
+ */
+export function decodeStrictBase64(data: string): Buffer | string {
   if (data.length === 0) return 'data must not be empty';
   if (/^data:/i.test(data)) return 'data must be plain base64 without a data: URL prefix';
 
@@ -277,20 +283,40 @@ function decodeStrictBase64(data: string): Buffer | string {
   if (Math.floor((data.length * 3) / 4) - padding > MAX_ATTACHMENT_BYTES) {
     return `attachment exceeds ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MiB after decoding`;
   }
+  return decodeCanonical(data, padding) ?? whyNotBase64(data, padding);
+}
 
+/**
+ * The bytes of `data` if it is their canonical encoding, else null. Node's decoder skips characters outside
+ * the alphabet (U+0080 to U+00FF among them) and stops at `=`, so any such character leaves fewer bytes than
+ * the length promises; it also takes base64url's `-` and `_`, and reads a character above U+00FF by its low
+ * byte (`Ł` as `A`), which the scans before it rule out (the second costs nothing on a string V8 holds one
+ * byte per character, as JSON.parse makes of ASCII text).
+ */
+function decodeCanonical(data: string, padding: number): Buffer | null {
+  if (data.length % 4 !== 0 || !paddingBitsZero(data, padding)) return null;
+  if (data.includes('-') || data.includes('_') || ABOVE_LATIN1.test(data)) return null;
+  const bytes = Buffer.from(data, 'base64');
+  return bytes.byteLength === (data.length / 4) * 3 - padding ? bytes : null;
+}
+
+/** RFC 4648 §3.5: the bits below the last encoded byte must be zero, so each byte string has one encoding. */
+function paddingBitsZero(data: string, padding: number): boolean {
+  const lastValue = BASE64_ALPHABET.indexOf(data.charAt(data.length - 1 - padding));
+  const unusedBitsMask = padding === 2 ? 0b1111 : padding === 1 ? 0b11 : 0;
+  return lastValue !== -1 && (lastValue & unusedBitsMask) === 0;
+}
+
+/** Why `data` (not empty, not too large) is not strict base64, in the order the checks have always run. */
+function whyNotBase64(data: string, padding: number): string {
   const body = padding === 0 ? data : data.slice(0, -padding);
   const invalidAt = body.search(NON_BASE64_CHARACTER);
   if (invalidAt !== -1) return describeInvalidCharacter(body.charAt(invalidAt));
   if (data.length % 4 !== 0) {
     return 'data is not valid base64: its length must be a multiple of 4, padded with =';
   }
-
-  // RFC 4648 §3.5: the bits below the last encoded byte must be zero, so each byte string has one encoding.
-  const lastValue = BASE64_ALPHABET.indexOf(body.charAt(body.length - 1));
-  const unusedBitsMask = padding === 2 ? 0b1111 : padding === 1 ? 0b11 : 0;
-  if ((lastValue & unusedBitsMask) !== 0) return 'data is not valid base64: its padding bits are not zero';
-
-  return Buffer.from(data, 'base64');
+  if (!paddingBitsZero(data, padding)) return 'data is not valid base64: its padding bits are not zero';
+  return 'data is not valid base64';
 }
 
 function describeInvalidCharacter(character: string): string {

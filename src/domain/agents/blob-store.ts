@@ -22,9 +22,10 @@ export interface FileContent {
 export interface BlobStore {
   /**
    * Stores bytes, or a file's content (copied, the file is left as it is), under their SHA-256; storing the
-   * same content again leaves the existing file untouched.
+   * same content again leaves the existing file untouched. `sha256` is the bytes' digest when the caller has
+   * already computed it (as a file's content carries its own), so that it is not computed twice.
    */
-  put(content: Uint8Array | FileContent): Promise<StoredBlob>;
+  put(content: Uint8Array | FileContent, sha256?: string): Promise<StoredBlob>;
   /** Throws a TypeError unless `sha256` is 64 hexadecimal characters. */
   get(sha256: string): Promise<Buffer | null>;
   /** Throws a TypeError unless `sha256` is 64 hexadecimal characters. */
@@ -49,13 +50,15 @@ export function createBlobStore(rootDir: string): BlobStore {
   const pathFor = (sha256: string): string => join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
 
   return {
-    async put(content) {
+    async put(content, digest) {
       const file = content instanceof Uint8Array ? undefined : content;
       const sha256 = file
         ? validDigest(file.sha256)
-        : createHash('sha256')
-            .update(content as Uint8Array)
-            .digest('hex');
+        : digest !== undefined
+          ? validDigest(digest)
+          : createHash('sha256')
+              .update(content as Uint8Array)
+              .digest('hex');
       const path = pathFor(sha256);
       const size = file ? file.size : (content as Uint8Array).byteLength;
       // A file of another size under this name cannot be this content (e.g. truncated by a crash), so rewrite it.

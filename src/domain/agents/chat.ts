@@ -50,7 +50,7 @@ export async function sendChatMessage(
   const chat = chatRows(context, role, command);
   const digests = [...new Set(command.attachments.map((attachment) => attachment.sha256))];
   try {
-    for (const attachment of command.attachments) await blobs.put(attachment.content);
+    for (const attachment of command.attachments) await blobs.put(attachment.content, attachment.sha256);
     // A refusal is explained by a read afterwards; should that read find nothing wrong (the role was
     // registered in between), the statement runs again.
     for (let attempt = 1; ; attempt++) {
@@ -225,7 +225,7 @@ async function holdBlobs(
 ) {
   for (const attachment of attachments) {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(hashtextextended(${blobLockKey(attachment.sha256)}, 0))`;
-    if (!(await blobs.has(attachment.sha256))) await blobs.put(attachment.content);
+    if (!(await blobs.has(attachment.sha256))) await blobs.put(attachment.content, attachment.sha256);
   }
 }
 

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ALLOWED_ATTACHMENT_TYPES,
   checkFilename,
+  decodeStrictBase64,
   EXECUTABLE_EXTENSIONS,
   inspectAttachment,
   MAX_ATTACHMENT_BYTES,
@@ -226,6 +227,90 @@ describe('inspectAttachment base64', () => {
     { case: 'a JSON value', data: '{"a":1}', message: 'data is not valid base64' },
   ])('refuses $case', ({ data, message }) => {
     expect(problemsOf({ data, mimeType: 'image/png' })).toEqual([{ field: 'data', message }]);
+  });
+});
+
+/** The strict base64 rules checked one character at a time, as the decoder checked them before its fast path. */
+function referenceDecode(data: string): Buffer | string {
+  if (data.length === 0) return 'data must not be empty';
+  if (/^data:/i.test(data)) return 'data must be plain base64 without a data: URL prefix';
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  const body = padding === 0 ? data : data.slice(0, -padding);
+  const invalid = [...body].find((character) => !/^[A-Za-z0-9+/]$/.test(character));
+  if (invalid !== undefined) {
+    if (/\s/.test(invalid)) return 'data is not valid base64: it must not contain whitespace or line breaks';
+    if (invalid === '-' || invalid === '_') {
+      return 'data is not valid base64: use the standard alphabet (+ and /), not base64url (- and _)';
+    }
+    if (invalid === '=') return 'data is not valid base64: = may only appear as padding at the end';
+    return 'data is not valid base64';
+  }
+  if (data.length % 4 !== 0) {
+    return 'data is not valid base64: its length must be a multiple of 4, padded with =';
+  }
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const last = alphabet.indexOf(body.charAt(body.length - 1));
+  if ((last & (padding === 2 ? 0b1111 : padding === 1 ? 0b11 : 0)) !== 0) {
+    return 'data is not valid base64: its padding bits are not zero';
+  }
+  return Buffer.from(data, 'base64');
+}
+
+describe('decodeStrictBase64', () => {
+  // Characters Node's base64 decoder skips, stops at, takes from base64url, or reads by their low byte
+  // (U+0141 as `A`, U+012B as `+`, U+013D as `=`), each of which strict base64 refuses.
+  const intruders = [
+    '-',
+    '_',
+    '=',
+    ' ',
+    '\n',
+    '\t',
+    '\u0000',
+    '*',
+    '.',
+    'é',
+    '\u00ff',
+    'Ł',
+    'ī',
+    'į',
+    'Ľ',
+    '😀',
+    '\ud800',
+  ];
+
+  it.each([
+    ['Ł', 'QUJ\u0141'],
+    ['ī (read as +)', 'QU\u012bD'],
+    ['a lone surrogate', 'QUJ\ud800'],
+    ['NUL', 'QUJ\u0000'],
+  ])('refuses %s where the decoder would read a byte', (_case, data) => {
+    expect(decodeStrictBase64(data)).toBe('data is not valid base64');
+  });
+
+  it('agrees with the character-by-character rules on valid, altered and truncated data', () => {
+    let seed = 7;
+    const random = (below: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return (seed >>> 8) % below;
+    };
+    for (let round = 0; round < 3000; round++) {
+      const bytes = Buffer.from(Array.from({ length: random(40) }, () => random(256)));
+      let data = bytes.toString('base64');
+      const edits = random(3);
+      for (let edit = 0; edit < edits; edit++) {
+        const at = random(data.length + 1);
+        const kind = random(4);
+        const intruder = intruders[random(intruders.length)] as string;
+        if (kind === 0) data = data.slice(0, at) + intruder + data.slice(at);
+        else if (kind === 1) data = data.slice(0, at) + intruder + data.slice(at + 1);
+        else if (kind === 2) data = data.slice(0, at) + data.slice(at + 1);
+        else data = data.slice(0, at) + String.fromCharCode(65 + random(58)) + data.slice(at + 1);
+      }
+      const expected = referenceDecode(data);
+      const actual = decodeStrictBase64(data);
+      expect({ data, actual }).toEqual({ data, actual: expected });
+    }
   });
 });
 

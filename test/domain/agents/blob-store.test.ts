@@ -42,6 +42,25 @@ describe('createBlobStore', () => {
     expect((await readFile(stored.path)).equals(PNG)).toBe(true);
   });
 
+  it('stores bytes under the digest their caller gives, without computing it again', async () => {
+    // Another content's digest shows which one names the file: the caller's, as for a received file.
+    const given = sha256(PDF);
+
+    const stored = await store.put(PNG, given.toUpperCase());
+
+    expect(stored).toEqual({
+      sha256: given,
+      path: join(root, given.slice(0, 2), given.slice(2, 4), given),
+      size: PNG.length,
+    });
+    expect((await readFile(stored.path)).equals(PNG)).toBe(true);
+  });
+
+  it('refuses a given digest that is not 64 hexadecimal characters', async () => {
+    await expect(store.put(PNG, '../../etc')).rejects.toThrow(TypeError);
+    expect(await filesUnder(root)).toEqual([]);
+  });
+
   it('returns the stored bytes from get', async () => {
     const { sha256: digest } = await store.put(PDF);
 
