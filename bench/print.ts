@@ -7,6 +7,7 @@ import type { PropagationFigures } from './finetuning.js';
 import type { McpCallFigures } from './mcp.js';
 import type { Plan, Summary } from './measure.js';
 import type { QueueRound } from './queue.js';
+import type { QueueReferenceRound } from './queue-reference.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
 import type { FanoutCase, FanoutReport } from './subscriptions.js';
@@ -36,6 +37,15 @@ export interface TransportReport {
   restToGraphqlP50: Partial<Record<DatabaseKind, number>>;
 }
 
+export interface QueueReferenceReport {
+  /** `pg-boss 10.4.2`. */
+  name: string;
+  rounds: QueueReferenceRound[];
+  /** Per round: the gateway's drain/s on PostgreSQL / the reference's fetch + complete per second. */
+  drainToReference: number[];
+  medianDrainToReference: number;
+}
+
 export interface BenchReport {
   machine: Record<string, unknown>;
   plan: Record<string, unknown>;
@@ -50,6 +60,8 @@ export interface BenchReport {
   agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
   queue: QueueRound[];
+  /** The queue case's reference on PostgreSQL (pg-boss), in the same rounds. */
+  queueReference?: QueueReferenceReport;
   errors: { case: string; error: string }[];
 }
 
@@ -316,6 +328,40 @@ export function printReport(report: BenchReport, plan: Plan): void {
         String(round.refusals),
         String(round.duplicates),
         round.costsExact ? 'yes' : 'NO',
+      ]),
+    );
+  }
+  if (report.queueReference) {
+    const { name, rounds, drainToReference, medianDrainToReference } = report.queueReference;
+    console.log(
+      `\nQueue reference: ${name} on the same PostgreSQL server (a database of its own) in the same rounds, 16 producers (send) against 32 workers (fetch one job + complete), the same backlog moment and window; gateway drain/s on PostgreSQL / reference drain/s, median of the rounds: ${fixed(medianDrainToReference, 2)}`,
+    );
+    table(
+      [
+        'round',
+        'backlog',
+        'fill/s',
+        'drain/s',
+        'drain/fill',
+        'empty fetches',
+        'fetch p50 ms',
+        'fetch p99 ms',
+        'send p99 ms',
+        'duplicates',
+        'gateway drain / reference drain',
+      ],
+      rounds.map((round, i) => [
+        String(round.round),
+        String(round.backlog),
+        fixed(round.fillPerSecond),
+        fixed(round.drainPerSecond),
+        fixed(round.drainToFill, 2),
+        String(round.emptyFetches),
+        fixed(round.fetchP50Ms, 1),
+        fixed(round.fetchP99Ms, 1),
+        fixed(round.sendP99Ms, 1),
+        String(round.duplicates),
+        fixed(drainToReference[i], 3),
       ]),
     );
   }

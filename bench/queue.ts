@@ -23,9 +23,9 @@ export const PRODUCERS = 16;
 export const RUNTIMES = 32;
 const ROLE = 'cfo';
 /** Producers alone before the window: the backlog the runtimes start on. */
-const BACKLOG_MS = 500;
+export const BACKLOG_MS = 500;
 /** An empty claim waits this long before the next, as a polling runtime would. */
-const EMPTY_PAUSE_MS = 5;
+export const EMPTY_PAUSE_MS = 5;
 
 const CHAT = `mutation ($role: String!) {
   sendChatMessage(role: $role, input: { message: "Close the books", persistThread: false }) { taskId }

@@ -35,6 +35,7 @@ import {
   sweepDatabases,
 } from './processes.js';
 import { type QueueRound, queueRound } from './queue.js';
+import { type QueueReference, type QueueReferenceRound, startQueueReference } from './queue-reference.js';
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
@@ -374,19 +375,51 @@ try {
   if (cases.includes('queue')) {
     await attempt('queue drain against chat fill (16 producers, 32 runtimes)', async () => {
       const gateways: Gateway[] = [];
-      for (const database of databases) {
-        gateways.push(await startGateway({ name: `queue-${database}`, database, runDir, postgresUrl }));
-      }
+      let reference: QueueReference | undefined;
       try {
-        // One warm-up round each, then interleaved rounds, the order alternating.
-        for (const gateway of gateways) await queueRound(gateway, 0, 1);
-        const rounds: QueueRound[] = [];
-        for (let round = 1; round <= plan.rounds; round += 1) {
-          const order = round % 2 === 1 ? gateways : [...gateways].reverse();
-          for (const gateway of order) rounds.push(await queueRound(gateway, round, plan.seconds));
+        for (const database of databases) {
+          gateways.push(await startGateway({ name: `queue-${database}`, database, runDir, postgresUrl }));
         }
-        report.queue = rounds;
+        // On PostgreSQL, pg-boss on the same server in the same rounds: the reference for claims per second.
+        if (databases.includes('postgres')) reference = await startQueueReference(postgresUrl);
+        const gatewayRounds: QueueRound[] = [];
+        const referenceRounds: QueueReferenceRound[] = [];
+        const targets: ((round: number, seconds: number) => Promise<void>)[] = gateways.map(
+          (gateway) => async (round, seconds) => {
+            const result = await queueRound(gateway, round, seconds);
+            if (round > 0) gatewayRounds.push(result);
+          },
+        );
+        if (reference) {
+          const { round: referenceRound } = reference;
+          targets.push(async (round, seconds) => {
+            const result = await referenceRound(round, seconds);
+            if (round > 0) referenceRounds.push(result);
+          });
+        }
+        // One warm-up round each, then interleaved rounds, the order alternating.
+        for (const target of targets) await target(0, 1);
+        for (let round = 1; round <= plan.rounds; round += 1) {
+          const order = round % 2 === 1 ? targets : [...targets].reverse();
+          for (const target of order) await target(round, plan.seconds);
+        }
+        report.queue = gatewayRounds;
+        if (reference) {
+          // Per round, the gateway's drain on PostgreSQL against the reference's fetch + complete.
+          const drainToReference = referenceRounds.map(
+            (reference) =>
+              (gatewayRounds.find((round) => round.database === 'postgres' && round.round === reference.round)
+                ?.drainPerSecond ?? Number.NaN) / reference.drainPerSecond,
+          );
+          report.queueReference = {
+            name: reference.name,
+            rounds: referenceRounds,
+            drainToReference,
+            medianDrainToReference: median(drainToReference),
+          };
+        }
       } finally {
+        await reference?.stop();
         for (const gateway of gateways) await gateway.stop();
       }
     });
