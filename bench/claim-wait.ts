@@ -70,11 +70,9 @@ export async function measureClaimWake(
   let idleRefusals = 0;
   try {
     const caller = await mintCaller(['member', 'agent']);
-    // Idle waiters on another role: re-issued when their 30 s ends, until the measurement is over.
-    // Agents connect over a few seconds, not all in one millisecond: 20 every 100 ms (on PGlite, one
-    // transaction at a time, a faster stream of first attempts fills the database budget and is refused).
+    // Idle waiters on another role, all sent at once: re-issued when their 30 s ends, until the measurement
+    // is over. (Claims that start waiting together share one attempt; a 503 is counted and sent again.)
     for (let index = 0; index < idleWaiters; index += 1) {
-      if (index > 0 && index % 20 === 0) await new Promise((resolve) => setTimeout(resolve, 100));
       idleLoops.push(
         (async () => {
           while (idle) {
