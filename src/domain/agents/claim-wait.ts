@@ -36,6 +36,12 @@ interface Entry {
   freedAt: number;
 }
 
+/**
+ * How an attempt ended, for the claims that waited for it: those waiting for one that failed (an unknown
+ * role, the database unavailable) fail with it rather than each trying in turn.
+ */
+type Ended = { failed: false } | { failed: true; error: unknown };
+
 const refusedByBudget = (outcome: ClaimOutcome | null) =>
   outcome === 'role_budget_exhausted' || outcome === 'tenant_budget_exhausted';
 
@@ -56,8 +62,8 @@ class RoleWaiters {
   busy = false;
   /** The answer, other than a claim, of the latest attempt that gave one. */
   last: Answer | undefined;
-  /** Told once when the next attempt ends. */
-  private onSettle: (() => void)[] = [];
+  /** Told once when the next attempt ends: with its error when it failed. */
+  private onSettle: ((ended: Ended) => void)[] = [];
 
   add(waiter: Waiter): void {
     this.entries.set(waiter, { answer: undefined, since: this.begun, wokenOnce: false, freedAt: -1 });
@@ -134,7 +140,7 @@ class RoleWaiters {
   }
 
   /** Resolves when the next attempt in flight ends and its claim has taken its answer. */
-  settled(): Promise<void> {
+  settled(): Promise<Ended> {
     return new Promise((resolve) => this.onSettle.push(resolve));
   }
 
@@ -142,17 +148,21 @@ class RoleWaiters {
   async attempt(waiter: Waiter, entry: Entry, run: () => Promise<ClaimResult>): Promise<ClaimResult> {
     const attempt = ++this.begun;
     this.running += 1;
+    let ended: Ended = { failed: false };
     try {
       const answer = { result: await run(), attempt };
       this.busy = answer.result.outcome === 'claimed';
       if (!this.busy && attempt > (this.last?.attempt ?? 0)) this.last = answer;
       this.take(waiter, entry, answer);
       return answer.result;
+    } catch (error) {
+      ended = { failed: true, error };
+      throw error;
     } finally {
       this.running -= 1;
       const settled = this.onSettle;
       this.onSettle = [];
-      for (const resolve of settled) resolve();
+      for (const resolve of settled) resolve(ended);
     }
   }
 }
@@ -271,8 +281,9 @@ export class ClaimWaiters {
         return waiters.attempt(waiter, entry, run);
       }
       beforeQueue();
-      await waiters.settled();
+      const ended = await waiters.settled();
       if (previous && stop()) return previous;
+      if (ended.failed) throw ended.error;
       answer = waiters.standing(entry);
     }
     waiters.take(waiter, entry, answer);

@@ -371,6 +371,30 @@ describe('ClaimWaiters.answer', () => {
     expect(registry.waiting).toBe(2);
   });
 
+  it('an attempt that fails fails the claims that waited for it, not one after another', async () => {
+    const { bus } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    let runs = 0;
+    let fail: (error: Error) => void = () => {};
+    const run = () => {
+      runs += 1;
+      return new Promise<ClaimResult>((_resolve, reject) => {
+        fail = reject;
+      });
+    };
+    const claims = Array.from({ length: 3 }, () => waiter(null));
+    const answers = claims.map((claim) => {
+      registry.add(tenantId, 'cfo', claim);
+      return registry.answer(tenantId, 'cfo', claim, run).catch((error: Error) => error.message);
+    });
+
+    fail(new Error('database unavailable'));
+
+    expect(await Promise.all(answers)).toEqual(claims.map(() => 'database unavailable'));
+    expect(runs).toBe(1);
+  });
+
   it('while the last attempt claimed, a few attempts run at once', async () => {
     const { bus } = syncBus();
     const registry = new ClaimWaiters(bus);
