@@ -4,6 +4,7 @@ import type { AgentRuntimeFigures } from './agent-runtime.js';
 import type { ClaimWakeFigures } from './claim-wait.js';
 import type { IngestionFigures } from './experiments.js';
 import type { PropagationFigures } from './finetuning.js';
+import type { IdleWaitersFigures } from './idle-waiters.js';
 import type { McpCallFigures } from './mcp.js';
 import type { Plan, Summary } from './measure.js';
 import type { QueueRound } from './queue.js';
@@ -59,6 +60,7 @@ export interface BenchReport {
   mcp?: McpCallFigures;
   agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
+  idleWaiters: IdleWaitersFigures[];
   queue: QueueRound[];
   /** The queue case's reference on PostgreSQL (pg-boss), in the same rounds. */
   queueReference?: QueueReferenceReport;
@@ -290,6 +292,46 @@ export function printReport(report: BenchReport, plan: Plan): void {
         : databaseName(database);
     console.log(
       `\nWaiting claim handed the task after the chat's commit (${where}, ${wakeUps} wake-ups, ${idleWaiters} other claims waiting): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 50), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(chatMedianMs, 1)} ms; idle claims refused with 503 and sent again: ${idleRefusals}`,
+    );
+  }
+  if (report.idleWaiters.length > 0) {
+    const seconds = report.idleWaiters[0]?.waiting.seconds;
+    console.log(
+      `\nIdle CPU with claims waiting for work: the gateway's CPU (and PostgreSQL's backends') in ms per second over ${fixed(seconds, 0)}-second windows, quiet (no agents) before and after, and with the claims waiting (claimNextTask(waitSeconds: 30), sent at once, re-sent as they answer)`,
+    );
+    table(
+      [
+        'database',
+        'claims',
+        'quiet before',
+        'waiting',
+        'quiet after',
+        'added',
+        'PG quiet before',
+        'PG waiting',
+        'PG quiet after',
+        'PG added',
+        'settle s',
+        'CPU ms per claim to establish',
+        'answered in window',
+        'failures',
+      ],
+      report.idleWaiters.map((figures) => [
+        databaseName(figures.database),
+        String(figures.agents),
+        fixed(figures.quietBefore.gatewayMsPerS, 1),
+        fixed(figures.waiting.gatewayMsPerS, 1),
+        fixed(figures.quietAfter.gatewayMsPerS, 1),
+        fixed(figures.addedGatewayMsPerS, 1),
+        fixed(figures.quietBefore.backendsMsPerS, 1),
+        fixed(figures.waiting.backendsMsPerS, 1),
+        fixed(figures.quietAfter.backendsMsPerS, 1),
+        fixed(figures.addedBackendsMsPerS, 1),
+        fixed(figures.settleSeconds, 1),
+        fixed(figures.establishCpuMsPerClaim, 2),
+        String(figures.answeredDuringWindow),
+        String(figures.failures),
+      ]),
     );
   }
   if (report.queue.length > 0) {

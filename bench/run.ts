@@ -12,6 +12,7 @@ import { measureClaimWake } from './claim-wait.js';
 import { baselineJob, throughputCases, transportCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
 import { measurePropagation } from './finetuning.js';
+import { measureIdleWaiters } from './idle-waiters.js';
 import type { LoadJob } from './load.js';
 import { measureMcpCalls } from './mcp.js';
 import {
@@ -51,13 +52,15 @@ const CASES = [
   'mcp',
   'agent-runtime',
   'claim-wait',
+  'idle-waiters',
   'queue',
   'startup',
 ];
 const usage = `usage: npm run bench -- [options]
   --cases a,b         ${CASES.join(', ')} (default: all)
-  --databases a,b     pglite, postgres (default: both)
-  --quick             short rounds, 100,000 events, 1,000 subscribers, one start-up sample (~3 min)
+  --databases a,b     pglite, postgres, or both (the default)
+  --quick             short rounds, 100,000 events, 1,000 subscribers, one start-up sample, 3 s idle
+                      windows (~4 min)
   --rounds N          interleaved rounds per case (default 3; at least 3)
   --seconds S         length of each measured run (default 4; quick 1)
   --warmup S          warm-up per target before the rounds (default 2; quick 1)
@@ -117,7 +120,9 @@ const count = (name: string, value: string | undefined, fallback: number, min = 
 
 const quick = values.quick;
 const cases = values.cases ? list(values.cases) : CASES;
-const databases = list(values.databases) as DatabaseKind[];
+const databases = (
+  values.databases === 'both' ? ['pglite', 'postgres'] : list(values.databases)
+) as DatabaseKind[];
 for (const id of cases) if (!CASES.includes(id)) refuse(`unknown case ${id}`);
 for (const database of databases) if (!(database in DATABASE_NAMES)) refuse(`unknown database ${database}`);
 if (!['autocannon', 'wrk', 'both'].includes(values.loader)) refuse('--loader is autocannon, wrk or both');
@@ -182,6 +187,7 @@ const report: BenchReport = {
   ingestion: {},
   fanout: [],
   claimWait: [],
+  idleWaiters: [],
   queue: [],
   startup: {},
   errors: [],
@@ -368,6 +374,15 @@ try {
             quick ? 50 : 300,
             quick ? 100 : 1000,
           ),
+        );
+      });
+    }
+  }
+  if (cases.includes('idle-waiters')) {
+    for (const database of databases) {
+      await attempt(`idle CPU with 1,000 waiting claims (${DATABASE_NAMES[database]})`, async () => {
+        report.idleWaiters.push(
+          await measureIdleWaiters(database, runDir, postgresUrl, 1000, quick ? 3 : 10),
         );
       });
     }

@@ -155,6 +155,111 @@ describe('claimNextTask(waitSeconds) on one instance', () => {
   });
 });
 
+describe('many claims waiting at once', () => {
+  let t: TestApp;
+  let server: RunningServer;
+  beforeAll(async () => {
+    // The default database budget: 110 requests in flight on this instance.
+    t = await createTestApp();
+    server = await listen(t);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await t?.close();
+  });
+
+  /** Polls (without a deadline of its own: the test's) until `done` holds. */
+  async function until(done: () => boolean) {
+    while (!done()) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  /**
+   * A waiting claim over HTTP, as agents send them (in process, a burst reaches the door all at once,
+   * before any claim has started to wait: over sockets each request goes its own way to the resolver).
+   */
+  async function claimOverHttp(agent: Caller, waitSeconds: number, signal?: AbortSignal) {
+    const response = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.token}` },
+      body: JSON.stringify({
+        query: `mutation { claimNextTask(role: "cfo", waitSeconds: ${waitSeconds}) { outcome task { id } } }`,
+      }),
+      signal,
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, never> };
+  }
+
+  it('1,000 claims sent at once all wait (no 503), on one attempt; chats wake them one each', async () => {
+    const { member, agent } = await tenant(t);
+    const registry = claimWaitersOf(t.app.services.bus);
+    const attemptsBefore = registry.attempts;
+    const controller = new AbortController();
+    const answered: { status: number; body: unknown }[] = [];
+    const claims = Array.from({ length: 1000 }, () =>
+      claimOverHttp(agent, 30, controller.signal).then(
+        (answer) => answered.push(answer),
+        (error: unknown) => error,
+      ),
+    );
+
+    // A claim refused at the door, or by the database, answers at once; a waiting one does not.
+    await until(() => registry.waiting === 1000 || answered.length > 0);
+    expect(answered).toEqual([]);
+    expect(registry.attempts - attemptsBefore).toBe(1);
+
+    const queued = [];
+    for (const message of ['one', 'two', 'three']) {
+      queued.push(await queueTask(t, member, 'cfo', message));
+      await until(() => answered.length === queued.length);
+    }
+    expect(answered).toEqual(
+      queued.map((id) => ({
+        status: 200,
+        body: { data: { claimNextTask: { outcome: 'claimed', task: { id } } } },
+      })),
+    );
+    expect(registry.waiting).toBe(997);
+
+    controller.abort();
+    await Promise.all(claims);
+    await vi.waitFor(() => expect(registry.size).toBe(0));
+  });
+
+  it('300 claims sent at once answer queue_empty at their deadline', async () => {
+    const { agent } = await tenant(t);
+
+    const results = await Promise.all(Array.from({ length: 300 }, () => claimOverHttp(agent, 1)));
+
+    const answer = { status: 200, body: { data: { claimNextTask: { outcome: 'queue_empty', task: null } } } };
+    expect(results).toEqual(results.map(() => answer));
+    expect(waiters(t)).toBe(0);
+  });
+
+  it('a chat committed while claims start waiting is claimed: no task is missed', async () => {
+    const { member, agent } = await tenant(t);
+    // One claim waits already; its answer stands for the claims that start waiting after it.
+    const { answer: first } = await waitingClaim(t, agent, 'cmo');
+    const claims = [first];
+    const queued: string[] = [];
+    // The chat goes out before, among and after the new claims' first answers.
+    for (const head of [0, 10, 20]) {
+      for (let index = 0; index < 20; index += 1) {
+        if (index === head) queued.push(await queueTask(t, member, 'cmo', `head ${head}`));
+        claims.push(t.graphql(ClaimWaiting, { role: 'cmo', waitSeconds: 30 }, agent));
+      }
+      if (head === 20) queued.push(await queueTask(t, member, 'cmo', `head ${head}`));
+    }
+    // Enough chats for every claim: each task is claimed once, and each claim is handed one.
+    while (queued.length < claims.length) queued.push(await queueTask(t, member, 'cmo', 'more'));
+
+    const results = await Promise.all(claims);
+
+    expect(results.map((result) => result.data?.claimNextTask.outcome)).toEqual(claims.map(() => 'claimed'));
+    expect(new Set(results.map((result) => result.data?.claimNextTask.task?.id))).toEqual(new Set(queued));
+    expect(waiters(t)).toBe(0);
+  });
+});
+
 describe('a waiting claim and the database budget', () => {
   let t: TestApp;
   beforeAll(async () => {

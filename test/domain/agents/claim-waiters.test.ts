@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ClaimWaiters, type Waiter } from '../../../src/domain/agents/claim-wait.js';
-import type { ClaimOutcome } from '../../../src/domain/agents/queue.js';
+import type { ClaimOutcome, ClaimResult } from '../../../src/domain/agents/queue.js';
 import { createEventBus, type EventBus } from '../../../src/events/bus.js';
-import type { EventType } from '../../../src/events/topics.js';
+import type { GapListener } from '../../../src/events/fanout.js';
+import type { BusEvent, EventType } from '../../../src/events/topics.js';
+import type { Task } from '../../../src/generated/prisma/client.js';
 
 let bus: EventBus;
 let listeners = 0;
@@ -25,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => bus.close());
 
-function waiter(outcome: ClaimOutcome = 'queue_empty') {
+function waiter(outcome: ClaimOutcome | null = 'queue_empty') {
   const entry: Waiter & { wakes: number } = {
     outcome,
     woken: false,
@@ -90,5 +92,334 @@ describe('ClaimWaiters', () => {
 
     expect(empty.wakes).toBe(0);
     for (const remove of removals) remove();
+  });
+});
+
+/** A bus that hands events (and gaps) to the listeners at once, in the caller's turn. */
+function syncBus() {
+  const listeners = new Set<{ tenantId: string; listener: (event: BusEvent) => void; gap?: GapListener }>();
+  const bus = {
+    listen(
+      _types: readonly EventType[],
+      tenantId: string,
+      listener: (event: BusEvent) => void,
+      gap?: GapListener,
+    ) {
+      const entry = { tenantId, listener, gap };
+      listeners.add(entry);
+      return () => listeners.delete(entry);
+    },
+  } as unknown as EventBus;
+  const emit = (tenantId: string, type: EventType, payload: Record<string, unknown>) => {
+    for (const entry of listeners)
+      if (entry.tenantId === tenantId) entry.listener({ eventId: randomUUID(), type, tenantId, payload });
+  };
+  return {
+    bus,
+    pending: (tenantId: string, role = 'cfo') => emit(tenantId, 'TASK_UPDATED', { role, status: 'pending' }),
+    completed: (tenantId: string, role = 'cfo') =>
+      emit(tenantId, 'TASK_UPDATED', { role, status: 'completed' }),
+    gap: (tenantId: string) => {
+      for (const entry of listeners) if (entry.tenantId === tenantId) entry.gap?.(() => false);
+    },
+  };
+}
+
+const answerOf = (outcome: ClaimOutcome): ClaimResult => ({
+  outcome,
+  task: outcome === 'claimed' ? ({ id: randomUUID() } as Task) : null,
+  budget: null,
+  routing: null,
+});
+
+/** Claim attempts the test answers one by one, in the order they began. */
+function attempts() {
+  const begun: { answer(outcome: ClaimOutcome): void }[] = [];
+  return {
+    begun,
+    run: () =>
+      new Promise<ClaimResult>((resolve) => {
+        begun.push({ answer: (outcome) => resolve(answerOf(outcome)) });
+      }),
+    /** The attempt numbered `index` (from 0), once it began. */
+    async nth(index: number) {
+      await vi.waitFor(() => expect(begun.length).toBeGreaterThan(index));
+      return begun[index] as { answer(outcome: ClaimOutcome): void };
+    },
+  };
+}
+
+describe('ClaimWaiters.answer', () => {
+  it('claims that start waiting while an attempt is in flight take its answer: one attempt for 1,000', async () => {
+    const { bus } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    const claims = Array.from({ length: 1000 }, () => waiter(null));
+    const answers = claims.map((claim) => {
+      registry.add(tenantId, 'cfo', claim);
+      return registry.answer(tenantId, 'cfo', claim, db.run);
+    });
+
+    (await db.nth(0)).answer('queue_empty');
+    const outcomes = await Promise.all(answers);
+
+    expect(outcomes.every((outcome) => outcome.outcome === 'queue_empty')).toBe(true);
+    expect(db.begun).toHaveLength(1);
+    expect(registry.attempts).toBe(1);
+    expect(registry.waiting).toBe(1000);
+    // One more, later, takes the answer the others wait with.
+    const late = waiter(null);
+    registry.add(tenantId, 'cfo', late);
+    expect((await registry.answer(tenantId, 'cfo', late, db.run)).outcome).toBe('queue_empty');
+    expect(db.begun).toHaveLength(1);
+  });
+
+  it('a claim that starts waiting after a task became pending does not take the answer from before it', async () => {
+    const { bus, pending } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    const first = waiter(null);
+    registry.add(tenantId, 'cfo', first);
+    const answered = registry.answer(tenantId, 'cfo', first, db.run);
+    (await db.nth(0)).answer('queue_empty');
+    await answered;
+
+    // A chat commits; its event wakes the waiting claim; then another claim starts waiting.
+    pending(tenantId);
+    expect(first.woken).toBe(true);
+    const second = waiter(null);
+    registry.add(tenantId, 'cfo', second);
+    const secondAnswer = registry.answer(tenantId, 'cfo', second, db.run);
+    const firstAgain = registry.answer(tenantId, 'cfo', first, db.run);
+
+    // An attempt after the event finds the task; the queue may hold more, so the other claim tries too.
+    (await db.nth(1)).answer('claimed');
+    (await db.nth(2)).answer('queue_empty');
+    const outcomes = await Promise.all([secondAnswer, firstAgain]);
+    expect(outcomes.map((outcome) => outcome.outcome).sort()).toEqual(['claimed', 'queue_empty']);
+    expect(db.begun).toHaveLength(3);
+  });
+
+  it('a task that becomes pending during an attempt makes that answer stale', async () => {
+    const { bus, pending } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    const first = waiter(null);
+    registry.add(tenantId, 'cfo', first);
+    const answered = registry.answer(tenantId, 'cfo', first, db.run);
+    const attempt = await db.nth(0);
+    // Registered while the attempt is in flight: it waits for that attempt.
+    const second = waiter(null);
+    registry.add(tenantId, 'cfo', second);
+    const secondAnswer = registry.answer(tenantId, 'cfo', second, db.run);
+
+    pending(tenantId);
+    attempt.answer('queue_empty');
+
+    // The attempt began before the task was committed: the claim it woke tries again, and so does the claim
+    // that waited for it (the event came after it registered, but the attempt began before).
+    expect((await answered).outcome).toBe('queue_empty');
+    expect(first.woken).toBe(true);
+    const firstAgain = registry.answer(tenantId, 'cfo', first, db.run);
+    (await db.nth(1)).answer('claimed');
+    (await db.nth(2)).answer('queue_empty');
+    const outcomes = await Promise.all([secondAnswer, firstAgain]);
+    expect(outcomes.map((outcome) => outcome.outcome).sort()).toEqual(['claimed', 'queue_empty']);
+  });
+
+  it('a task that becomes pending after the claims took their answer wakes one of them', async () => {
+    const { bus, pending } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    const claims = [waiter(null), waiter(null), waiter(null)];
+    const answers = claims.map((claim) => {
+      registry.add(tenantId, 'cfo', claim);
+      return registry.answer(tenantId, 'cfo', claim, db.run);
+    });
+    (await db.nth(0)).answer('queue_empty');
+    await Promise.all(answers);
+
+    pending(tenantId);
+
+    expect(claims.map((claim) => claim.wakes)).toEqual([1, 0, 0]);
+    expect(registry.waiting).toBe(2);
+    // The woken claim does not take the answer the others wait with (it began before the task): it tries.
+    const again = registry.answer(tenantId, 'cfo', claims[0] as Waiter, db.run);
+    (await db.nth(1)).answer('claimed');
+    expect((await again).outcome).toBe('claimed');
+  });
+
+  it('a claim that leaves without using its wake-up hands it to another', async () => {
+    const { bus, pending } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    // `a` tries; a task's event wakes it while it does, but it claims an older task and leaves.
+    const a = waiter(null);
+    const removeA = registry.add(tenantId, 'cfo', a);
+    const aAnswer = registry.answer(tenantId, 'cfo', a, db.run);
+    const b = waiter(null);
+    registry.add(tenantId, 'cfo', b);
+    const bAnswer = registry.answer(tenantId, 'cfo', b, db.run);
+    pending(tenantId);
+    expect([a.wakes, b.wakes]).toEqual([1, 0]);
+    (await db.nth(0)).answer('claimed');
+    expect((await aAnswer).outcome).toBe('claimed');
+    expect(a.woken).toBe(true);
+    // `b`, waiting for that attempt, tries on its own (the queue may hold more)...
+    const bAttempt = await db.nth(1);
+
+    removeA();
+
+    // ...and gets the unused wake-up: the answer it is getting began before it, so it tries again.
+    expect(b.wakes).toBe(1);
+    bAttempt.answer('queue_empty');
+    await bAnswer;
+    expect(b.woken).toBe(true);
+    const bAgain = registry.answer(tenantId, 'cfo', b, db.run);
+    (await db.nth(2)).answer('queue_empty');
+    await bAgain;
+    expect(b.woken).toBe(false);
+
+    // A claim woken whose wait ends before it tries again hands its wake-up on as well.
+    const c = waiter(null);
+    const removeC = registry.add(tenantId, 'cfo', c);
+    await registry.answer(tenantId, 'cfo', c, db.run);
+    const d = waiter(null);
+    registry.add(tenantId, 'cfo', d);
+    await registry.answer(tenantId, 'cfo', d, db.run);
+    pending(tenantId);
+    pending(tenantId);
+    expect([b.wakes, c.wakes, d.wakes]).toEqual([2, 1, 0]);
+
+    removeC();
+
+    expect(d.wakes).toBe(1);
+    expect(db.begun).toHaveLength(3);
+  });
+
+  it('a task ending during an attempt that a budget refused makes the claim try again', async () => {
+    const { bus, completed } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    const refused = waiter(null);
+    const empty = waiter(null);
+    registry.add(tenantId, 'cfo', refused);
+    registry.add(tenantId, 'cto', empty);
+    const refusedAnswer = registry.answer(tenantId, 'cfo', refused, db.run);
+    const refusedAttempt = await db.nth(0);
+    const emptyAnswer = registry.answer(tenantId, 'cto', empty, db.run);
+    const emptyAttempt = await db.nth(1);
+
+    completed(tenantId, 'cfo');
+    completed(tenantId, 'cto');
+    refusedAttempt.answer('role_budget_exhausted');
+    emptyAttempt.answer('queue_empty');
+
+    expect((await refusedAnswer).outcome).toBe('role_budget_exhausted');
+    expect((await emptyAnswer).outcome).toBe('queue_empty');
+    expect(refused.woken).toBe(true);
+    expect(empty.woken).toBe(false);
+    expect(refused.wakes + empty.wakes).toBe(0);
+  });
+
+  it('only queue_empty stands for a claim that registers later: a budget refusal is tried again', async () => {
+    const { bus } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    const first = waiter(null);
+    registry.add(tenantId, 'cfo', first);
+    const answered = registry.answer(tenantId, 'cfo', first, db.run);
+    (await db.nth(0)).answer('tenant_budget_exhausted');
+    await answered;
+
+    const later = waiter(null);
+    registry.add(tenantId, 'cfo', later);
+    const laterAnswer = registry.answer(tenantId, 'cfo', later, db.run);
+    (await db.nth(1)).answer('tenant_budget_exhausted');
+
+    expect((await laterAnswer).outcome).toBe('tenant_budget_exhausted');
+    expect(db.begun).toHaveLength(2);
+  });
+
+  it('a gap in the bus wakes every waiter of the tenant, and no answer from before it stands', async () => {
+    const { bus, gap } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    const claims = [waiter(null), waiter(null)];
+    const answers = claims.map((claim) => {
+      registry.add(tenantId, 'cfo', claim);
+      return registry.answer(tenantId, 'cfo', claim, db.run);
+    });
+    (await db.nth(0)).answer('queue_empty');
+    await Promise.all(answers);
+
+    gap(tenantId);
+
+    expect(claims.map((claim) => claim.wakes)).toEqual([1, 1]);
+    const again = claims.map((claim) => registry.answer(tenantId, 'cfo', claim, db.run));
+    (await db.nth(1)).answer('queue_empty');
+    await Promise.all(again);
+    expect(db.begun).toHaveLength(2);
+    expect(registry.waiting).toBe(2);
+  });
+
+  it('an attempt that fails fails the claims that waited for it, not one after another', async () => {
+    const { bus } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    let runs = 0;
+    let fail: (error: Error) => void = () => {};
+    const run = () => {
+      runs += 1;
+      return new Promise<ClaimResult>((_resolve, reject) => {
+        fail = reject;
+      });
+    };
+    const claims = Array.from({ length: 3 }, () => waiter(null));
+    const answers = claims.map((claim) => {
+      registry.add(tenantId, 'cfo', claim);
+      return registry.answer(tenantId, 'cfo', claim, run).catch((error: Error) => error.message);
+    });
+
+    fail(new Error('database unavailable'));
+
+    expect(await Promise.all(answers)).toEqual(claims.map(() => 'database unavailable'));
+    expect(runs).toBe(1);
+  });
+
+  it('while the last attempt claimed, a few attempts run at once', async () => {
+    const { bus } = syncBus();
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const db = attempts();
+    const first = waiter(null);
+    registry.add(tenantId, 'cfo', first);
+    const answered = registry.answer(tenantId, 'cfo', first, db.run);
+    (await db.nth(0)).answer('claimed');
+    await answered;
+
+    const claims = Array.from({ length: 6 }, () => waiter(null));
+    const answers = claims.map((claim) => {
+      registry.add(tenantId, 'cfo', claim);
+      return registry.answer(tenantId, 'cfo', claim, db.run);
+    });
+    await db.nth(4);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Four at once; the other two wait for one of them.
+    expect(db.begun).toHaveLength(5);
+    for (let index = 1; index <= 4; index += 1) (await db.nth(index)).answer('claimed');
+    (await db.nth(5)).answer('queue_empty');
+    (await db.nth(6)).answer('queue_empty');
+    const outcomes = (await Promise.all(answers)).map((answer) => answer.outcome);
+    expect(outcomes.filter((outcome) => outcome === 'claimed')).toHaveLength(4);
+    expect(db.begun).toHaveLength(7);
   });
 });
