@@ -8,7 +8,8 @@ import {
 } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import type { RestDetail } from '../src/errors.js';
-import { isPayloadTooLarge, MAX_BODY_BYTES, readBodyText } from '../src/plugins/use-body-limit.js';
+import { bodyText, parseJsonBody } from '../src/json-body.js';
+import { isPayloadTooLarge, MAX_BODY_BYTES, readBody } from '../src/plugins/use-body-limit.js';
 import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
 import { inspectArguments, inspectNesting } from '../src/validation/input-rules.js';
 import { toValidationDetail } from '../src/validation/pydantic.js';
@@ -41,13 +42,14 @@ async function readJsonBody(
 ): Promise<{ present: boolean; value: unknown }> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > maxBytes) throw new RestError(413, `Request body exceeds ${maxBytes} bytes`);
-  const text = await readBodyText(request, maxBytes).catch((error: unknown) => {
+  const bytes = await readBody(request, maxBytes).catch((error: unknown) => {
     throw isPayloadTooLarge(error) ? new RestError(413, error.message) : error;
   });
-  if (text.trim() === '') return { present: false, value: undefined };
   try {
-    return { present: true, value: JSON.parse(text) };
+    return { present: true, value: parseJsonBody(bytes) };
   } catch (error) {
+    // No body, or only whitespace, is no body (FastAPI's reading); JSON.parse refuses both.
+    if (bodyText(bytes).trim() === '') return { present: false, value: undefined };
     const offset = Number(/position (\d+)/.exec(String((error as Error).message))?.[1] ?? 0);
     throw new RestError(422, [
       {

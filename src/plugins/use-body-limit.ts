@@ -1,4 +1,3 @@
-import { isAscii } from 'node:buffer';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
@@ -68,28 +67,39 @@ function countingStream(
 }
 
 /**
- * Reads a body as text, refusing (413) once more than `maxBytes` arrived, Content-Length or not. UTF-8, a
- * leading byte order mark dropped, a malformed sequence read as U+FFFD (TextDecoder's rules); an all-ASCII
- * body (the usual JSON, base64 attachments included) is copied into a string as it is, without decoding.
+ * Reads a body's bytes, refusing (413) once more than `maxBytes` arrived, Content-Length or not. With a
+ * Content-Length within the limit the bytes are copied into one buffer of that size as they arrive, so a body
+ * of megabytes is whole the moment its last chunk is in (node:http delivers exactly that many bytes).
  */
-export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
-  if (!request.body) return '';
+export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const declared = request.headers.get('content-length');
+  const expected = declared !== null && DECIMAL.test(declared) ? Number(declared) : Number.NaN;
+  const whole = expected > 0 && expected <= maxBytes ? Buffer.allocUnsafe(expected) : undefined;
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let bytes = 0;
+  let copied = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    bytes += value.byteLength;
-    if (bytes > maxBytes) {
+    if (bytes + value.byteLength > maxBytes) {
       await reader.cancel().catch(() => {});
       throw payloadTooLarge(maxBytes);
     }
-    chunks.push(value);
+    bytes += value.byteLength;
+    if (whole && chunks.length === 0 && copied + value.byteLength <= whole.byteLength) {
+      whole.set(value, copied);
+      copied += value.byteLength;
+    } else {
+      chunks.push(value);
+    }
   }
-  const body = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, bytes);
-  if (isAscii(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1');
-  return new TextDecoder().decode(body);
+  if (!whole) return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, bytes);
+  // More than Content-Length promised (not from node:http): what was copied, then the rest as it came.
+  return chunks.length === 0
+    ? whole.subarray(0, copied)
+    : Buffer.concat([whole.subarray(0, copied), ...chunks], bytes);
 }
 
 const isMultipart = (request: Request) =>
@@ -100,7 +110,7 @@ const isMultipart = (request: Request) =>
  * read: small unless an authenticated caller sends to a REST route that needs more, or sends files to
  * /graphql as a multipart request (a JSON body there is small for every operation). A declared
  * Content-Length over the limit is refused at once; a body without one is counted while GraphQL reads it
- * (REST routes read theirs with readBodyText). This is the only body limit of /graphql: yoga's own is turned
+ * (REST routes read theirs with readBody). This is the only body limit of /graphql: yoga's own is turned
  * off. 413 as `{"detail"}` on REST, as a PAYLOAD_TOO_LARGE error on /graphql, as soon as the limit is
  * passed; node:http then drops what the client still sends (never buffered) until HTTP_BODY_TIMEOUT_MS.
  */

@@ -68,6 +68,31 @@ describe('POST /api/v1/agents/{role}/chat answers 422', () => {
     `);
   });
 
+  it('for a long attachment holding a raw line break, as JSON.parse words it, writing nothing', async () => {
+    const data = b64(Buffer.concat([PDF, Buffer.alloc(100_000)]));
+    const text = `{"message": "hi", "attachments": [{"data": "${data.slice(0, 70_000)}\n${data.slice(70_000)}", "mime_type": "application/pdf"}]}`;
+    const error = (() => {
+      try {
+        JSON.parse(text);
+      } catch (thrown) {
+        return (thrown as Error).message;
+      }
+    })();
+    const files = (await filesUnder(t.dataDir)).length;
+    const rows = await storedRows(t, caller.tenantId);
+
+    const body = await refused('ceo', text);
+
+    expect(error).toMatch(/position 70044/);
+    expect(body).toStrictEqual({
+      detail: [
+        { type: 'json_invalid', loc: ['body', 70044], msg: 'JSON decode error', input: {}, ctx: { error } },
+      ],
+    });
+    expect((await filesUnder(t.dataDir)).length).toBe(files);
+    expect(await storedRows(t, caller.tenantId)).toStrictEqual(rows);
+  });
+
   it('for a body that is not an object', async () => {
     expect(await refused('ceo', ['hello'])).toMatchInlineSnapshot(`
       {

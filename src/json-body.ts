@@ -1,0 +1,157 @@
+import { isAscii } from 'node:buffer';
+
+/**
+ * Request bodies as text and as JSON. A JSON body that carries a long plain string (a base64 attachment of
+ * megabytes) is parsed without scanning that string twice: JSON.parse reads the rest of the body, and the
+ * string is copied out of the bytes as they are. The answer is always exactly `JSON.parse(bodyText(bytes))`,
+ * its value or its error.
+ */
+
+/** Strings shorter than this are left to JSON.parse: lifting them out would cost more than it saves. */
+export const MIN_LIFTED_STRING_BYTES = 64 * 1024;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+/** What a lifted string reads as while the rest is parsed: `HOLE` and its index. */
+const HOLE = '\uE000lifted-string:';
+
+const isJsonWhitespace = (byte: number | undefined) =>
+  byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+
+/**
+ * A body as text: UTF-8, a leading byte order mark dropped, a malformed sequence read as U+FFFD (TextDecoder's
+ * rules); an all-ASCII body (the usual JSON, base64 attachments included) copied into a string as it is.
+ */
+export function bodyText(bytes: Uint8Array): string {
+  if (isAscii(bytes)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return new TextDecoder().decode(bytes);
+}
+
+/** `JSON.parse(bodyText(bytes))`: the same value, or the same SyntaxError. */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (body.byteLength >= MIN_LIFTED_STRING_BYTES) {
+    const lifted = parseLifted(body, longPlainStrings(body));
+    if (lifted) return lifted.value;
+  }
+  return JSON.parse(bodyText(body));
+}
+
+/**
+ * The content ranges (between the quotes) of the string values of at least MIN_LIFTED_STRING_BYTES without
+ * an escape. One pass: `indexOf` finds each quote, a quote preceded by an odd run of backslashes is escaped
+ * (each backslash is counted at most once), and the position of the next backslash is searched for only
+ * when the scan has passed the last one found. A string followed by `:` is an object key and stays. Nothing
+ * here decides whether the body is valid JSON: a range of an invalid body is never used (see parseLifted).
+ */
+function longPlainStrings(body: Buffer): [number, number][] {
+  const ranges: [number, number][] = [];
+  let nextBackslash = body.indexOf(BACKSLASH);
+  let at = 0;
+  for (;;) {
+    const open = body.indexOf(QUOTE, at);
+    if (open === -1) return ranges;
+    let close = open;
+    for (;;) {
+      close = body.indexOf(QUOTE, close + 1);
+      if (close === -1) return ranges;
+      let backslashes = 0;
+      while (body[close - 1 - backslashes] === BACKSLASH) backslashes++;
+      if (backslashes % 2 === 0) break;
+    }
+    if (close - open - 1 >= MIN_LIFTED_STRING_BYTES) {
+      if (nextBackslash !== -1 && nextBackslash < open) nextBackslash = body.indexOf(BACKSLASH, open);
+      let after = close + 1;
+      while (isJsonWhitespace(body[after])) after++;
+      const plain = nextBackslash === -1 || nextBackslash > close;
+      if (plain && body[after] !== COLON) ranges.push([open + 1, close]);
+    }
+    at = close + 1;
+  }
+}
+
+/**
+ * Parses `body` with each ASCII range of `ranges` replaced by a placeholder, then puts the range's text in
+ * its place. Undefined (and the caller parses the whole text) when nothing was lifted, when the rest does
+ * not parse, when a lifted string holds a raw control character, or when the placeholders found are not
+ * exactly the ones written (a client that sent such a string itself): then the whole text decides. A body
+ * parses with its strings lifted exactly when it parses whole, since only valid string tokens are swapped.
+ */
+function parseLifted(body: Buffer, ranges: [number, number][]): { value: unknown } | undefined {
+  const strings: string[] = [];
+  const pieces: string[] = [];
+  let from = 0;
+  for (const [start, end] of ranges) {
+    if (!isAscii(body.subarray(start, end))) continue;
+    // JSON allows no raw control character inside a string: the full parse refuses such a body.
+    if (hasControlCharacter(body, start, end)) return undefined;
+    // Not `toString('latin1')`: on Node 20 that makes a long string outside V8's heap, freed only by full
+    // collections, which then come every few requests (docs/decisions.md, "Chat attachments").
+    const text = new TextDecoder().decode(body.subarray(start, end));
+    pieces.push(bodyText(body.subarray(from, start)), `${HOLE}${strings.length}`);
+    strings.push(text);
+    from = end;
+  }
+  if (strings.length === 0) return undefined;
+  pieces.push(bodyText(body.subarray(from)));
+  let value: unknown;
+  try {
+    value = JSON.parse(pieces.join(''));
+  } catch {
+    return undefined;
+  }
+  const root = [value];
+  return fillHoles(root, strings) ? { value: root[0] } : undefined;
+}
+
+/**
+ * Whether an ASCII range holds a byte below 0x20, four bytes at a time: in a word of ASCII bytes,
+ * `(x - 0x20202020) & ~x & 0x80808080` is non-zero exactly when one of them is below 0x20 (a borrow starts
+ * only at such a byte). Several times faster than a regular expression over the same text.
+ */
+function hasControlCharacter(body: Buffer, start: number, end: number): boolean {
+  let at = start;
+  for (; at < end && (body.byteOffset + at) % 4 !== 0; at++) if ((body[at] as number) < 0x20) return true;
+  const words = new Uint32Array(body.buffer, body.byteOffset + at, (end - at) >>> 2);
+  let below = 0;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as number;
+    below |= (word - 0x20202020) & ~word;
+  }
+  if ((below & 0x80808080) !== 0) return true;
+  for (at += words.length * 4; at < end; at++) if ((body[at] as number) < 0x20) return true;
+  return false;
+}
+
+/** Replaces each placeholder value under `root` by its string; false unless each was found exactly once. */
+function fillHoles(root: unknown[], strings: string[]): boolean {
+  const filled = new Array<boolean>(strings.length).fill(false);
+  let count = 0;
+  const pending: (Record<string, unknown> | unknown[])[] = [root];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    const keys = Array.isArray(node) ? undefined : Object.keys(node);
+    const length = keys ? keys.length : (node as unknown[]).length;
+    for (let i = 0; i < length; i++) {
+      const key = keys ? (keys[i] as string) : i;
+      const value = (node as Record<string | number, unknown>)[key];
+      if (typeof value === 'string') {
+        if (!value.startsWith(HOLE)) continue;
+        const index = Number(value.slice(HOLE.length));
+        if (`${HOLE}${index}` !== value || filled[index] !== false) return false;
+        filled[index] = true;
+        count++;
+        // A JSON object's keys are its own data properties (`__proto__` too): this sets the value only.
+        Object.defineProperty(node, key, {
+          value: strings[index],
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        });
+      } else if (value !== null && typeof value === 'object') {
+        pending.push(value as Record<string, unknown> | unknown[]);
+      }
+    }
+  }
+  return count === strings.length;
+}
