@@ -27,16 +27,13 @@ function declaredRequestOf(contentLength: number | null, ...chunks: Uint8Array[]
 const bytes = (...values: number[]) => Uint8Array.from(values);
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
+/** An ASCII body of about 200 KB and the three chunks it arrives in. */
+const text = `{"data":"${'QUJD'.repeat(50_000)}"}`;
+const encoded = utf8(text);
+const chunks = [encoded.subarray(0, 65_536), encoded.subarray(65_536, 131_072), encoded.subarray(131_072)];
+
 describe('readBodyText', () => {
   it('reads an ASCII body of several chunks as it is', async () => {
-    const text = `{"data":"${'QUJD'.repeat(50_000)}"}`;
-    const encoded = utf8(text);
-    const chunks = [
-      encoded.subarray(0, 65_536),
-      encoded.subarray(65_536, 131_072),
-      encoded.subarray(131_072),
-    ];
-
     expect(await readBodyText(requestOf(...chunks), 1024 * 1024)).toBe(text);
   });
 
@@ -72,14 +69,6 @@ describe('readBodyText', () => {
   });
 
   describe('with a Content-Length', () => {
-    const text = `{"data":"${'QUJD'.repeat(50_000)}"}`;
-    const encoded = utf8(text);
-    const chunks = [
-      encoded.subarray(0, 65_536),
-      encoded.subarray(65_536, 131_072),
-      encoded.subarray(131_072),
-    ];
-
     it('reads the declared bytes, arriving in chunks, as they are', async () => {
       expect(await readBodyText(declaredRequestOf(encoded.length, ...chunks), 1024 * 1024)).toBe(text);
     });
