@@ -75,7 +75,8 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
   if (!request.body) return new Uint8Array(0);
   const declared = request.headers.get('content-length');
   const expected = declared !== null && DECIMAL.test(declared) ? Number(declared) : Number.NaN;
-  const whole = expected > 0 && expected <= maxBytes ? Buffer.allocUnsafe(expected) : undefined;
+  // Made when the first bytes arrive: a caller that declares a body and sends nothing holds no buffer.
+  let whole: Buffer | undefined;
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let bytes = 0;
@@ -87,6 +88,7 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
       await reader.cancel().catch(() => {});
       throw payloadTooLarge(maxBytes);
     }
+    if (!whole && bytes === 0 && expected > 0 && expected <= maxBytes) whole = Buffer.allocUnsafe(expected);
     bytes += value.byteLength;
     if (whole && chunks.length === 0 && copied + value.byteLength <= whole.byteLength) {
       whole.set(value, copied);
