@@ -14,7 +14,7 @@ import type { Viewer } from '../src/auth/viewer.js';
 import type { Context, ServerContext } from '../src/context.js';
 import { JSON_RPC, MCP_PATH, mcpErrorResponse, unavailableErrorOf } from '../src/errors.js';
 import { parseJsonBody } from '../src/json-body.js';
-import { bodyLimitOf, isPayloadTooLarge, readBody } from '../src/plugins/use-body-limit.js';
+import { bodyLimitOf, isPayloadTooLarge, withBody } from '../src/plugins/use-body-limit.js';
 import { requestIdOf } from '../src/plugins/use-request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
@@ -202,7 +202,7 @@ export function useMcp(services: Services): Plugin<Context> {
     if (request.method === 'GET') return openToolListStream(services, viewer, request, newServer());
     let parsedBody: unknown;
     try {
-      parsedBody = parseJsonBody(await readBody(request, bodyLimitOf(request)));
+      parsedBody = await withBody(request, bodyLimitOf(request), parseJsonBody);
     } catch (error) {
       if (isPayloadTooLarge(error)) return mcpErrorResponse(413, error.message);
       if (error instanceof SyntaxError) {

@@ -9,7 +9,7 @@ import {
 import type { GraphQLParams } from 'graphql-yoga';
 import type { RestDetail } from '../src/errors.js';
 import { bodyText, parseJsonBody } from '../src/json-body.js';
-import { isPayloadTooLarge, MAX_BODY_BYTES, readBody } from '../src/plugins/use-body-limit.js';
+import { isPayloadTooLarge, MAX_BODY_BYTES, withBody } from '../src/plugins/use-body-limit.js';
 import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
 import { inspectArguments, inspectNesting } from '../src/validation/input-rules.js';
 import { toValidationDetail } from '../src/validation/pydantic.js';
@@ -42,25 +42,26 @@ async function readJsonBody(
 ): Promise<{ present: boolean; value: unknown }> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > maxBytes) throw new RestError(413, `Request body exceeds ${maxBytes} bytes`);
-  const bytes = await readBody(request, maxBytes).catch((error: unknown) => {
+  return withBody(request, maxBytes, (bytes) => {
+    try {
+      return { present: true, value: parseJsonBody(bytes) };
+    } catch (error) {
+      // No body, or only whitespace, is no body (FastAPI's reading); JSON.parse refuses both.
+      if (bodyText(bytes).trim() === '') return { present: false, value: undefined };
+      const offset = Number(/position (\d+)/.exec(String((error as Error).message))?.[1] ?? 0);
+      throw new RestError(422, [
+        {
+          type: 'json_invalid',
+          loc: ['body', offset],
+          msg: 'JSON decode error',
+          input: {},
+          ctx: { error: (error as Error).message },
+        },
+      ]);
+    }
+  }).catch((error: unknown) => {
     throw isPayloadTooLarge(error) ? new RestError(413, error.message) : error;
   });
-  try {
-    return { present: true, value: parseJsonBody(bytes) };
-  } catch (error) {
-    // No body, or only whitespace, is no body (FastAPI's reading); JSON.parse refuses both.
-    if (bodyText(bytes).trim() === '') return { present: false, value: undefined };
-    const offset = Number(/position (\d+)/.exec(String((error as Error).message))?.[1] ?? 0);
-    throw new RestError(422, [
-      {
-        type: 'json_invalid',
-        loc: ['body', offset],
-        msg: 'JSON decode error',
-        input: {},
-        ctx: { error: (error as Error).message },
-      },
-    ]);
-  }
 }
 
 function locPrefix(source: ArgSource): (string | number)[] {

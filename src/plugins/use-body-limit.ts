@@ -66,12 +66,70 @@ function countingStream(
   );
 }
 
+/** Bodies of at least this many bytes are read into a buffer kept for the next such body (see withBody). */
+export const POOLED_BODY_MIN_BYTES = 1024 * 1024;
+/** Largest buffer kept, and how many are kept: 64 MiB at most, held only after a burst of large bodies. */
+export const POOLED_BODY_MAX_BYTES = 16 * 1024 * 1024;
+export const POOLED_BODY_BUFFERS = 4;
+
 /**
- * Reads a body's bytes, refusing (413) once more than `maxBytes` arrived, Content-Length or not. With a
- * Content-Length within the limit the bytes are copied into one buffer of that size as they arrive, so a body
- * of megabytes is whole the moment its last chunk is in (node:http delivers exactly that many bytes).
+ * Buffers of large bodies that were read and parsed, for the next large body. A REST chat with 4 MiB makes a
+ * 5.6 MB body, and V8 counts such buffers as external memory until a full collection finds them dead: made
+ * anew for each body they set off one full collection every few requests (docs/decisions.md, "Chat
+ * attachments"). Kept only between one body's `use` and the next body's first bytes, never shared.
  */
-export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+const bodyBuffers: ArrayBuffer[] = [];
+const poolable = new WeakSet<ArrayBuffer>();
+
+/** A buffer for a body of `length` bytes (a kept one that is large enough, else a new one whole MiBs long). */
+function bodyBuffer(length: number): Buffer {
+  if (length < POOLED_BODY_MIN_BYTES || length > POOLED_BODY_MAX_BYTES) {
+    return Buffer.allocUnsafe(length);
+  }
+  const kept = bodyBuffers.findIndex((buffer) => buffer.byteLength >= length);
+  const buffer =
+    kept === -1
+      ? Buffer.allocUnsafeSlow(Math.ceil(length / POOLED_BODY_MIN_BYTES) * POOLED_BODY_MIN_BYTES).buffer
+      : (bodyBuffers.splice(kept, 1)[0] as ArrayBuffer);
+  poolable.add(buffer);
+  return Buffer.from(buffer, 0, length);
+}
+
+/** Total bytes of the buffers kept for the next large bodies. */
+export function pooledBodyBytes(): number {
+  return bodyBuffers.reduce((total, buffer) => total + buffer.byteLength, 0);
+}
+
+/**
+ * Reads a body's bytes and hands them to `use`, synchronously; once `use` returns or throws, a large body's
+ * buffer is kept for the next one. `use` must not keep the bytes or a view of them: it copies what it needs
+ * (JSON.parse, parseJsonBody and bodyText make strings of their own).
+ *
+ * The body is refused (413) once more than `maxBytes` arrived, Content-Length or not. With a Content-Length
+ * within the limit the bytes are copied into one buffer of that size as they arrive, so a body of megabytes
+ * is whole the moment its last chunk is in (node:http delivers exactly that many bytes).
+ */
+export async function withBody<T>(
+  request: Request,
+  maxBytes: number,
+  use: (bytes: Uint8Array) => T,
+): Promise<T> {
+  const bytes = await readBody(request, maxBytes);
+  try {
+    return use(bytes);
+  } finally {
+    const { buffer } = bytes;
+    if (
+      buffer instanceof ArrayBuffer &&
+      poolable.delete(buffer) &&
+      bodyBuffers.length < POOLED_BODY_BUFFERS
+    ) {
+      bodyBuffers.push(buffer);
+    }
+  }
+}
+
+async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
   const declared = request.headers.get('content-length');
   const expected = declared !== null && DECIMAL.test(declared) ? Number(declared) : Number.NaN;
@@ -88,7 +146,7 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
       await reader.cancel().catch(() => {});
       throw payloadTooLarge(maxBytes);
     }
-    if (!whole && bytes === 0 && expected > 0 && expected <= maxBytes) whole = Buffer.allocUnsafe(expected);
+    if (!whole && bytes === 0 && expected > 0 && expected <= maxBytes) whole = bodyBuffer(expected);
     bytes += value.byteLength;
     if (whole && chunks.length === 0 && copied + value.byteLength <= whole.byteLength) {
       whole.set(value, copied);
@@ -112,7 +170,7 @@ const isMultipart = (request: Request) =>
  * read: small unless an authenticated caller sends to a REST route that needs more, or sends files to
  * /graphql as a multipart request (a JSON body there is small for every operation). A declared
  * Content-Length over the limit is refused at once; a body without one is counted while GraphQL reads it
- * (REST routes read theirs with readBody). This is the only body limit of /graphql: yoga's own is turned
+ * (REST routes read theirs with withBody). This is the only body limit of /graphql: yoga's own is turned
  * off. 413 as `{"detail"}` on REST, as a PAYLOAD_TOO_LARGE error on /graphql, as soon as the limit is
  * passed; node:http then drops what the client still sends (never buffered) until HTTP_BODY_TIMEOUT_MS.
  */

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { bodyText } from '../../src/json-body.js';
-import { isPayloadTooLarge, readBody } from '../../src/plugins/use-body-limit.js';
+import { bodyText, parseJsonBody } from '../../src/json-body.js';
+import {
+  isPayloadTooLarge,
+  POOLED_BODY_BUFFERS,
+  POOLED_BODY_MAX_BYTES,
+  POOLED_BODY_MIN_BYTES,
+  pooledBodyBytes,
+  withBody,
+} from '../../src/plugins/use-body-limit.js';
 
 /** A body read as REST and MCP read theirs: its bytes, bounded, then as text. */
-const readBodyText = async (request: Request, maxBytes: number) =>
-  bodyText(await readBody(request, maxBytes));
+const readBodyText = (request: Request, maxBytes: number) => withBody(request, maxBytes, bodyText);
 
 /** A request whose body arrives in the given chunks. */
 function requestOf(...chunks: Uint8Array[]): Request {
@@ -93,5 +99,65 @@ describe('readBodyText', () => {
         expect(isPayloadTooLarge(refusal)).toBe(true);
       }
     });
+  });
+});
+
+describe('large bodies', () => {
+  const MiB = 1024 * 1024;
+  /** A JSON body of `size` bytes with a long string of `fill`, in chunks of 64 KiB, with its Content-Length. */
+  const largeRequest = (size: number, fill: string) => {
+    const body = utf8(`{"data":"${fill.repeat(size - 11)}"}`);
+    const parts = Array.from({ length: Math.ceil(size / 65_536) }, (_, i) =>
+      body.subarray(i * 65_536, (i + 1) * 65_536),
+    );
+    return declaredRequestOf(size, ...parts);
+  };
+  /** Several large bodies read at once, so that none can take the buffer another left. */
+  const readAtOnce = (count: number, size: number) =>
+    Promise.all(
+      Array.from({ length: count }, () =>
+        withBody(largeRequest(size, 'A'), 20 * MiB, (bytes) => bytes.length),
+      ),
+    );
+
+  it("hands the next large body the buffer the last one left, holding only that body's bytes", async () => {
+    let first: ArrayBufferLike | undefined;
+    const value = await withBody(largeRequest(2 * MiB, 'A'), 4 * MiB, (bytes) => {
+      first = bytes.buffer;
+      return parseJsonBody(bytes);
+    });
+    const second = await withBody(largeRequest(MiB + 100, 'B'), 4 * MiB, (bytes) => ({
+      buffer: bytes.buffer,
+      text: bodyText(bytes),
+    }));
+
+    expect(second.buffer).toBe(first);
+    // The second body is shorter and fills the buffer only so far: nothing of the first shows through.
+    expect(second.text).toBe(`{"data":"${'B'.repeat(MiB + 100 - 11)}"}`);
+    // What the first body was parsed into is its own: the buffer's new bytes do not change it.
+    expect(value).toEqual({ data: 'A'.repeat(2 * MiB - 11) });
+  });
+
+  it('keeps a buffer when the use of the bytes throws, and nothing of the refused body reaches the next', async () => {
+    const refusal = await withBody(largeRequest(2 * MiB, 'A'), 4 * MiB, () => {
+      throw new SyntaxError('refused');
+    }).catch((error: unknown) => error);
+    const next = await withBody(largeRequest(2 * MiB, 'C'), 4 * MiB, bodyText);
+
+    expect(refusal).toBeInstanceOf(SyntaxError);
+    expect(next).toBe(`{"data":"${'C'.repeat(2 * MiB - 11)}"}`);
+  });
+
+  it(`keeps at most ${POOLED_BODY_BUFFERS} buffers, none for small or very large bodies`, async () => {
+    // Every buffer so far is 2 MiB long (a body's length rounded up to whole MiBs).
+    await readAtOnce(POOLED_BODY_BUFFERS + 3, 2 * MiB);
+    const kept = pooledBodyBytes();
+
+    expect(kept).toBe(POOLED_BODY_BUFFERS * 2 * MiB);
+
+    await readAtOnce(POOLED_BODY_BUFFERS + 1, POOLED_BODY_MAX_BYTES + 1);
+    await withBody(largeRequest(POOLED_BODY_MIN_BYTES - 1, 'A'), 20 * MiB, bodyText);
+
+    expect(pooledBodyBytes()).toBe(kept);
   });
 });
