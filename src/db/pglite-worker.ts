@@ -99,13 +99,25 @@ function adapterClient(pglite: PGlite): { client: PGlite; ownParsers: Parsers } 
   return { client, ownParsers };
 }
 
+/**
+ * Keeps this thread's event loop alive until the port listens. While PGlite opens, the thread mostly awaits
+ * WebAssembly compilation, which V8 runs as background tasks; with no active handle the loop would end, and
+ * Node then blocks the thread until every background task is done. A concurrent (Maglev) compilation for this
+ * thread that needs a garbage collection waits for this very thread, so both waited forever: start-up never
+ * finished, one start in four on Node 24 (nodejs/node#54918; docs/decisions.md, "The database thread's
+ * start-up"). With a timer pending the loop waits in epoll, where V8's requests reach it.
+ */
+const keepAlive = setInterval(() => {}, 2 ** 30);
+
 // No top-level await: from the sources (development, tests) this file is loaded as CommonJS.
-void open().then(async (pglite) => {
-  // When PGlite could not start nothing listens on the port, so the thread ends on its own.
-  if (!pglite) return;
-  const { client, ownParsers } = adapterClient(pglite);
-  serve(pglite, await new PrismaPGlite(client).connect(), ownParsers);
-});
+void open()
+  .then(async (pglite) => {
+    // When PGlite could not start nothing listens on the port, so the thread ends on its own.
+    if (!pglite) return;
+    const { client, ownParsers } = adapterClient(pglite);
+    serve(pglite, await new PrismaPGlite(client).connect(), ownParsers);
+  })
+  .finally(() => clearInterval(keepAlive));
 
 function serve(pglite: PGlite, adapter: SqlDriverAdapter, ownParsers: Parsers) {
   // The adapter's own conversion of a database error into a DriverAdapterError.
