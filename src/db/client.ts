@@ -43,6 +43,11 @@ export interface Database {
    * should exit so that its supervisor restarts it.
    */
   lost?: Promise<Error>;
+  /**
+   * PGlite only: the whole data directory as a tar file, for `loadDataDir`. The test suite migrates one
+   * database per process and starts every other from its copy (test/support/database.ts).
+   */
+  dumpDataDir?: () => Promise<Uint8Array<ArrayBuffer>>;
   close(): Promise<void>;
 }
 
@@ -53,6 +58,8 @@ export interface DatabaseOptions {
   dataDir: string;
   /** PostgreSQL: pool size, queue and timeouts. Default: DATABASE_DEFAULTS (src/config.ts). */
   limits?: DatabaseLimits | undefined;
+  /** PGlite in memory only: start from this data directory (from `dumpDataDir`), not a new cluster. */
+  loadDataDir?: Uint8Array<ArrayBuffer> | undefined;
   /** PGlite: called when the start waits for another process to let go of `dataDir`. */
   onDataDirWait?: LockOptions['onWait'];
 }
@@ -93,7 +100,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const startParams = ['-c', 'shared_buffers=16MB'];
   const { startPGliteWorker } = await import('./pglite-remote.js');
   if (options.dataDir === 'memory://') {
-    const worker = await startPGliteWorker({ dataDir: 'memory://', startParams });
+    const { loadDataDir } = options;
+    const worker = await startPGliteWorker({ dataDir: 'memory://', startParams, loadDataDir });
     return wrapPGlite(worker, { release: async () => {}, lost: new Promise<Error>(() => {}) });
   }
   const pgliteDir = path.join(options.dataDir, 'pglite');
@@ -138,6 +146,7 @@ function wrapPGlite(worker: PGliteWorker, lock: DataDirLock): Database {
     },
   );
   database.lost = Promise.race([worker.lost, lock.lost]);
+  database.dumpDataDir = worker.dumpDataDir;
   return database;
 }
 

@@ -11,6 +11,10 @@ export interface PGliteWorkerData {
   dataDir: string;
   /** Start parameters added to PGlite's defaults. */
   startParams: string[];
+  /** `memory://` only: a data directory saved by `dumpDataDir` (a tar file) to start from. */
+  loadDataDir?: Uint8Array<ArrayBuffer> | undefined;
+  /** PGlite's two WebAssembly programs, compiled once by the process (see `compiledPGlite`). */
+  modules: { pglite: WebAssembly.Module; initdb: WebAssembly.Module };
 }
 
 /** A request; `tx` names a transaction opened by `startTransaction`, otherwise the connection is used. */
@@ -21,6 +25,7 @@ export type Request =
   | { op: 'commit' | 'rollback'; tx: number }
   | { op: 'rows'; sql: string }
   | { op: 'listen' | 'unlisten'; channel: string }
+  | { op: 'dumpDataDir' }
   | { op: 'close' };
 
 export type Call = Request & { id: number };

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -39,6 +40,8 @@ export interface PGliteWorker {
    * memory): from then on every call, including those under way, fails as ConnectionClosed (503).
    */
   lost: Promise<Error>;
+  /** The data directory as a tar file, to start another in-memory PGlite from (`loadDataDir`). */
+  dumpDataDir(): Promise<Uint8Array<ArrayBuffer>>;
   /** Closes PGlite (a checkpoint on disk) and ends the thread. */
   close(): Promise<void>;
   /** The thread itself (its id and resource use in tests). */
@@ -75,9 +78,29 @@ function rebuildError({ name, message, stack, props }: SerializedError): Error {
 const connectionClosed = () =>
   new DriverAdapterError({ kind: 'ConnectionClosed' } as DriverAdapterError['cause']);
 
+let compiled: Promise<PGliteWorkerData['modules']> | undefined;
+
+/**
+ * PGlite's WebAssembly programs (PostgreSQL and initdb), compiled once per process and handed to every
+ * worker, which would otherwise compile its own copy and free it when it ends. See docs/decisions.md
+ * ("PGlite's WebAssembly is compiled once per process").
+ */
+function compiledPGlite(): Promise<PGliteWorkerData['modules']> {
+  compiled ??= (async () => {
+    const compile = async (name: string) =>
+      WebAssembly.compile(await readFile(new URL(`./${name}`, import.meta.resolve('@electric-sql/pglite'))));
+    const [pglite, initdb] = await Promise.all([compile('pglite.wasm'), compile('initdb.wasm')]);
+    return { pglite, initdb };
+  })();
+  compiled.catch(() => {
+    compiled = undefined;
+  });
+  return compiled;
+}
+
 /** Starts the worker and PGlite in it; rejects with PGlite's own error when it cannot start. */
-export async function startPGliteWorker(data: PGliteWorkerData): Promise<PGliteWorker> {
-  const worker = spawnWorker(data);
+export async function startPGliteWorker(data: Omit<PGliteWorkerData, 'modules'>): Promise<PGliteWorker> {
+  const worker = spawnWorker({ ...data, modules: await compiledPGlite() });
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   const listeners = new Map<string, Set<() => void>>();
   let nextId = 1;
@@ -181,6 +204,7 @@ export async function startPGliteWorker(data: PGliteWorkerData): Promise<PGliteW
         await call({ op: 'unlisten', channel }).catch(() => {});
       };
     },
+    dumpDataDir: () => call({ op: 'dumpDataDir' }),
     async close() {
       if (gone) return;
       await call({ op: 'close' });

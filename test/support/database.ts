@@ -14,6 +14,26 @@ function serverUrl(): string {
   return url;
 }
 
+let migrated: Promise<Uint8Array<ArrayBuffer>> | undefined;
+
+/**
+ * A migrated PGlite data directory, made once per test process: a new cluster takes PGlite ~3 s to
+ * initialise and its migrations ~1 s more, where starting from this copy takes ~1 s.
+ */
+function migratedDataDir(): Promise<Uint8Array<ArrayBuffer>> {
+  migrated ??= (async () => {
+    const db = await openDatabase({ dataDir: 'memory://' });
+    try {
+      await db.migrate();
+      if (!db.dumpDataDir) throw new Error('PGlite saves its data directory');
+      return await db.dumpDataDir();
+    } finally {
+      await db.close();
+    }
+  })();
+  return migrated;
+}
+
 export interface TestDatabase {
   db: Database;
   /** postgres:// URL of the fresh database (PostgreSQL runs only), for a second instance. */
@@ -27,8 +47,9 @@ export interface TestDatabase {
  */
 export async function createTestDatabase({ migrate = true } = {}): Promise<TestDatabase> {
   if (databaseKind === 'pglite') {
-    const db = await openDatabase({ dataDir: 'memory://' });
-    if (migrate) await db.migrate();
+    const db = migrate
+      ? await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedDataDir() })
+      : await openDatabase({ dataDir: 'memory://' });
     return { db, url: undefined, drop: () => db.close() };
   }
   const admin = new pg.Client({ connectionString: serverUrl() });
