@@ -8,6 +8,7 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { dataDirErrorOf } from './data-dir.js';
 import { type DataDirLock, type LockOptions, lockDataDir } from './data-dir-lock.js';
 import { applyMigrations, type MigrateOptions, type MigrationSession, pendingMigrations } from './migrate.js';
+import type { PGliteModules } from './pglite-protocol.js';
 import type { PGliteWorker } from './pglite-remote.js';
 import { DatabaseOverloadedError } from './unavailable.js';
 
@@ -60,6 +61,8 @@ export interface DatabaseOptions {
   limits?: DatabaseLimits | undefined;
   /** PGlite in memory only: start from this data directory (from `dumpDataDir`), not a new cluster. */
   loadDataDir?: Uint8Array<ArrayBuffer> | undefined;
+  /** PGlite: its programs already compiled (`compilePGlite`), to share with other databases of the process. */
+  pgliteModules?: PGliteModules | undefined;
   /** PGlite: called when the start waits for another process to let go of `dataDir`. */
   onDataDirWait?: LockOptions['onWait'];
 }
@@ -100,8 +103,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const startParams = ['-c', 'shared_buffers=16MB'];
   const { startPGliteWorker } = await import('./pglite-remote.js');
   if (options.dataDir === 'memory://') {
-    const { loadDataDir } = options;
-    const worker = await startPGliteWorker({ dataDir: 'memory://', startParams, loadDataDir });
+    const { loadDataDir, pgliteModules: modules } = options;
+    const worker = await startPGliteWorker({ dataDir: 'memory://', startParams, loadDataDir, modules });
     return wrapPGlite(worker, { release: async () => {}, lost: new Promise<Error>(() => {}) });
   }
   const pgliteDir = path.join(options.dataDir, 'pglite');
@@ -117,7 +120,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   // every later start would trip over: an empty directory is removed again when PGlite cannot start in it.
   const fresh = (await readdir(pgliteDir)).length === 0;
   try {
-    return wrapPGlite(await startPGliteWorker({ dataDir: pgliteDir, startParams }), lock);
+    return wrapPGlite(
+      await startPGliteWorker({ dataDir: pgliteDir, startParams, modules: options.pgliteModules }),
+      lock,
+    );
   } catch (error) {
     if (fresh) await rm(pgliteDir, { recursive: true, force: true }).catch(() => {});
     await lock.release();

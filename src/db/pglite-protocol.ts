@@ -13,8 +13,14 @@ export interface PGliteWorkerData {
   startParams: string[];
   /** `memory://` only: a data directory saved by `dumpDataDir` (a tar file) to start from. */
   loadDataDir?: Uint8Array<ArrayBuffer> | undefined;
-  /** PGlite's two WebAssembly programs, compiled once by the process (see `compiledPGlite`). */
-  modules: { pglite: WebAssembly.Module; initdb: WebAssembly.Module };
+  /** PGlite's programs compiled by the caller (`compilePGlite`); otherwise the worker compiles its own. */
+  modules?: PGliteModules | undefined;
+}
+
+/** PGlite's two WebAssembly programs: PostgreSQL and initdb. */
+export interface PGliteModules {
+  pglite: WebAssembly.Module;
+  initdb: WebAssembly.Module;
 }
 
 /** A request; `tx` names a transaction opened by `startTransaction`, otherwise the connection is used. */

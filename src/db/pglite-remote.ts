@@ -14,6 +14,7 @@ import {
 } from '@prisma/driver-adapter-utils';
 import type {
   Event,
+  PGliteModules,
   PGliteWorkerData,
   Reply,
   Request,
@@ -78,29 +79,22 @@ function rebuildError({ name, message, stack, props }: SerializedError): Error {
 const connectionClosed = () =>
   new DriverAdapterError({ kind: 'ConnectionClosed' } as DriverAdapterError['cause']);
 
-let compiled: Promise<PGliteWorkerData['modules']> | undefined;
-
 /**
- * PGlite's WebAssembly programs (PostgreSQL and initdb), compiled once per process and handed to every
- * worker, which would otherwise compile its own copy and free it when it ends. See docs/decisions.md
- * ("PGlite's WebAssembly is compiled once per process").
+ * PGlite's WebAssembly programs, compiled on this thread, for `startPGliteWorker`'s `modules`: workers given
+ * the same modules share their code instead of each compiling (and freeing) its own. For a process that opens
+ * many databases, as the test suite does; a server opens one and lets its worker compile. See
+ * docs/decisions.md ("PGlite's WebAssembly compiled once").
  */
-function compiledPGlite(): Promise<PGliteWorkerData['modules']> {
-  compiled ??= (async () => {
-    const compile = async (name: string) =>
-      WebAssembly.compile(await readFile(new URL(`./${name}`, import.meta.resolve('@electric-sql/pglite'))));
-    const [pglite, initdb] = await Promise.all([compile('pglite.wasm'), compile('initdb.wasm')]);
-    return { pglite, initdb };
-  })();
-  compiled.catch(() => {
-    compiled = undefined;
-  });
-  return compiled;
+export async function compilePGlite(): Promise<PGliteModules> {
+  const compile = async (name: string) =>
+    WebAssembly.compile(await readFile(new URL(`./${name}`, import.meta.resolve('@electric-sql/pglite'))));
+  const [pglite, initdb] = await Promise.all([compile('pglite.wasm'), compile('initdb.wasm')]);
+  return { pglite, initdb };
 }
 
 /** Starts the worker and PGlite in it; rejects with PGlite's own error when it cannot start. */
-export async function startPGliteWorker(data: Omit<PGliteWorkerData, 'modules'>): Promise<PGliteWorker> {
-  const worker = spawnWorker({ ...data, modules: await compiledPGlite() });
+export async function startPGliteWorker(data: PGliteWorkerData): Promise<PGliteWorker> {
+  const worker = spawnWorker(data);
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   const listeners = new Map<string, Set<() => void>>();
   let nextId = 1;

@@ -48,8 +48,7 @@ async function open(): Promise<PGlite | undefined> {
   try {
     return await PGlite.create(dataDir, {
       startParams: [...PGlite.defaultStartParams, ...startParams],
-      pgliteWasmModule: modules.pglite,
-      initdbWasmModule: modules.initdb,
+      ...(modules ? { pgliteWasmModule: modules.pglite, initdbWasmModule: modules.initdb } : {}),
       ...(loadDataDir ? { loadDataDir: new Blob([loadDataDir]) } : {}),
     });
   } catch (error) {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type Database, openDatabase } from '../../src/db/client.js';
+import type { PGliteModules } from '../../src/db/pglite-protocol.js';
+import { compilePGlite } from '../../src/db/pglite-remote.js';
 
 /** Which database this test run uses: the vitest project sets TEST_DB. */
 export const databaseKind = process.env.TEST_DB === 'postgres' ? 'postgresql' : 'pglite';
@@ -14,7 +16,17 @@ function serverUrl(): string {
   return url;
 }
 
+let compiled: Promise<PGliteModules> | undefined;
 let migrated: Promise<Uint8Array<ArrayBuffer>> | undefined;
+
+/**
+ * PGlite's programs, compiled once per test process and shared by its databases, which would otherwise each
+ * compile and free their own (docs/decisions.md, "PGlite's WebAssembly compiled once").
+ */
+function compiledPGlite(): Promise<PGliteModules> {
+  compiled ??= compilePGlite();
+  return compiled;
+}
 
 /**
  * A migrated PGlite data directory, made once per test process: a new cluster takes PGlite ~3 s to
@@ -22,7 +34,7 @@ let migrated: Promise<Uint8Array<ArrayBuffer>> | undefined;
  */
 function migratedDataDir(): Promise<Uint8Array<ArrayBuffer>> {
   migrated ??= (async () => {
-    const db = await openDatabase({ dataDir: 'memory://' });
+    const db = await openDatabase({ dataDir: 'memory://', pgliteModules: await compiledPGlite() });
     try {
       await db.migrate();
       if (!db.dumpDataDir) throw new Error('PGlite saves its data directory');
@@ -47,9 +59,10 @@ export interface TestDatabase {
  */
 export async function createTestDatabase({ migrate = true } = {}): Promise<TestDatabase> {
   if (databaseKind === 'pglite') {
+    const pgliteModules = await compiledPGlite();
     const db = migrate
-      ? await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedDataDir() })
-      : await openDatabase({ dataDir: 'memory://' });
+      ? await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedDataDir(), pgliteModules })
+      : await openDatabase({ dataDir: 'memory://', pgliteModules });
     return { db, url: undefined, drop: () => db.close() };
   }
   const admin = new pg.Client({ connectionString: serverUrl() });
