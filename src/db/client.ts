@@ -8,7 +8,6 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { dataDirErrorOf } from './data-dir.js';
 import { type DataDirLock, type LockOptions, lockDataDir } from './data-dir-lock.js';
 import { applyMigrations, type MigrateOptions, type MigrationSession, pendingMigrations } from './migrate.js';
-import type { PGliteModules } from './pglite-protocol.js';
 import type { PGliteWorker } from './pglite-remote.js';
 import { DatabaseOverloadedError } from './unavailable.js';
 
@@ -44,11 +43,6 @@ export interface Database {
    * should exit so that its supervisor restarts it.
    */
   lost?: Promise<Error>;
-  /**
-   * PGlite only: the whole data directory as a tar file, for `loadDataDir`. The test suite migrates one
-   * database per process and starts every other from its copy (test/support/database.ts).
-   */
-  dumpDataDir?: () => Promise<Uint8Array<ArrayBuffer>>;
   close(): Promise<void>;
 }
 
@@ -59,10 +53,6 @@ export interface DatabaseOptions {
   dataDir: string;
   /** PostgreSQL: pool size, queue and timeouts. Default: DATABASE_DEFAULTS (src/config.ts). */
   limits?: DatabaseLimits | undefined;
-  /** PGlite in memory only: start from this data directory (from `dumpDataDir`), not a new cluster. */
-  loadDataDir?: Uint8Array<ArrayBuffer> | undefined;
-  /** PGlite: its programs already compiled (`compilePGlite`), to share with other databases of the process. */
-  pgliteModules?: PGliteModules | undefined;
   /** PGlite: called when the start waits for another process to let go of `dataDir`. */
   onDataDirWait?: LockOptions['onWait'];
 }
@@ -103,8 +93,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const startParams = ['-c', 'shared_buffers=16MB'];
   const { startPGliteWorker } = await import('./pglite-remote.js');
   if (options.dataDir === 'memory://') {
-    const { loadDataDir, pgliteModules: modules } = options;
-    const worker = await startPGliteWorker({ dataDir: 'memory://', startParams, loadDataDir, modules });
+    const worker = await startPGliteWorker({ dataDir: 'memory://', startParams });
     return wrapPGlite(worker, { release: async () => {}, lost: new Promise<Error>(() => {}) });
   }
   const pgliteDir = path.join(options.dataDir, 'pglite');
@@ -120,10 +109,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   // every later start would trip over: an empty directory is removed again when PGlite cannot start in it.
   const fresh = (await readdir(pgliteDir)).length === 0;
   try {
-    return wrapPGlite(
-      await startPGliteWorker({ dataDir: pgliteDir, startParams, modules: options.pgliteModules }),
-      lock,
-    );
+    return wrapPGlite(await startPGliteWorker({ dataDir: pgliteDir, startParams }), lock);
   } catch (error) {
     if (fresh) await rm(pgliteDir, { recursive: true, force: true }).catch(() => {});
     await lock.release();
@@ -152,7 +138,6 @@ function wrapPGlite(worker: PGliteWorker, lock: DataDirLock): Database {
     },
   );
   database.lost = Promise.race([worker.lost, lock.lost]);
-  database.dumpDataDir = worker.dumpDataDir;
   return database;
 }
 

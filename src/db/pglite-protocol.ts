@@ -11,16 +11,6 @@ export interface PGliteWorkerData {
   dataDir: string;
   /** Start parameters added to PGlite's defaults. */
   startParams: string[];
-  /** `memory://` only: a data directory saved by `dumpDataDir` (a tar file) to start from. */
-  loadDataDir?: Uint8Array<ArrayBuffer> | undefined;
-  /** PGlite's programs compiled by the caller (`compilePGlite`); otherwise the worker compiles its own. */
-  modules?: PGliteModules | undefined;
-}
-
-/** PGlite's two WebAssembly programs: PostgreSQL and initdb. */
-export interface PGliteModules {
-  pglite: WebAssembly.Module;
-  initdb: WebAssembly.Module;
 }
 
 /** A request; `tx` names a transaction opened by `startTransaction`, otherwise the connection is used. */
@@ -31,7 +21,6 @@ export type Request =
   | { op: 'commit' | 'rollback'; tx: number }
   | { op: 'rows'; sql: string }
   | { op: 'listen' | 'unlisten'; channel: string }
-  | { op: 'dumpDataDir' }
   | { op: 'close' };
 
 export type Call = Request & { id: number };

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -14,7 +13,6 @@ import {
 } from '@prisma/driver-adapter-utils';
 import type {
   Event,
-  PGliteModules,
   PGliteWorkerData,
   Reply,
   Request,
@@ -41,8 +39,6 @@ export interface PGliteWorker {
    * memory): from then on every call, including those under way, fails as ConnectionClosed (503).
    */
   lost: Promise<Error>;
-  /** The data directory as a tar file, to start another in-memory PGlite from (`loadDataDir`). */
-  dumpDataDir(): Promise<Uint8Array<ArrayBuffer>>;
   /** Closes PGlite (a checkpoint on disk) and ends the thread. */
   close(): Promise<void>;
   /** The thread itself (its id and resource use in tests). */
@@ -78,19 +74,6 @@ function rebuildError({ name, message, stack, props }: SerializedError): Error {
 /** What every call meets once the worker is gone: Prisma reports it as P1017, the gateway answers 503. */
 const connectionClosed = () =>
   new DriverAdapterError({ kind: 'ConnectionClosed' } as DriverAdapterError['cause']);
-
-/**
- * PGlite's WebAssembly programs, compiled on this thread, for `startPGliteWorker`'s `modules`: workers given
- * the same modules share their code instead of each compiling (and freeing) its own. For a process that opens
- * many databases, as the test suite does; a server opens one and lets its worker compile. See
- * docs/decisions.md ("PGlite's WebAssembly compiled once").
- */
-export async function compilePGlite(): Promise<PGliteModules> {
-  const compile = async (name: string) =>
-    WebAssembly.compile(await readFile(new URL(`./${name}`, import.meta.resolve('@electric-sql/pglite'))));
-  const [pglite, initdb] = await Promise.all([compile('pglite.wasm'), compile('initdb.wasm')]);
-  return { pglite, initdb };
-}
 
 /** Starts the worker and PGlite in it; rejects with PGlite's own error when it cannot start. */
 export async function startPGliteWorker(data: PGliteWorkerData): Promise<PGliteWorker> {
@@ -198,7 +181,6 @@ export async function startPGliteWorker(data: PGliteWorkerData): Promise<PGliteW
         await call({ op: 'unlisten', channel }).catch(() => {});
       };
     },
-    dumpDataDir: () => call({ op: 'dumpDataDir' }),
     async close() {
       if (gone) return;
       await call({ op: 'close' });

@@ -1,16 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from '../../src/db/client.js';
+import type { Database } from '../../src/db/client.js';
 import { type PGliteWorker, startPGliteWorker } from '../../src/db/pglite-remote.js';
 import { databaseUnavailableCause } from '../../src/db/unavailable.js';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createTestDatabase, databaseKind, type TestDatabase } from '../support/database.js';
 
 const select1 = { sql: 'SELECT 1 AS one', args: [], argTypes: [] };
-
-/** Threads of this process (the PGlite worker is one while it runs). */
-const threadCount = () => readdirSync('/proc/self/task').length;
 
 /** Resolves once `promise` has settled, with whether it did within the turns already queued. */
 async function settledNow(promise: Promise<unknown>): Promise<boolean> {
@@ -76,31 +72,6 @@ describe.runIf(databaseKind === 'pglite')('PGlite in its worker thread', () => {
     await db.prisma.$executeRawUnsafe("SELECT pg_notify('pglite_worker_test', '')");
     await expect.poll(() => wakes).toBe(2);
     await unlisten();
-  });
-
-  it('starts another database from a copy of its data directory, which then goes its own way', async () => {
-    const tenantId = randomUUID();
-    await db.prisma.tenant.create({ data: { id: tenantId } });
-    const copy = await db.dumpDataDir?.();
-    expect(copy?.byteLength).toBeGreaterThan(0);
-    const other = await openDatabase({ dataDir: 'memory://', loadDataDir: copy });
-    try {
-      expect(await other.migrate()).toEqual([]);
-      expect(await other.prisma.tenant.count({ where: { id: tenantId } })).toBe(1);
-      const onlyInCopy = randomUUID();
-      await other.prisma.tenant.create({ data: { id: onlyInCopy } });
-      expect(await db.prisma.tenant.count({ where: { id: onlyInCopy } })).toBe(0);
-    } finally {
-      await other.close();
-    }
-  });
-
-  it('refuses a copy that is not a data directory, and its thread ends', async () => {
-    const before = threadCount();
-    await expect(
-      openDatabase({ dataDir: 'memory://', loadDataDir: new TextEncoder().encode('not a tar file') }),
-    ).rejects.toThrow();
-    await expect.poll(threadCount).toBe(before);
   });
 });
 

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type Database, openDatabase } from '../../src/db/client.js';
-import type { PGliteModules } from '../../src/db/pglite-protocol.js';
-import { compilePGlite } from '../../src/db/pglite-remote.js';
 
 /** Which database this test run uses: the vitest project sets TEST_DB. */
 export const databaseKind = process.env.TEST_DB === 'postgres' ? 'postgresql' : 'pglite';
@@ -14,36 +12,6 @@ function serverUrl(): string {
       'TEST_DB=postgres needs TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
     );
   return url;
-}
-
-let compiled: Promise<PGliteModules> | undefined;
-let migrated: Promise<Uint8Array<ArrayBuffer>> | undefined;
-
-/**
- * PGlite's programs, compiled once per test process and shared by its databases, which would otherwise each
- * compile and free their own (docs/decisions.md, "PGlite's WebAssembly compiled once").
- */
-function compiledPGlite(): Promise<PGliteModules> {
-  compiled ??= compilePGlite();
-  return compiled;
-}
-
-/**
- * A migrated PGlite data directory, made once per test process: a new cluster takes PGlite ~3 s to
- * initialise and its migrations ~1 s more, where starting from this copy takes ~1 s.
- */
-function migratedDataDir(): Promise<Uint8Array<ArrayBuffer>> {
-  migrated ??= (async () => {
-    const db = await openDatabase({ dataDir: 'memory://', pgliteModules: await compiledPGlite() });
-    try {
-      await db.migrate();
-      if (!db.dumpDataDir) throw new Error('PGlite saves its data directory');
-      return await db.dumpDataDir();
-    } finally {
-      await db.close();
-    }
-  })();
-  return migrated;
 }
 
 export interface TestDatabase {
@@ -59,10 +27,8 @@ export interface TestDatabase {
  */
 export async function createTestDatabase({ migrate = true } = {}): Promise<TestDatabase> {
   if (databaseKind === 'pglite') {
-    const pgliteModules = await compiledPGlite();
-    const db = migrate
-      ? await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedDataDir(), pgliteModules })
-      : await openDatabase({ dataDir: 'memory://', pgliteModules });
+    const db = await openDatabase({ dataDir: 'memory://' });
+    if (migrate) await db.migrate();
     return { db, url: undefined, drop: () => db.close() };
   }
   const admin = new pg.Client({ connectionString: serverUrl() });
