@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimWaitersOf } from '../../src/domain/agents/claim-wait.js';
 import type { RunningServer } from '../../src/server.js';
 import { budgetRows, queueTasks, setBudget } from '../schema/agents-budgets-support.js';
 import { queueTask } from '../schema/agents-support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
 import { listen } from '../support/ws.js';
 import { callTool, connectMcp } from './mcp-support.js';
 
@@ -54,7 +55,7 @@ describe('MCP agent tools', () => {
 
     const before = waiters();
     const waiting = callTool(client, 'claim_next_task', { role: 'chro', waitSeconds: 30 });
-    await vi.waitFor(() => expect(waiters()).toBe(before + 1));
+    await eventually(() => expect(waiters()).toBe(before + 1));
     const id = await queueTask(t, member, 'chro', 'draft the offer');
     const claimed = (await waiting).structuredContent.claimNextTask;
     expect(claimed).toMatchObject({

@@ -2,9 +2,10 @@ import { once } from 'node:events';
 import type { Duplex } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
 import { listen, subscribe } from '../support/ws.js';
 import { parseMetrics, sampleValue, scrape } from './metrics-support.js';
 
@@ -42,14 +43,14 @@ describe('WebSocket metrics', () => {
     const upgraded = once(server.server, 'upgrade') as Promise<[unknown, Duplex]>;
     const feed = await subscribe(server.url, member, TaskUpdated, {});
     const [, serverSide] = await upgraded;
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(await gauges()).toEqual({ connections: 1, subscriptions: 1, started: 1 }),
     );
 
     const serverClosed = once(serverSide, 'close');
     await feed.close();
     await serverClosed;
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(await gauges()).toEqual({ connections: 0, subscriptions: 0, started: 1 }),
     );
   });

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimWaitersOf } from '../../src/domain/agents/claim-wait.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, databaseKind, type TestDatabase } from '../support/database.js';
+import { eventually } from '../support/eventually.js';
 import { listen } from '../support/ws.js';
 import { queueTask } from './agents-support.js';
 
@@ -33,7 +34,7 @@ const waiters = (t: TestApp) => claimWaitersOf(t.app.services.bus).size;
 async function waitingClaim(t: TestApp, agent: Caller, role: string, waitSeconds = 30) {
   const before = waiters(t);
   const answer = t.graphql(ClaimWaiting, { role, waitSeconds }, agent);
-  await vi.waitFor(() => expect(waiters(t)).toBe(before + 1));
+  await eventually(() => expect(waiters(t)).toBe(before + 1));
   return { answer };
 }
 
@@ -145,12 +146,12 @@ describe('claimNextTask(waitSeconds) on one instance', () => {
         }),
         signal: controller.signal,
       }).catch((error: unknown) => error);
-      await vi.waitFor(() => expect(waiters(t)).toBe(1));
+      await eventually(() => expect(waiters(t)).toBe(1));
 
       controller.abort();
 
       expect(await request).toBeInstanceOf(Error);
-      await vi.waitFor(() => expect(waiters(t)).toBe(0));
+      await eventually(() => expect(waiters(t)).toBe(0));
     });
   });
 });
@@ -225,7 +226,7 @@ describe('many claims waiting at once', () => {
 
     controller.abort();
     await Promise.all(claims);
-    await vi.waitFor(() => expect(registry.size).toBe(0));
+    await eventually(() => expect(registry.size).toBe(0));
   });
 
   it('300 claims sent at once answer queue_empty at their deadline', async () => {
@@ -277,7 +278,7 @@ describe('a waiting claim and the database budget', () => {
 
     // Once its first attempt is done the claim only waits; holding the one place, it would turn every
     // other request away with 503 until its wait ends.
-    const id = await vi.waitFor(() => queueTask(t, member, 'cfo'), { timeout: 5000 });
+    const id = await eventually(() => queueTask(t, member, 'cfo'));
 
     expect((await claim).data?.claimNextTask).toEqual({
       outcome: 'claimed',

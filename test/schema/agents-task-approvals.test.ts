@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimWaitersOf } from '../../src/domain/agents/claim-wait.js';
 import { MAX_APPROVAL_PAYLOAD_BYTES } from '../../src/domain/agents/task-approvals.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
 import { ClaimTask, CompleteTask, queueTask, watchBus } from './agents-support.js';
 
 const RequestApproval = graphql(`
@@ -321,7 +322,7 @@ describe('deciding a task’s request', () => {
     const approvalId = (await ask(agent, id)).data?.requestTaskApproval.id ?? '';
     const waiters = claimWaitersOf(t.app.services.bus);
     const claim = t.graphql(ClaimWaiting, { role: 'cfo' }, agent);
-    await vi.waitFor(() => expect(waiters.size).toBe(1));
+    await eventually(() => expect(waiters.size).toBe(1));
 
     await t.graphql(Approve, { id: approvalId }, chairman);
 
