@@ -118,14 +118,14 @@ export async function withBody<T>(
   try {
     return use(bytes);
   } finally {
-    const { buffer } = bytes;
-    if (
-      buffer instanceof ArrayBuffer &&
-      poolable.delete(buffer) &&
-      bodyBuffers.length < POOLED_BODY_BUFFERS
-    ) {
-      bodyBuffers.push(buffer);
-    }
+    keepBodyBuffer(bytes.buffer);
+  }
+}
+
+/** Keeps a body's buffer for the next large body, if it came from bodyBuffer and fewer are kept. */
+function keepBodyBuffer(buffer: ArrayBufferLike): void {
+  if (buffer instanceof ArrayBuffer && poolable.delete(buffer) && bodyBuffers.length < POOLED_BODY_BUFFERS) {
+    bodyBuffers.push(buffer);
   }
 }
 
@@ -139,27 +139,34 @@ async function readBody(request: Request, maxBytes: number): Promise<Uint8Array>
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   let copied = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (bytes + value.byteLength > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw payloadTooLarge(maxBytes);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (bytes + value.byteLength > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw payloadTooLarge(maxBytes);
+      }
+      if (!whole && bytes === 0 && expected > 0 && expected <= maxBytes) whole = bodyBuffer(expected);
+      bytes += value.byteLength;
+      if (whole && chunks.length === 0 && copied + value.byteLength <= whole.byteLength) {
+        whole.set(value, copied);
+        copied += value.byteLength;
+      } else {
+        chunks.push(value);
+      }
     }
-    if (!whole && bytes === 0 && expected > 0 && expected <= maxBytes) whole = bodyBuffer(expected);
-    bytes += value.byteLength;
-    if (whole && chunks.length === 0 && copied + value.byteLength <= whole.byteLength) {
-      whole.set(value, copied);
-      copied += value.byteLength;
-    } else {
-      chunks.push(value);
-    }
+  } catch (error) {
+    // A body that never arrived whole (the client went away, it passed the limit) gives its buffer back.
+    if (whole) keepBodyBuffer(whole.buffer);
+    throw error;
   }
   if (!whole) return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, bytes);
   // More than Content-Length promised (not from node:http): what was copied, then the rest as it came.
-  return chunks.length === 0
-    ? whole.subarray(0, copied)
-    : Buffer.concat([whole.subarray(0, copied), ...chunks], bytes);
+  if (chunks.length === 0) return whole.subarray(0, copied);
+  const joined = Buffer.concat([whole.subarray(0, copied), ...chunks], bytes);
+  keepBodyBuffer(whole.buffer);
+  return joined;
 }
 
 const isMultipart = (request: Request) =>
