@@ -9,34 +9,23 @@
 // at a time. Its maintenance (expiry, archiving) and cron clock are off: a round lasts seconds.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import PgBoss from 'pg-boss';
 import { median, percentile } from './measure.js';
 import { createDatabase, onCleanup, root } from './processes.js';
-import { BACKLOG_MS, EMPTY_PAUSE_MS, PRODUCERS, RUNTIMES } from './queue.js';
+import { fillAndDrain, PRODUCERS, type RoundCounts, RUNTIMES } from './queue.js';
 
 /** The gateway's default pool (DATABASE_POOL_SIZE). */
 const POOL_SIZE = 10;
 
-export interface QueueReferenceRound {
+/** A pg-boss round: jobs for tasks, fetches for claims. */
+export interface QueueReferenceRound extends RoundCounts {
   round: number;
-  seconds: number;
-  /** Jobs waiting when the workers started. */
-  backlog: number;
-  filled: number;
-  /** Jobs fetched and completed in the window. */
-  drained: number;
-  fillPerSecond: number;
-  drainPerSecond: number;
-  drainToFill: number;
   /** Fetches that found the queue empty. */
   emptyFetches: number;
   /** Fetches that handed out a job. */
   fetchP50Ms: number;
   fetchP99Ms: number;
   sendP99Ms: number;
-  /** Job ids handed out more than once. */
-  duplicates: number;
 }
 
 export interface QueueReference {
@@ -76,77 +65,31 @@ export async function startQueueReference(postgresUrl: string): Promise<QueueRef
   const round = async (number: number, seconds: number): Promise<QueueReferenceRound> => {
     const queue = `round-${number}`;
     await boss.createQueue(queue);
-    let producing = true;
-    let draining = true;
-    let windowStarted = 0;
-    let windowEnded = 0;
-    let filledBefore = 0;
-    let filledInWindow = 0;
-    let drainedInWindow = 0;
-    let emptyFetches = 0;
-    const sendMs: number[] = [];
-    const fetchMs: number[] = [];
-    const seen = new Set<string>();
-    let duplicates = 0;
-    const produce = async () => {
-      while (producing) {
-        const started = performance.now();
+    const measured = await fillAndDrain({
+      producers: PRODUCERS,
+      workers: RUNTIMES,
+      seconds,
+      send: async () => {
         await boss.send(queue, { message: 'Close the books' });
-        const ended = performance.now();
-        if (windowStarted === 0) filledBefore += 1;
-        else if (windowEnded === 0 || ended <= windowEnded) {
-          filledInWindow += 1;
-          sendMs.push(ended - started);
-        }
-      }
-    };
-    const drain = async (index: number) => {
-      let n = 0;
-      while (draining) {
-        const started = performance.now();
+      },
+      async take() {
         const [job] = await boss.fetch(queue, { batchSize: 1 });
-        const fetched = performance.now();
-        if (!job) {
-          emptyFetches += 1;
-          await new Promise((resolve) => setTimeout(resolve, EMPTY_PAUSE_MS));
-          continue;
-        }
-        fetchMs.push(fetched - started);
-        if (seen.has(job.id)) duplicates += 1;
-        seen.add(job.id);
-        n += 1;
-        // The same output the gateway's completion reports: tokens and a cost of its own.
-        const cost = ((index * 7919 + n * 104729) % 99_999) + 1;
-        await boss.complete(queue, job.id, { tokensUsed: 10, costUsd: cost / 1e6 });
-        if (windowEnded === 0 || performance.now() <= windowEnded) drainedInWindow += 1;
-      }
-    };
-    const producing$ = Promise.all(Array.from({ length: PRODUCERS }, produce));
-    await new Promise((resolve) => setTimeout(resolve, BACKLOG_MS));
-    windowStarted = performance.now();
-    const backlog = filledBefore;
-    const draining$ = Promise.all(Array.from({ length: RUNTIMES }, (_, i) => drain(i)));
-    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-    windowEnded = performance.now();
-    producing = false;
-    draining = false;
-    await Promise.all([producing$, draining$]);
+        return job?.id ?? null;
+      },
+      // The same output the gateway's completion reports: tokens and a cost of its own.
+      async finish(_index, id, cost) {
+        await boss.complete(queue, id, { tokensUsed: 10, costUsd: cost / 1e6 });
+      },
+    });
     if (failure) throw failure;
-    const window = (windowEnded - windowStarted) / 1000;
+    const { takeMs, sendMs, emptyTakes, ...counts } = measured;
     return {
       round: number,
-      seconds: window,
-      backlog,
-      filled: filledInWindow,
-      drained: drainedInWindow,
-      fillPerSecond: filledInWindow / window,
-      drainPerSecond: drainedInWindow / window,
-      drainToFill: drainedInWindow / filledInWindow,
-      emptyFetches,
-      fetchP50Ms: median(fetchMs),
-      fetchP99Ms: percentile(fetchMs, 99),
+      ...counts,
+      emptyFetches: emptyTakes,
+      fetchP50Ms: median(takeMs),
+      fetchP99Ms: percentile(takeMs, 99),
       sendP99Ms: percentile(sendMs, 99),
-      duplicates,
     };
   };
   return { name: `pg-boss ${version}`, round, stop };

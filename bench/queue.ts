@@ -58,17 +58,9 @@ async function graphqlRequest<T>(
   }
 }
 
-export interface QueueRound {
+export interface QueueRound extends RoundCounts {
   database: DatabaseKind;
   round: number;
-  seconds: number;
-  /** Pending when the runtimes started. */
-  backlog: number;
-  filled: number;
-  drained: number;
-  fillPerSecond: number;
-  drainPerSecond: number;
-  drainToFill: number;
   /** Claims that found the queue empty (the runtimes caught up with the producers). */
   emptyClaims: number;
   /** Claims that handed out a task. */
@@ -78,8 +70,6 @@ export interface QueueRound {
   chatP99Ms: number;
   /** Requests the instance refused with 503 (shed load, or no pool connection in time), retried. */
   refusals: number;
-  /** Task ids handed out more than once. */
-  duplicates: number;
   /** Spent equals the sum of the reported costs, to the micro-dollar, on the role's and the tenant's budget, and nothing stays reserved. */
   costsExact: boolean;
 }
@@ -110,6 +100,95 @@ export async function queueRound(gateway: Gateway, round: number, seconds: numbe
       input: { role, period: 'month', limitUsd: '1000000', estimateUsd: '0.05' },
     });
   }
+  let costMicros = 0n;
+  const measured = await fillAndDrain({
+    producers: producers.length,
+    workers: runtimes.length,
+    seconds,
+    send: (index) => graphqlRequest(gateway, producers[index] as Caller, CHAT, { role: ROLE }),
+    async take(index) {
+      const { claimTask } = await graphqlRequest<{ claimTask: { id: string } | null }>(
+        gateway,
+        runtimes[index] as Caller,
+        CLAIM,
+        { role: ROLE },
+      );
+      return claimTask?.id ?? null;
+    },
+    async finish(index, id, cost) {
+      await graphqlRequest(gateway, runtimes[index] as Caller, COMPLETE, { id, cost: cost / 1e6 });
+      costMicros += BigInt(cost);
+    },
+  });
+  const { budgets } = await graphqlRequest<{
+    budgets: { role: string | null; spentUsd: string; reservedUsd: string }[];
+  }>(gateway, chairman, BUDGETS);
+  const costsExact =
+    budgets.length === 2 &&
+    budgets.every((budget) => micros(budget.spentUsd) === costMicros && micros(budget.reservedUsd) === 0n);
+  const { takeMs, sendMs, emptyTakes, ...counts } = measured;
+  return {
+    database: gateway.database,
+    round,
+    ...counts,
+    emptyClaims: emptyTakes,
+    claimP50Ms: median(takeMs),
+    claimP99Ms: percentile(takeMs, 99),
+    chatP50Ms: median(sendMs),
+    chatP99Ms: percentile(sendMs, 99),
+    refusals,
+    costsExact,
+  };
+}
+
+/** What a round counted over its measured window, whichever queue it ran on. */
+export type RoundCounts = Omit<FillAndDrain, 'emptyTakes' | 'takeMs' | 'sendMs'>;
+
+/** What a fill-and-drain round counted and timed, over its measured window. */
+export interface FillAndDrain {
+  seconds: number;
+  /** Items waiting when the workers started. */
+  backlog: number;
+  filled: number;
+  drained: number;
+  fillPerSecond: number;
+  drainPerSecond: number;
+  drainToFill: number;
+  /** Takes that found the queue empty. */
+  emptyTakes: number;
+  /** Takes that handed out an item, and sends that ended within the window, in ms. */
+  takeMs: number[];
+  sendMs: number[];
+  /** Item ids handed out more than once. */
+  duplicates: number;
+}
+
+export interface FillAndDrainOptions {
+  producers: number;
+  workers: number;
+  seconds: number;
+  /** Puts one item on the queue. */
+  send(producer: number): Promise<void>;
+  /** Takes one item: its id, or null when the queue is empty. */
+  take(worker: number): Promise<string | null>;
+  /** Completes an item with a cost of its own, in micro-dollars (1 to 99,999). */
+  finish(worker: number, id: string, costMicros: number): Promise<void>;
+}
+
+/**
+ * The shape of a queue round, the gateway's and its reference's alike: the producers send alone for
+ * BACKLOG_MS, then the workers take one item at a time and finish it for `seconds` (an empty take pausing
+ * EMPTY_PAUSE_MS, as a polling runtime would); at the end the producers stop and each worker finishes what
+ * it holds.
+ */
+export async function fillAndDrain({
+  producers,
+  workers,
+  seconds,
+  send,
+  take,
+  finish,
+}: FillAndDrainOptions): Promise<FillAndDrain> {
   let producing = true;
   let draining = true;
   let windowStarted = 0;
@@ -117,73 +196,54 @@ export async function queueRound(gateway: Gateway, round: number, seconds: numbe
   let filledBefore = 0;
   let filledInWindow = 0;
   let drainedInWindow = 0;
-  let emptyClaims = 0;
-  let costMicros = 0n;
-  const chatMs: number[] = [];
-  const claimMs: number[] = [];
+  let emptyTakes = 0;
+  const sendMs: number[] = [];
+  const takeMs: number[] = [];
   const seen = new Set<string>();
   let duplicates = 0;
-  const produce = async (producer: Caller) => {
+  const produce = async (index: number) => {
     while (producing) {
       const started = performance.now();
-      await graphqlRequest(gateway, producer, CHAT, { role: ROLE });
+      await send(index);
       const ended = performance.now();
       if (windowStarted === 0) filledBefore += 1;
       else if (windowEnded === 0 || ended <= windowEnded) {
         filledInWindow += 1;
-        chatMs.push(ended - started);
+        sendMs.push(ended - started);
       }
     }
   };
-  const drain = async (runtime: Caller, index: number) => {
+  const drain = async (index: number) => {
     let n = 0;
     while (draining) {
       const started = performance.now();
-      const { claimTask } = await graphqlRequest<{ claimTask: { id: string } | null }>(
-        gateway,
-        runtime,
-        CLAIM,
-        {
-          role: ROLE,
-        },
-      );
-      const claimed = performance.now();
-      if (!claimTask) {
-        emptyClaims += 1;
+      const id = await take(index);
+      const taken = performance.now();
+      if (id === null) {
+        emptyTakes += 1;
         await new Promise((resolve) => setTimeout(resolve, EMPTY_PAUSE_MS));
         continue;
       }
-      claimMs.push(claimed - started);
-      if (seen.has(claimTask.id)) duplicates += 1;
-      seen.add(claimTask.id);
-      // A cost of its own for each task, to the micro-dollar: 0.000001 to 0.099999.
+      takeMs.push(taken - started);
+      if (seen.has(id)) duplicates += 1;
+      seen.add(id);
       n += 1;
-      const cost = ((index * 7919 + n * 104729) % 99_999) + 1;
-      await graphqlRequest(gateway, runtime, COMPLETE, { id: claimTask.id, cost: cost / 1e6 });
-      costMicros += BigInt(cost);
+      await finish(index, id, ((index * 7919 + n * 104729) % 99_999) + 1);
       if (windowEnded === 0 || performance.now() <= windowEnded) drainedInWindow += 1;
     }
   };
-  const producing$ = Promise.all(producers.map(produce));
+  const producing$ = Promise.all(Array.from({ length: producers }, (_, i) => produce(i)));
   await new Promise((resolve) => setTimeout(resolve, BACKLOG_MS));
   windowStarted = performance.now();
   const backlog = filledBefore;
-  const draining$ = Promise.all(runtimes.map(drain));
+  const draining$ = Promise.all(Array.from({ length: workers }, (_, i) => drain(i)));
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   windowEnded = performance.now();
   producing = false;
   draining = false;
   await Promise.all([producing$, draining$]);
   const window = (windowEnded - windowStarted) / 1000;
-  const { budgets } = await graphqlRequest<{
-    budgets: { role: string | null; spentUsd: string; reservedUsd: string }[];
-  }>(gateway, chairman, BUDGETS);
-  const costsExact =
-    budgets.length === 2 &&
-    budgets.every((budget) => micros(budget.spentUsd) === costMicros && micros(budget.reservedUsd) === 0n);
   return {
-    database: gateway.database,
-    round,
     seconds: window,
     backlog,
     filled: filledInWindow,
@@ -191,13 +251,9 @@ export async function queueRound(gateway: Gateway, round: number, seconds: numbe
     fillPerSecond: filledInWindow / window,
     drainPerSecond: drainedInWindow / window,
     drainToFill: drainedInWindow / filledInWindow,
-    emptyClaims,
-    claimP50Ms: median(claimMs),
-    claimP99Ms: percentile(claimMs, 99),
-    chatP50Ms: median(chatMs),
-    chatP99Ms: percentile(chatMs, 99),
-    refusals,
+    emptyTakes,
+    takeMs,
+    sendMs,
     duplicates,
-    costsExact,
   };
 }
