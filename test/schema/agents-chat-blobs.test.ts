@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Viewer } from '../../src/auth/viewer.js';
 import type { Actor } from '../../src/domain/actor.js';
-import { type InspectedAttachment, inspectAttachment } from '../../src/domain/agents/attachments.js';
+import {
+  type InspectedAttachment,
+  inspectAttachment,
+  pooledDecodeBytes,
+  releaseDecoded,
+} from '../../src/domain/agents/attachments.js';
 import { type ChatCommand, sendChatMessage } from '../../src/domain/agents/chat.js';
 import { PDF } from '../domain/agents/attachment-samples.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -103,5 +108,40 @@ describe('attachment bytes of a chat message whose transaction fails', () => {
     ).rejects.toThrow();
 
     expect(await t.app.services.blobs.has(attachment.sha256)).toBe(true);
+  });
+});
+
+describe('decoded attachment bytes of a chat message', () => {
+  /** A 2 MiB PDF no other test sends, inspected: its bytes decoded into a kept buffer. */
+  function largePdf() {
+    const bytes = Buffer.concat([PDF, Buffer.alloc(2 * 1024 * 1024, `% ${randomUUID()}\n`)]);
+    const result = inspectAttachment({ data: bytes.toString('base64'), mimeType: 'application/pdf' });
+    if (!result.ok) throw new Error('sample PDF refused');
+    return { bytes, attachment: result.value };
+  }
+
+  it('are stored as sent and their buffer given back, whether the message is stored or fails', async () => {
+    const viewer: Viewer = { sub: 'member-1', tenantId: randomUUID(), roles: ['member'] };
+    await t.app.services.tenants.ensure(viewer.tenantId);
+    const actor: Actor = { requestId: randomUUID(), viewer, prisma: t.app.services.prisma };
+    // A buffer is kept from here on: each message below takes it (or one like it) and gives it back.
+    releaseDecoded(largePdf().attachment.content);
+    const kept = pooledDecodeBytes();
+
+    const stored = largePdf();
+    await send(actor, { role: 'cfo', message: 'hi', attachments: [stored.attachment], persistThread: false });
+    expect(pooledDecodeBytes()).toBe(kept);
+    expect((await t.app.services.blobs.get(stored.attachment.sha256))?.equals(stored.bytes)).toBe(true);
+
+    const failed = largePdf();
+    await expect(
+      send(await actorFailingOnce(), {
+        role: 'cfo',
+        message: 'hi',
+        attachments: [failed.attachment],
+        persistThread: false,
+      }),
+    ).rejects.toThrow('commit failed');
+    expect(pooledDecodeBytes()).toBe(kept);
   });
 });

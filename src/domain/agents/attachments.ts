@@ -296,8 +296,56 @@ export function decodeStrictBase64(data: string): Buffer | string {
 function decodeCanonical(data: string, padding: number): Buffer | null {
   if (data.length % 4 !== 0 || !paddingBitsZero(data, padding)) return null;
   if (data.includes('-') || data.includes('_') || ABOVE_LATIN1.test(data)) return null;
-  const bytes = Buffer.from(data, 'base64');
-  return bytes.byteLength === (data.length / 4) * 3 - padding ? bytes : null;
+  const length = (data.length / 4) * 3 - padding;
+  // Room for more than `length`, so that exactly `length` bytes written means none was skipped or added.
+  const bytes = decodeBuffer(length);
+  const written = bytes.write(data, 'base64');
+  if (written === length) return bytes.subarray(0, length);
+  releaseDecoded(bytes);
+  return null;
+}
+
+/** Decoded attachments of this size or more go into buffers kept for the next ones (see releaseDecoded). */
+export const POOLED_DECODE_MIN_BYTES = 1024 * 1024;
+/** How many such buffers are kept: 4 of at most 10 MiB, held only after large attachments. */
+export const POOLED_DECODE_BUFFERS = 4;
+const decodeBuffers: ArrayBuffer[] = [];
+const lent = new WeakSet<ArrayBuffer>();
+
+/**
+ * A buffer for more than `length` decoded bytes: for a large attachment a kept one that is large enough,
+ * else a new one whole MiBs long. A 4 MiB attachment decoded into new memory each time costs that memory's first
+ * touch and, counted by V8 as external memory until a full collection finds it dead, more full collections
+ * (docs/decisions.md, "Chat attachments").
+ */
+function decodeBuffer(length: number): Buffer {
+  if (length < POOLED_DECODE_MIN_BYTES) return Buffer.allocUnsafe(length + 1);
+  const kept = decodeBuffers.findIndex((buffer) => buffer.byteLength > length);
+  const buffer =
+    kept === -1
+      ? Buffer.allocUnsafeSlow((Math.floor(length / POOLED_DECODE_MIN_BYTES) + 1) * POOLED_DECODE_MIN_BYTES)
+          .buffer
+      : (decodeBuffers.splice(kept, 1)[0] as ArrayBuffer);
+  lent.add(buffer);
+  return Buffer.from(buffer);
+}
+
+/**
+ * Gives back the buffer of decoded bytes (an attachment's `content` from decodeStrictBase64 or
+ * inspectAttachment) for the next large attachment, once nothing reads them any more: the next decode
+ * overwrites them. Anything else (a received file, bytes not decoded here, bytes already given back) is
+ * left alone. Decoded bytes never given back are collected as usual.
+ */
+export function releaseDecoded(content: AttachmentContent): void {
+  if (!(content instanceof Uint8Array)) return;
+  const { buffer } = content;
+  if (!(buffer instanceof ArrayBuffer) || !lent.delete(buffer)) return;
+  if (decodeBuffers.length < POOLED_DECODE_BUFFERS) decodeBuffers.push(buffer);
+}
+
+/** Total bytes of the buffers kept for the next large decoded attachments. */
+export function pooledDecodeBytes(): number {
+  return decodeBuffers.reduce((total, buffer) => total + buffer.byteLength, 0);
 }
 
 /** RFC 4648 §3.5: the bits below the last encoded byte must be zero, so each byte string has one encoding. */

@@ -8,7 +8,10 @@ import {
   inspectAttachment,
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS_PER_MESSAGE,
+  POOLED_DECODE_BUFFERS,
+  pooledDecodeBytes,
   redactFilename,
+  releaseDecoded,
 } from '../../../src/domain/agents/attachments.js';
 import { GIF87A, PDF, PNG, SAMPLES } from './attachment-samples.js';
 
@@ -585,3 +588,60 @@ describe('redactFilename', () => {
 function riffWave(): Buffer {
   return Buffer.concat([Buffer.from('RIFF'), Buffer.from([4, 0, 0, 0]), Buffer.from('WAVEfmt ')]);
 }
+
+describe('large decoded attachments', () => {
+  const MiB = 1024 * 1024;
+  /** `size` bytes of a PDF: its signature, then `fill`. */
+  const pdfOf = (size: number, fill: string) => Buffer.from(`%PDF-1.4\n${fill.repeat(size - 9)}`);
+  const decoded = (bytes: Buffer) => {
+    const result = decodeStrictBase64(bytes.toString('base64'));
+    if (typeof result === 'string') throw new Error(`expected the data to decode: ${result}`);
+    return result;
+  };
+
+  it('go into a kept buffer, handed to the next large attachment once given back, and only once', () => {
+    const first = pdfOf(2 * MiB, 'a');
+    const one = decoded(first);
+    expect(one.equals(first)).toBe(true);
+    releaseDecoded(one);
+    const kept = pooledDecodeBytes();
+    expect(kept).toBeGreaterThan(2 * MiB);
+
+    const second = pdfOf(2 * MiB - 1, 'b');
+    const two = decoded(second);
+    expect(two.buffer).toBe(one.buffer);
+    // Exactly the second attachment's bytes: nothing of the first shows past them.
+    expect(two.equals(second)).toBe(true);
+    expect(pooledDecodeBytes()).toBe(kept - two.buffer.byteLength);
+
+    releaseDecoded(two);
+    releaseDecoded(two);
+    releaseDecoded(one);
+    expect(pooledDecodeBytes()).toBe(kept);
+  });
+
+  it('give the buffer back when the data is refused, with the same message as before', () => {
+    decoded(pdfOf(2 * MiB, 'c'));
+    releaseDecoded(decoded(pdfOf(2 * MiB, 'c')));
+    const kept = pooledDecodeBytes();
+    const data = pdfOf(2 * MiB, 'd').toString('base64');
+    // A character outside the alphabet in the middle: Node's decoder skips it, the strict check does not.
+    const refused = `${data.slice(0, MiB)}!${data.slice(MiB + 1)}`;
+
+    expect(decodeStrictBase64(refused)).toBe('data is not valid base64');
+    expect(pooledDecodeBytes()).toBe(kept);
+  });
+
+  it(`keep at most ${POOLED_DECODE_BUFFERS} buffers, and none for small attachments or other bytes`, () => {
+    const all = Array.from({ length: POOLED_DECODE_BUFFERS + 2 }, (_, i) => decoded(pdfOf(3 * MiB, `${i}`)));
+    for (const bytes of all) releaseDecoded(bytes);
+    const kept = pooledDecodeBytes();
+    expect(kept).toBeGreaterThanOrEqual(POOLED_DECODE_BUFFERS * 3 * MiB);
+
+    releaseDecoded(decoded(PNG));
+    releaseDecoded(Buffer.alloc(4 * MiB));
+    releaseDecoded(inspected({ data: png, mimeType: 'image/png' }).content);
+
+    expect(pooledDecodeBytes()).toBe(kept);
+  });
+});
