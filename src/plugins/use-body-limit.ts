@@ -1,6 +1,7 @@
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
+import { BufferPool } from '../buffer-pool.js';
 import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from '../domain/agents/attachments.js';
 import { refusalResponse, serviceError } from '../errors.js';
 
@@ -78,26 +79,21 @@ export const POOLED_BODY_BUFFERS = 4;
  * anew for each body they set off one full collection every few requests (docs/decisions.md, "Chat
  * attachments"). Kept only between one body's `use` and the next body's first bytes, never shared.
  */
-const bodyBuffers: ArrayBuffer[] = [];
-const poolable = new WeakSet<ArrayBuffer>();
+const bodyBuffers = new BufferPool({
+  minBytes: POOLED_BODY_MIN_BYTES,
+  maxBytes: POOLED_BODY_MAX_BYTES,
+  buffers: POOLED_BODY_BUFFERS,
+});
 
-/** A buffer for a body of `length` bytes (a kept one that is large enough, else a new one whole MiBs long). */
+/** A buffer for a body of `length` bytes (a kept one that is large enough, else a new one). */
 function bodyBuffer(length: number): Buffer {
-  if (length < POOLED_BODY_MIN_BYTES || length > POOLED_BODY_MAX_BYTES) {
-    return Buffer.allocUnsafe(length);
-  }
-  const kept = bodyBuffers.findIndex((buffer) => buffer.byteLength >= length);
-  const buffer =
-    kept === -1
-      ? Buffer.allocUnsafeSlow(Math.ceil(length / POOLED_BODY_MIN_BYTES) * POOLED_BODY_MIN_BYTES).buffer
-      : (bodyBuffers.splice(kept, 1)[0] as ArrayBuffer);
-  poolable.add(buffer);
-  return Buffer.from(buffer, 0, length);
+  const buffer = bodyBuffers.take(length);
+  return buffer ? Buffer.from(buffer, 0, length) : Buffer.allocUnsafe(length);
 }
 
 /** Total bytes of the buffers kept for the next large bodies. */
 export function pooledBodyBytes(): number {
-  return bodyBuffers.reduce((total, buffer) => total + buffer.byteLength, 0);
+  return bodyBuffers.keptBytes();
 }
 
 /**
@@ -118,14 +114,7 @@ export async function withBody<T>(
   try {
     return use(bytes);
   } finally {
-    keepBodyBuffer(bytes.buffer);
-  }
-}
-
-/** Keeps a body's buffer for the next large body, if it came from bodyBuffer and fewer are kept. */
-function keepBodyBuffer(buffer: ArrayBufferLike): void {
-  if (buffer instanceof ArrayBuffer && poolable.delete(buffer) && bodyBuffers.length < POOLED_BODY_BUFFERS) {
-    bodyBuffers.push(buffer);
+    bodyBuffers.give(bytes.buffer);
   }
 }
 
@@ -158,14 +147,14 @@ async function readBody(request: Request, maxBytes: number): Promise<Uint8Array>
     }
   } catch (error) {
     // A body that never arrived whole (the client went away, it passed the limit) gives its buffer back.
-    if (whole) keepBodyBuffer(whole.buffer);
+    if (whole) bodyBuffers.give(whole.buffer);
     throw error;
   }
   if (!whole) return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, bytes);
   // More than Content-Length promised (not from node:http): what was copied, then the rest as it came.
   if (chunks.length === 0) return whole.subarray(0, copied);
   const joined = Buffer.concat([whole.subarray(0, copied), ...chunks], bytes);
-  keepBodyBuffer(whole.buffer);
+  bodyBuffers.give(whole.buffer);
   return joined;
 }
 

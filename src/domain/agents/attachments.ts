@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BufferPool } from '../../buffer-pool.js';
 
 /**
  * Pure validation of chat-message attachments. Nothing here touches the file system: the caller inspects every
@@ -307,27 +308,23 @@ function decodeCanonical(data: string, padding: number): Buffer | null {
 
 /** Decoded attachments of this size or more go into buffers kept for the next ones (see releaseDecoded). */
 export const POOLED_DECODE_MIN_BYTES = 1024 * 1024;
-/** How many such buffers are kept: 4 of at most 10 MiB, held only after large attachments. */
+/** How many such buffers are kept: 4 of at most 11 MiB, held only after large attachments. */
 export const POOLED_DECODE_BUFFERS = 4;
-const decodeBuffers: ArrayBuffer[] = [];
-const lent = new WeakSet<ArrayBuffer>();
+const decodeBuffers = new BufferPool({
+  minBytes: POOLED_DECODE_MIN_BYTES,
+  maxBytes: MAX_ATTACHMENT_BYTES + 1,
+  buffers: POOLED_DECODE_BUFFERS,
+});
 
 /**
- * A buffer for more than `length` decoded bytes: for a large attachment a kept one that is large enough,
- * else a new one whole MiBs long. A 4 MiB attachment decoded into new memory each time costs that memory's first
- * touch and, counted by V8 as external memory until a full collection finds it dead, more full collections
- * (docs/decisions.md, "Chat attachments").
+ * A buffer for more than `length` decoded bytes: for a large attachment a kept one (BufferPool). A 4 MiB
+ * attachment decoded into new memory each time costs that memory's first touch and, counted by V8 as
+ * external memory until a full collection finds it dead, more full collections (docs/decisions.md, "Chat
+ * attachments").
  */
 function decodeBuffer(length: number): Buffer {
-  if (length < POOLED_DECODE_MIN_BYTES) return Buffer.allocUnsafe(length + 1);
-  const kept = decodeBuffers.findIndex((buffer) => buffer.byteLength > length);
-  const buffer =
-    kept === -1
-      ? Buffer.allocUnsafeSlow((Math.floor(length / POOLED_DECODE_MIN_BYTES) + 1) * POOLED_DECODE_MIN_BYTES)
-          .buffer
-      : (decodeBuffers.splice(kept, 1)[0] as ArrayBuffer);
-  lent.add(buffer);
-  return Buffer.from(buffer);
+  const buffer = decodeBuffers.take(length + 1);
+  return buffer ? Buffer.from(buffer) : Buffer.allocUnsafe(length + 1);
 }
 
 /**
@@ -337,15 +334,12 @@ function decodeBuffer(length: number): Buffer {
  * left alone. Decoded bytes never given back are collected as usual.
  */
 export function releaseDecoded(content: AttachmentContent): void {
-  if (!(content instanceof Uint8Array)) return;
-  const { buffer } = content;
-  if (!(buffer instanceof ArrayBuffer) || !lent.delete(buffer)) return;
-  if (decodeBuffers.length < POOLED_DECODE_BUFFERS) decodeBuffers.push(buffer);
+  if (content instanceof Uint8Array) decodeBuffers.give(content.buffer);
 }
 
 /** Total bytes of the buffers kept for the next large decoded attachments. */
 export function pooledDecodeBytes(): number {
-  return decodeBuffers.reduce((total, buffer) => total + buffer.byteLength, 0);
+  return decodeBuffers.keptBytes();
 }
 
 /** RFC 4648 §3.5: the bits below the last encoded byte must be zero, so each byte string has one encoding. */
