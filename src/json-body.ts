@@ -1,10 +1,11 @@
 import { isAscii } from 'node:buffer';
+import { BufferPool } from './buffer-pool.js';
 
 /**
  * Request bodies as text and as JSON. A JSON body that carries a long plain string (a base64 attachment of
- * megabytes) is parsed without scanning that string twice: JSON.parse reads the rest of the body, and the
- * string is copied out of the bytes as they are. The answer is always exactly `JSON.parse(bodyText(bytes))`,
- * its value or its error.
+ * megabytes) is parsed without JSON.parse scanning that string: JSON.parse reads the rest of the body, and
+ * the string is copied out of the bytes as they are, once a check shows it needs no parsing. The answer is
+ * always exactly `JSON.parse(bodyText(bytes))`, its value or its error.
  */
 
 /** Strings shorter than this are left to JSON.parse: lifting them out would cost more than it saves. */
@@ -32,22 +33,20 @@ export function bodyText(bytes: Uint8Array): string {
 export function parseJsonBody(bytes: Uint8Array): unknown {
   const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (body.byteLength >= MIN_LIFTED_STRING_BYTES) {
-    const lifted = parseLifted(body, longPlainStrings(body));
+    const lifted = parseLifted(body, longStrings(body));
     if (lifted) return lifted.value;
   }
   return JSON.parse(bodyText(body));
 }
 
 /**
- * The content ranges (between the quotes) of the string values of at least MIN_LIFTED_STRING_BYTES without
- * an escape. One pass: `indexOf` finds each quote, a quote preceded by an odd run of backslashes is escaped
- * (each backslash is counted at most once), and the position of the next backslash is searched for only
- * when the scan has passed the last one found. A string followed by `:` is an object key and stays. Nothing
- * here decides whether the body is valid JSON: a range of an invalid body is never used (see parseLifted).
+ * The content ranges (between the quotes) of the string values of at least MIN_LIFTED_STRING_BYTES. One
+ * pass of `indexOf` finds each quote; a quote preceded by an odd run of backslashes is escaped (each
+ * backslash is counted at most once). A string followed by `:` is an object key and stays. Nothing here
+ * decides whether the body is valid JSON or a string holds an escape: see liftedText and parseLifted.
  */
-function longPlainStrings(body: Buffer): [number, number][] {
+function longStrings(body: Buffer): [number, number][] {
   const ranges: [number, number][] = [];
-  let nextBackslash = body.indexOf(BACKSLASH);
   let at = 0;
   for (;;) {
     const open = body.indexOf(QUOTE, at);
@@ -61,34 +60,74 @@ function longPlainStrings(body: Buffer): [number, number][] {
       if (backslashes % 2 === 0) break;
     }
     if (close - open - 1 >= MIN_LIFTED_STRING_BYTES) {
-      if (nextBackslash !== -1 && nextBackslash < open) nextBackslash = body.indexOf(BACKSLASH, open);
       let after = close + 1;
       while (isJsonWhitespace(body[after])) after++;
-      const plain = nextBackslash === -1 || nextBackslash > close;
-      if (plain && body[after] !== COLON) ranges.push([open + 1, close]);
+      if (body[after] !== COLON) ranges.push([open + 1, close]);
     }
     at = close + 1;
   }
 }
 
+/** Refused: the range holds a raw control character, which JSON allows in no string. */
+const INVALID = Symbol('invalid');
+
 /**
- * Parses `body` with each ASCII range of `ranges` replaced by a placeholder, then puts the range's text in
- * its place. Undefined (and the caller parses the whole text) when nothing was lifted, when the rest does
- * not parse, when a lifted string holds a raw control character, or when the placeholders found are not
- * exactly the ones written (a client that sent such a string itself): then the whole text decides. A body
- * parses with its strings lifted exactly when it parses whole, since only valid string tokens are swapped.
+ * The string a content range stands for, when it can be made from the bytes as they are: plain (no
+ * escape) and ASCII, copied with `toString('latin1')`, which makes a string of over 1 MB outside V8's heap
+ * in one copy (docs/decisions.md). Undefined when the range is not plain ASCII (JSON.parse reads it);
+ * INVALID when it holds a raw control character.
+ *
+ * A long string is most often base64 (an attachment), and Node's base64 decoder, native and vectorised,
+ * then answers every question in one pass: it skips any byte outside its alphabet (`A-Z a-z 0-9 + / - _`;
+ * `=` ends it), so a string of 4n bytes that decodes to exactly the bytes its length promises holds nothing
+ * else: no backslash, quote, control character or byte above 0x7f. Any other string takes the checks one by
+ * one.
+ */
+function liftedText(body: Buffer, start: number, end: number): string | undefined | typeof INVALID {
+  if ((end - start) % 4 === 0) {
+    const text = body.toString('latin1', start, end);
+    if (decodesInFull(text)) return text;
+  }
+  const range = body.subarray(start, end);
+  if (range.indexOf(BACKSLASH) !== -1 || !isAscii(range)) return undefined;
+  if (hasControlCharacter(body, start, end)) return INVALID;
+  return body.toString('latin1', start, end);
+}
+
+/** Decoded bytes of lifted strings, written and dropped within one call: one buffer kept, up to 16 MiB. */
+const decodeScratch = new BufferPool({ minBytes: 0, maxBytes: 16 * 1024 * 1024, buffers: 1 });
+
+/** Whether Node's base64 decoder reads every character of `text` (a multiple of 4 long): see liftedText. */
+function decodesInFull(text: string): boolean {
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  const promised = (text.length / 4) * 3 - padding;
+  const kept = decodeScratch.take(promised + 1);
+  // Room for more than promised, so that exactly `promised` bytes written means none was skipped or added.
+  const scratch = kept ? Buffer.from(kept) : Buffer.allocUnsafe(promised + 1);
+  try {
+    return scratch.write(text, 'base64') === promised;
+  } finally {
+    decodeScratch.give(scratch.buffer);
+  }
+}
+
+/**
+ * Parses `body` with each plain ASCII range of `ranges` replaced by a placeholder, then puts the range's
+ * text in its place. Undefined (and the caller parses the whole text) when nothing was lifted, when the rest
+ * does not parse, when a lifted string holds a raw control character, or when the placeholders found are
+ * not exactly the ones written (a client that sent such a string itself): then the whole text decides. A
+ * body parses with its strings lifted exactly when it parses whole, since only valid string tokens are
+ * swapped.
  */
 function parseLifted(body: Buffer, ranges: [number, number][]): { value: unknown } | undefined {
   const strings: string[] = [];
   const pieces: string[] = [];
   let from = 0;
   for (const [start, end] of ranges) {
-    if (!isAscii(body.subarray(start, end))) continue;
+    const text = liftedText(body, start, end);
+    if (text === undefined) continue;
     // JSON allows no raw control character inside a string: the full parse refuses such a body.
-    if (hasControlCharacter(body, start, end)) return undefined;
-    // A string of more than 1 MB made this way lives outside V8's heap, copied in one step; through the
-    // UTF-8 decoders it would take a scan per byte (Node 20) and a large object on the heap (docs/decisions.md).
-    const text = body.toString('latin1', start, end);
+    if (text === INVALID) return undefined;
     pieces.push(bodyText(body.subarray(from, start)), `${HOLE}${strings.length}`);
     strings.push(text);
     from = end;
