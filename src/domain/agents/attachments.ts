@@ -181,7 +181,7 @@ export type InspectionResult =
 
 /** The content of an attachment before its type is checked, or why it cannot be one. */
 type Received =
-  | { field: 'data' | 'file'; content: AttachmentContent; head: Uint8Array }
+  | { field: 'data' | 'file'; content: AttachmentContent; head: Uint8Array; sha256: string }
   | { field: 'data' | 'file'; problem: string };
 
 function receivedOf(input: AttachmentInput): Received {
@@ -191,11 +191,11 @@ function receivedOf(input: AttachmentInput): Received {
     if (file.size > MAX_ATTACHMENT_BYTES) {
       return { field: 'file', problem: `attachment exceeds ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MiB` };
     }
-    return { field: 'file', content: file, head: file.head };
+    return { field: 'file', content: file, head: file.head, sha256: file.sha256 };
   }
-  const decoded = decodeStrictBase64(input.data ?? '');
+  const decoded = decodeWithDigest(input.data ?? '');
   if (typeof decoded === 'string') return { field: 'data', problem: decoded };
-  return { field: 'data', content: decoded, head: decoded };
+  return { field: 'data', content: decoded.bytes, head: decoded.bytes, sha256: decoded.sha256 };
 }
 
 /**
@@ -232,13 +232,12 @@ export function inspectAttachment(input: AttachmentInput): InspectionResult {
   }
 
   if (problems.length > 0 || 'problem' in received || !signature) return { ok: false, problems };
-  const { content } = received;
+  const { content, sha256 } = received;
   return {
     ok: true,
     value: {
       content,
-      sha256:
-        content instanceof ReceivedFile ? content.sha256 : createHash('sha256').update(content).digest('hex'),
+      sha256,
       mimeType: signature.mimeType,
       filename,
       size: content instanceof ReceivedFile ? content.size : content.byteLength,
@@ -271,11 +270,20 @@ const ABOVE_LATIN1 = /[\u0100-\uffff]/;
 
 /**
  * Returns the decoded bytes, or a message explaining why `data` is refused: strict RFC 4648 base64 (standard
- * alphabet, padded, zero padding bits), the only encoding of its bytes. One decode and a few linear scans
- * without a regular expression accept it (the common case, megabytes long); only refused data is scanned again,
- * by the checks that word the refusal.
+ * alphabet, padded, zero padding bits), the only encoding of its bytes. Accepted data (the common case,
+ * megabytes long) is read in one pass, a piece at a time, without a regular expression; only refused data is
+ * scanned again, by the checks that word the refusal.
  */
 export function decodeStrictBase64(data: string): Buffer | string {
+  const decoded = decodeWithDigest(data);
+  return typeof decoded === 'string' ? decoded : decoded.bytes;
+}
+
+/**
+ * decodeStrictBase64's bytes with their lower-case hex SHA-256 (the blob's name), hashed as they are decoded
+ * as a received file's bytes are hashed as they arrive, or why `data` is refused.
+ */
+function decodeWithDigest(data: string): { bytes: Buffer; sha256: string } | string {
   if (data.length === 0) return 'data must not be empty';
   if (/^data:/i.test(data)) return 'data must be plain base64 without a data: URL prefix';
 
@@ -288,20 +296,35 @@ export function decodeStrictBase64(data: string): Buffer | string {
 }
 
 /**
- * The bytes of `data` if it is their canonical encoding, else null. Node's decoder skips characters outside
- * the alphabet (U+0080 to U+00FF among them) and stops at `=`, so any such character leaves fewer bytes than
- * the length promises; it also takes base64url's `-` and `_`, and reads a character above U+00FF by its low
- * byte (`Ł` as `A`), which the scans before it rule out (the second costs nothing on a string V8 holds one
- * byte per character, as JSON.parse makes of ASCII text).
+ * Characters of `data` checked, decoded and hashed at a time (192 KiB of bytes): each piece is still in the
+ * processor's cache for the next step, where whole-string passes would each read megabytes from memory
+ * (docs/decisions.md, "Chat attachments").
  */
-function decodeCanonical(data: string, padding: number): Buffer | null {
-  if (data.length % 4 !== 0 || !paddingBitsZero(data, padding)) return null;
-  if (data.includes('-') || data.includes('_') || ABOVE_LATIN1.test(data)) return null;
+const DECODED_PIECE_CHARACTERS = 256 * 1024;
+
+/**
+ * The bytes of `data` if it is their canonical encoding, with their digest, else null. Node's decoder skips
+ * characters outside the alphabet (U+0080 to U+00FF among them) and stops at `=`, so any such character
+ * leaves fewer bytes than the length promises; it also takes base64url's `-` and `_`, and reads a character
+ * above U+00FF by its low byte (`Ł` as `A`), which the scans before it rule out (the second costs nothing on
+ * a string V8 holds one byte per character, as JSON.parse makes of ASCII text).
+ */
+function decodeCanonical(data: string, padding: number): { bytes: Buffer; sha256: string } | null {
+  if (data.length % 4 !== 0 || !paddingBitsZero(data, padding) || ABOVE_LATIN1.test(data)) return null;
   const length = (data.length / 4) * 3 - padding;
   // Room for more than `length`, so that exactly `length` bytes written means none was skipped or added.
   const bytes = decodeBuffer(length);
-  const written = bytes.write(data, 'base64');
-  if (written === length) return bytes.subarray(0, length);
+  const hash = createHash('sha256');
+  let written = 0;
+  for (let from = 0; from < data.length; from += DECODED_PIECE_CHARACTERS) {
+    // A piece of a multiple of 4 characters decodes on its own, as it would within the whole.
+    const piece = data.slice(from, from + DECODED_PIECE_CHARACTERS);
+    if (piece.includes('-') || piece.includes('_')) break;
+    const count = bytes.write(piece, written, 'base64');
+    hash.update(bytes.subarray(written, written + count));
+    written += count;
+  }
+  if (written === length) return { bytes: bytes.subarray(0, length), sha256: hash.digest('hex') };
   releaseDecoded(bytes);
   return null;
 }

@@ -632,6 +632,37 @@ describe('large decoded attachments', () => {
     expect(pooledDecodeBytes()).toBe(kept);
   });
 
+  it('carry the SHA-256 of exactly their bytes, decoded a piece at a time, padded or not', () => {
+    // Sizes across several pieces of the decoder, ending on each of the three padding cases.
+    for (const size of [2 * MiB, 2 * MiB + 1, 2 * MiB + 2, 196_608, 196_609]) {
+      const bytes = pdfOf(size, String(size % 7));
+      const value = inspected({ data: bytes.toString('base64'), mimeType: 'application/pdf' });
+
+      expect(Buffer.from(value.content as Uint8Array).equals(bytes)).toBe(true);
+      expect(value.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+      expect(value.size).toBe(size);
+      releaseDecoded(value.content);
+    }
+  });
+
+  it('refuse a base64url character in any piece, giving the buffer back', () => {
+    releaseDecoded(decoded(pdfOf(2 * MiB, 'e')));
+    const kept = pooledDecodeBytes();
+    const data = pdfOf(2 * MiB, 'f').toString('base64');
+    for (const [at, character] of [
+      [0, '-'],
+      [MiB, '_'],
+      [data.length - 5, '-'],
+    ] as const) {
+      const refused = `${data.slice(0, at)}${character}${data.slice(at + 1)}`;
+
+      expect(decodeStrictBase64(refused)).toBe(
+        'data is not valid base64: use the standard alphabet (+ and /), not base64url (- and _)',
+      );
+      expect(pooledDecodeBytes()).toBe(kept);
+    }
+  });
+
   it(`keep at most ${POOLED_DECODE_BUFFERS} buffers, and none for small attachments or other bytes`, () => {
     const all = Array.from({ length: POOLED_DECODE_BUFFERS + 2 }, (_, i) => decoded(pdfOf(3 * MiB, `${i}`)));
     for (const bytes of all) releaseDecoded(bytes);
