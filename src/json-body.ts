@@ -84,14 +84,12 @@ const INVALID = Symbol('invalid');
  * one.
  */
 function liftedText(body: Buffer, start: number, end: number): string | undefined | typeof INVALID {
-  if ((end - start) % 4 === 0) {
-    const text = body.toString('latin1', start, end);
-    if (decodesInFull(text)) return text;
-  }
+  const copied = (end - start) % 4 === 0 ? body.toString('latin1', start, end) : undefined;
+  if (copied !== undefined && decodesInFull(copied)) return copied;
   const range = body.subarray(start, end);
   if (range.indexOf(BACKSLASH) !== -1 || !isAscii(range)) return undefined;
   if (hasControlCharacter(body, start, end)) return INVALID;
-  return body.toString('latin1', start, end);
+  return copied ?? body.toString('latin1', start, end);
 }
 
 /** Decoded bytes of lifted strings, written and dropped within one call: one buffer kept, up to 16 MiB. */
