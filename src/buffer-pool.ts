@@ -36,10 +36,23 @@ export class BufferPool {
     return buffer;
   }
 
-  /** Keeps a buffer `take` lent, if fewer are kept; anything else (or a buffer given back already) is left alone. */
+  /**
+   * Keeps a buffer `take` lent: in a free place, or in place of the smallest kept one if it is larger, so
+   * that a few small requests first do not leave every larger one to be made anew. Anything else (or a
+   * buffer given back already) is left alone.
+   */
   give(buffer: ArrayBufferLike): void {
     if (!(buffer instanceof ArrayBuffer) || !this.lent.delete(buffer)) return;
-    if (this.kept.length < this.options.buffers) this.kept.push(buffer);
+    if (this.kept.length < this.options.buffers) {
+      this.kept.push(buffer);
+      return;
+    }
+    let smallest = 0;
+    for (let i = 1; i < this.kept.length; i++) {
+      if ((this.kept[i] as ArrayBuffer).byteLength < (this.kept[smallest] as ArrayBuffer).byteLength)
+        smallest = i;
+    }
+    if ((this.kept[smallest] as ArrayBuffer).byteLength < buffer.byteLength) this.kept[smallest] = buffer;
   }
 
   /** Total bytes of the buffers kept. */
