@@ -289,7 +289,11 @@ describe('a gated call', () => {
   });
 
   it('is not kept without CONNECTOR_SECRETS_KEY (503): its input could not be sealed', async () => {
-    const unsealed = await createTestApp({ env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` } });
+    // An instance without the key, on the suite's database (a fresh one would migrate for this test alone).
+    const unsealed = await createTestApp({
+      database,
+      env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` },
+    });
     try {
       const chairman = await unsealed.caller(['chairman', 'operator']);
       const created = await unsealed.rest('POST', '/api/v1/forge/connectors', {
@@ -305,7 +309,9 @@ describe('a gated call', () => {
         body: createCustomer,
       });
       expect(answer.status).toBe(503);
-      expect(await unsealed.db.prisma.connectorCallApproval.count()).toBe(0);
+      expect(
+        await unsealed.db.prisma.connectorCallApproval.count({ where: { connectorId: created.body.id } }),
+      ).toBe(0);
     } finally {
       await unsealed.close();
     }
