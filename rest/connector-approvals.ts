@@ -171,7 +171,7 @@ const decide = <Result>(
     tag: 'connectors',
     summary,
     description:
-      'Body `{}` or `{"note": "…"}` (at most 2000 characters). Only a role of the request’s `approver_roles` decides (403 otherwise). A request already decided answers its first decision unchanged (200); audited, and announced as CONNECTOR_CALL_APPROVAL_DECIDED.',
+      'Body `{}` or `{"note": "…"}` (at most 2000 characters). Only a role of the request’s `approver_roles` decides, and never whoever asked, whatever roles the token carries (403 otherwise). A request already decided answers its first decision unchanged (200); audited, and announced as CONNECTOR_CALL_APPROVAL_DECIDED.',
     document,
     variables: { id: fromPath('id'), note: fromBody('note') },
     status: 200,

@@ -344,16 +344,15 @@ describe('deciding a gated call', () => {
     expect(events.sort()).toEqual(['CONNECTOR_CALL_APPROVAL_DECIDED', 'CONNECTOR_CALL_APPROVAL_REQUESTED']);
   });
 
-  it('approved by two approvers at once, on two instances: exactly one call', async () => {
+  it('approved ten times at once by approvers on two instances: exactly one call', async () => {
     const { agent, chairman, operator, connectorId } = await tenant();
     const { id } = (await invoke(agent, connectorId)).body;
-    const answers = await Promise.all([
-      decide(chairman, id, 'approve', { note: 'first' }),
-      decide(operator, id, 'approve', { note: 'second' }, other),
-      decide(chairman, id, 'approve', {}, other),
-      decide(operator, id, 'approve'),
-    ]);
-    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        decide(i % 2 ? chairman : operator, id, 'approve', { note: `approval ${i}` }, i % 4 < 2 ? t : other),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
     expect(new Set(answers.map((answer) => answer.body.status))).toEqual(new Set(['approved']));
     expect(new Set(answers.map((answer) => answer.body.decided_by)).size).toBe(1);
     expect(postsSince(sent)).toHaveLength(1);
@@ -453,6 +452,48 @@ describe('who sees and decides', () => {
     expect(answer.body.detail).toBe(`Only the chairman may decide approval ${id}`);
     expect((await traces(agent.tenantId)).rows[0]?.status).toBe('pending');
     expect(server.received.length).toBe(sent);
+  });
+
+  it('never by whoever asked, whatever roles the token carries: 403 on every face; someone else decides, on another instance', async () => {
+    const { operator, chairman, connectorId } = await tenant();
+    const both = await t.caller(['agent', 'operator'], { tenantId: operator.tenantId });
+    const ownCall = (await invoke(operator, connectorId)).body.id;
+    const mixedCall = (await invoke(both, connectorId)).body.id;
+    for (const [caller, id] of [
+      [operator, ownCall],
+      [both, mixedCall],
+    ] as const) {
+      for (const verb of ['approve', 'reject', 'request-changes']) {
+        const answer = await decide(caller, id, verb, {}, other);
+        expect(answer.status, `${caller.roles} ${verb}`).toBe(403);
+        expect(answer.body.detail).toBe(
+          `Approval ${id} was requested by you (${caller.sub}): someone else decides it`,
+        );
+      }
+      const overGraphQL = await other.graphql(
+        'mutation ($id: ID!) { approveConnectorCall(id: $id) { id } }',
+        { id },
+        caller,
+      );
+      expect(overGraphQL.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'own_request' });
+    }
+    const { rows, audits, events } = await traces(operator.tenantId);
+    expect(rows.map((row) => row.status)).toEqual(['pending', 'pending']);
+    expect(audits).toEqual(['connector.call.request pending', 'connector.call.request pending']);
+    expect(events).toEqual(['CONNECTOR_CALL_APPROVAL_REQUESTED', 'CONNECTOR_CALL_APPROVAL_REQUESTED']);
+    expect(postsSince(sent)).toHaveLength(0);
+
+    // The other operator may decide the mixed token's call, and the chairman the operator's: once each.
+    expect((await decide(operator, mixedCall, 'approve', {}, other)).body).toMatchObject({
+      status: 'approved',
+      decided_by: operator.sub,
+      call: { outcome: 'success', status: 201 },
+    });
+    expect((await decide(chairman, ownCall, 'approve', {}, other)).body).toMatchObject({
+      status: 'approved',
+      decided_by: chairman.sub,
+    });
+    expect(postsSince(sent)).toHaveLength(2);
   });
 
   it('another tenant’s request is not found, and its inbox does not list it', async () => {

@@ -2,7 +2,7 @@ import { recordAudit } from '../../audit.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { ConnectorCallApproval } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
-import { DomainError, forbidden, notFound, Refusal } from '../errors.js';
+import { DomainError, forbidden, notFound, ownRequest, Refusal } from '../errors.js';
 import { originOf } from './base-url.js';
 import {
   approvalPayload,
@@ -68,7 +68,7 @@ function ended(row: ConnectorCallApproval, status: CallApprovalStatus) {
  * not expired), so of two approvers deciding at once, on one instance or two, exactly one wins and only
  * the winner of an approval makes the call. A request already decided answers that first decision
  * unchanged; an expired or cancelled one is 409 with its state. Only a role the policy names may decide
- * (FORBIDDEN otherwise).
+ * (FORBIDDEN otherwise), and never whoever asked (FORBIDDEN `own_request`, whatever roles their token has).
  */
 export async function decideCallApproval(
   context: Actor,
@@ -84,6 +84,7 @@ export async function decideCallApproval(
   if (!row.approverRoles.some((role) => viewer.roles.includes(role as never))) {
     throw forbidden(`Only the ${row.approverRoles.join(' or ')} may decide approval ${row.id}`);
   }
+  if (row.requestedBy === viewer.sub) throw ownRequest(`Approval ${row.id}`, viewer.sub);
   const status = STATUS_OF[command.decision];
   const note = command.note ?? null;
   const claimed = await context.prisma.$transaction(async (tx) => {

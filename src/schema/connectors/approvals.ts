@@ -190,7 +190,7 @@ for (const [name, decision, description] of decisions) {
   builder.mutationField(name, (t) =>
     t.withAuth({ chairman: true, operator: true }).field({
       type: ConnectorCallApprovalRef,
-      description: `${description} Only a role of its approverRoles decides (FORBIDDEN otherwise). A request already decided answers its first decision unchanged; an expired or cancelled one is CONFLICT with its status.`,
+      description: `${description} Only a role of its approverRoles decides (FORBIDDEN otherwise), never whoever asked (FORBIDDEN, reason own_request, whatever roles the token carries). A request already decided answers its first decision unchanged; an expired or cancelled one is CONFLICT with its status.`,
       args: {
         id: t.arg.id({ required: true }),
         note: t.arg.string({ description: 'At most 2000 characters.' }),
