@@ -155,7 +155,7 @@ const approvedExample = {
 
 const decisionErrors = {
   404: 'No gated call of the caller’s tenant has this id.',
-  409: 'The request expired or was cancelled (its connector moved to another origin) before anyone decided; the message gives its status.',
+  409: 'The request expired, or was cancelled because its connector changed (another origin, an edit, a policy change) since it was requested; the message gives its status.',
 } as const;
 
 const decide = <Result>(

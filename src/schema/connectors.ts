@@ -231,7 +231,7 @@ builder.mutationField('updateConnector', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: ConnectorRef,
     description:
-      'Replaces the template as the next version; earlier versions are kept (operator or chairman). Moving base_url to another origin (scheme, host, port) is the chairman’s alone (FORBIDDEN, reason origin_change_refused, audited) and leaves the stored credential unusable until it is set again.',
+      'Replaces the template as the next version; earlier versions are kept (operator or chairman). Calls still waiting for a decision are cancelled (they run only on the version they were requested against). Moving base_url to another origin (scheme, host, port) is the chairman’s alone (FORBIDDEN, reason origin_change_refused, audited) and leaves the stored credential unusable until it is set again.',
     args: {
       id: t.arg.id({ required: true }),
       input: t.arg({ type: ConnectorInput, required: true }),
@@ -317,7 +317,7 @@ builder.mutationField('setConnectorApprovalPolicy', (t) =>
   t.withAuth({ chairman: true }).field({
     type: ConnectorRef,
     description:
-      'Sets which endpoints of a connector wait for a decision before they are called, or removes the policy with `policy: null` (chairman only). The template is kept; the connector moves to its next version, audited.',
+      'Sets which endpoints of a connector wait for a decision before they are called, or removes the policy with `policy: null` (chairman only). The template is kept; the connector moves to its next version, audited, and calls still waiting for a decision are cancelled.',
     args: {
       id: t.arg.id({ required: true }),
       policy: t.arg({ type: ApprovalPolicyInput }),

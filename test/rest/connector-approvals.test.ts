@@ -422,6 +422,77 @@ describe('deciding a gated call', () => {
   });
 });
 
+describe('a gated call runs only on the connector version it was requested against', () => {
+  /** The template of the test connector with its base URL's path moved (same origin: an operator's edit). */
+  const movedPath = () => ({
+    ...template('Payments'),
+    base_url: `https://${HOST}:${server.port}/live/admin`,
+  });
+
+  it('an operator’s edit or a policy change in between cancels it (connector_changed): 409, nothing sent', async () => {
+    const { agent, chairman, operator, connectorId } = await tenant();
+    const edited = (await invoke(agent, connectorId)).body;
+    expect(edited.connector_version).toBe(2);
+    const edit = await other.rest('PUT', `/api/v1/forge/connectors/${connectorId}`, {
+      caller: operator,
+      body: { template: movedPath() },
+    });
+    expect(edit.body.version).toBe(3);
+    const repoliced = (await invoke(agent, connectorId, createCustomer, other)).body;
+    expect(repoliced.connector_version).toBe(3);
+    const policy = await t.rest('PUT', `/api/v1/forge/connectors/${connectorId}/approval-policy`, {
+      caller: chairman,
+      body: { ...gateWrites, approver_roles: ['chairman'] },
+    });
+    expect(policy.body.version).toBe(4);
+
+    for (const id of [edited.id, repoliced.id]) {
+      const answer = await decide(chairman, id, 'approve', {}, other);
+      expect(answer.status).toBe(409);
+      expect(answer.body.detail).toBe(
+        `Approval ${id} was cancelled (connector_changed); its status is cancelled`,
+      );
+    }
+    expect(server.received.length).toBe(sent);
+    const { rows, audits, events } = await traces(agent.tenantId);
+    expect(rows.map((row) => [row.status, row.reason, row.decidedBy])).toEqual([
+      ['cancelled', 'connector_changed', null],
+      ['cancelled', 'connector_changed', null],
+    ]);
+    expect(audits.filter((audit) => audit.startsWith('connector.call.cancel'))).toEqual([
+      'connector.call.cancel cancelled',
+      'connector.call.cancel cancelled',
+    ]);
+    expect(events.filter((event) => event === 'CONNECTOR_CALL_APPROVAL_DECIDED')).toHaveLength(2);
+  });
+
+  it('an edit committed after the decision claimed it: cancelled instead of sent to the new version', async () => {
+    const { agent, chairman, connectorId } = await tenant();
+    const { id } = (await invoke(agent, connectorId)).body;
+    // What an edit committing between the claim and the call leaves: the connector at its next version,
+    // the request no longer pending for the edit to cancel (it is the approver's to end).
+    await t.db.prisma.connector.update({
+      where: { id: connectorId },
+      data: { version: 3, template: movedPath() },
+    });
+    const answer = await decide(chairman, id, 'approve', {}, other);
+    expect(answer.status).toBe(409);
+    expect(answer.body.detail).toBe(
+      `Approval ${id} was cancelled (connector_changed); its status is cancelled`,
+    );
+    expect(server.received.length).toBe(sent);
+    const { rows, audits } = await traces(agent.tenantId);
+    expect(rows.map((row) => [row.status, row.reason, row.outcome])).toEqual([
+      ['cancelled', 'connector_changed', 'not_sent'],
+    ]);
+    expect(audits).toContain('connector.call.cancel cancelled');
+    const invoked = await t.db.prisma.auditEntry.count({
+      where: { tenantId: agent.tenantId, action: 'connector.invoke' },
+    });
+    expect(invoked).toBe(0);
+  });
+});
+
 describe('who sees and decides', () => {
   it('a member neither reads nor decides (403); an agent reads only its own and decides nothing', async () => {
     const { agent, member, chairman, connectorId } = await tenant();

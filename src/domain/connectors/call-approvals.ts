@@ -1,6 +1,6 @@
 import { recordAudit } from '../../audit.js';
 import { enqueueEvent } from '../../events/outbox.js';
-import type { ConnectorCallApproval } from '../../generated/prisma/client.js';
+import type { Connector, ConnectorCallApproval } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { DomainError, forbidden, notFound, ownRequest, Refusal } from '../errors.js';
 import { originOf } from './base-url.js';
@@ -129,10 +129,49 @@ function failureOf(error: unknown): { outcome: string; message: string } | null 
 }
 
 /**
+ * Why an approved request can no longer be made as it was requested, or null: its connector moved to
+ * another origin (or is gone), or to any other version than the one the request was checked against (a
+ * template edit, a policy change). The call runs only on the version that was approved.
+ */
+function changeOf(row: ConnectorCallApproval, connector: Connector | null): string | null {
+  if (!connector) return 'origin_changed';
+  const template = connector.template as unknown as StoredConnectorTemplate;
+  if (originOf(template.base_url) !== row.origin) return 'origin_changed';
+  if (connector.version !== row.connectorVersion) return 'connector_changed';
+  return null;
+}
+
+/** Ends an approved request whose connector changed before its call was made: audited, announced, 409. */
+async function cancelApproved(context: Actor, row: ConnectorCallApproval, reason: string): Promise<never> {
+  const cancelled = await context.prisma.$transaction(async (tx) => {
+    const changed = await tx.connectorCallApproval.update({
+      where: { id: row.id },
+      data: { status: 'cancelled', reason, outcome: 'not_sent' },
+    });
+    await recordAudit(tx, context, {
+      action: 'connector.call.cancel',
+      targetType: 'connector_call_approval',
+      targetId: row.id,
+      outcome: 'cancelled',
+      details: { connector_id: row.connectorId, connector_version: row.connectorVersion, reason },
+    });
+    await enqueueEvent(tx, {
+      type: 'CONNECTOR_CALL_APPROVAL_DECIDED',
+      tenantId: row.tenantId,
+      payload: approvalPayload(changed),
+    });
+    return changed;
+  });
+  throw ended(cancelled, 'cancelled');
+}
+
+/**
  * Makes the approved call, once (the caller won the claim), and keeps its result for the requester: its
- * status, size and duration, and the response (headers and body under the usual cap) sealed. A call that
- * cannot be made (the connector moved to another origin, was disabled, its input no longer fits the
- * template, the upstream failed) records why instead; a changed origin cancels the request.
+ * status, size and duration, and the response (headers and body under the usual cap) sealed. The call is
+ * made with the connector as read here, which must be the version the request was checked against: a
+ * connector that changed since (an edit committed after the claim) cancels the request instead (409). A
+ * call that cannot be made (the connector was disabled, its rate limits are spent, the upstream failed)
+ * records why.
  */
 async function execute(
   context: Actor,
@@ -144,28 +183,8 @@ async function execute(
   const connector = await context.prisma.connector.findFirst({
     where: { id: row.connectorId, tenantId: row.tenantId },
   });
-  const origin = connector && originOf((connector.template as unknown as StoredConnectorTemplate).base_url);
-  if (!connector || origin !== row.origin) {
-    return context.prisma.$transaction(async (tx) => {
-      const cancelled = await tx.connectorCallApproval.update({
-        where: { id: row.id },
-        data: { status: 'cancelled', reason: 'origin_changed', outcome: 'not_sent' },
-      });
-      await recordAudit(tx, context, {
-        action: 'connector.call.cancel',
-        targetType: 'connector_call_approval',
-        targetId: row.id,
-        outcome: 'cancelled',
-        details: { connector_id: row.connectorId, reason: 'origin_changed' },
-      });
-      await enqueueEvent(tx, {
-        type: 'CONNECTOR_CALL_APPROVAL_DECIDED',
-        tenantId: row.tenantId,
-        payload: approvalPayload(cancelled),
-      });
-      return cancelled;
-    });
-  }
+  const change = changeOf(row, connector);
+  if (change !== null || connector === null) return cancelApproved(context, row, change ?? 'origin_changed');
   const input = openPart(keyring, row, 'input', {
     keyId: row.keyId,
     sealed: row.sealedInput,
