@@ -271,12 +271,16 @@ builder.queryField('connectors', (t) =>
 );
 
 const ApprovalRuleInput = builder.inputType('ConnectorApprovalRuleInput', {
-  description: 'Endpoints that wait for a decision: those of one of `methods` whose path matches `path`.',
+  description:
+    'Calls that wait for a decision: those of one of `methods` whose request path (as sent) matches `path`.',
   fields: (t) => ({
-    methods: t.stringList({ required: true, description: CONNECTOR_HTTP_METHODS.join(', ') }),
+    methods: t.stringList({
+      required: true,
+      description: `${CONNECTOR_HTTP_METHODS.join(', ')}; a method override header or _method parameter counts as the method it names.`,
+    }),
     path: t.string({
       description:
-        'An endpoint path of the template; a segment `*` matches any one segment, `**` any number. Default /** (every path).',
+        'A path on the connector’s server, as requests are sent: base_url’s path and the endpoint’s together (/v1/customers/* for base_url https://api.example.com/v1 and endpoints /customers/…), dot segments resolved, escapes and case ignored. A segment `*` matches any one segment, `**` any number; no query string. Default /** (every call).',
     }),
   }),
 });
