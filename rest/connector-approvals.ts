@@ -155,7 +155,7 @@ const approvedExample = {
 
 const decisionErrors = {
   404: 'No gated call of the caller’s tenant has this id.',
-  409: 'The request expired or was cancelled (its connector moved to another origin) before anyone decided; the message gives its status.',
+  409: 'The request expired, or was cancelled because its connector changed (another origin, an edit, a policy change) since it was requested; the message gives its status.',
 } as const;
 
 const decide = <Result>(
@@ -171,7 +171,7 @@ const decide = <Result>(
     tag: 'connectors',
     summary,
     description:
-      'Body `{}` or `{"note": "…"}` (at most 2000 characters). Only a role of the request’s `approver_roles` decides (403 otherwise). A request already decided answers its first decision unchanged (200); audited, and announced as CONNECTOR_CALL_APPROVAL_DECIDED.',
+      'Body `{}` or `{"note": "…"}` (at most 2000 characters). Only a role of the request’s `approver_roles` decides, and never whoever asked, whatever roles the token carries (403 otherwise). A request already decided answers its first decision unchanged (200); audited, and announced as CONNECTOR_CALL_APPROVAL_DECIDED.',
     document,
     variables: { id: fromPath('id'), note: fromBody('note') },
     status: 200,

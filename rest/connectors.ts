@@ -443,7 +443,7 @@ export const connectorsRoutes = [
     tag: 'connectors',
     summary: 'Set which endpoints of a connector wait for a decision (chairman only)',
     description:
-      'Each rule gates the endpoints of one of its `methods` whose path matches `path` (a segment `*` matches any one segment, `**` any number; default `/**`). `approver_roles`: `chairman` always, `operator` to let operators decide too. `expires_in_seconds`: 60 to 2592000 (default 86400). The template is unchanged; the connector moves to its next version (`If-Match` as for an edit), audited as `connector.approval_policy.set`. Requests already waiting keep the approvers and expiry they were made with.',
+      'Each rule gates the calls of one of its `methods` whose request path, as sent (base_url’s path and the endpoint’s together, normalised), matches `path` (a segment `*` matches any one segment, `**` any number; default `/**`; case, escapes, repeated or trailing slashes and encoded slashes do not matter, and a method override header or `_method` parameter counts as the method it names). `approver_roles`: `chairman` always, `operator` to let operators decide too. `expires_in_seconds`: 60 to 2592000 (default 86400). The template is unchanged; the connector moves to its next version (`If-Match` as for an edit), audited as `connector.approval_policy.set`. Requests still waiting are cancelled (`connector_changed`): a call runs only on the version it was requested against.',
     document: SetApprovalPolicy,
     variables: { id: fromPath('id'), policy: fromBody(), expectedVersion: fromHeader('if-match', 'int') },
     status: 200,

@@ -113,7 +113,7 @@ const decide = <Result>(
     tag: 'agents',
     summary,
     description:
-      'Body `{}` or `{"note": "…"}` (at most 2000 characters; required to reject: it says why). Chairman or operator. The task returns to the queue (`pending`) with the decision attached. A request already decided answers its first decision unchanged (200); one nobody decided before it expired answers 409 with its status and changes nothing. Audited, and announced as TASK_APPROVAL_DECIDED.',
+      'Body `{}` or `{"note": "…"}` (at most 2000 characters; required to reject: it says why). Chairman or operator, never whoever asked, whatever roles the token carries (403). The task returns to the queue (`pending`) with the decision attached. A request already decided answers its first decision unchanged (200); one nobody decided before it expired answers 409 with its status and changes nothing. Audited, and announced as TASK_APPROVAL_DECIDED.',
     document,
     variables: { id: fromPath('id'), note: fromBody('note') },
     status: 200,

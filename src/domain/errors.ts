@@ -82,6 +82,15 @@ export const upstreamFailed = (message: string) => new Refusal('UPSTREAM_FAILED'
 /** A feature the deployment has not configured (e.g. a missing key); the message names the setting. */
 export const notConfigured = (message: string) => new Refusal('NOT_CONFIGURED', message);
 
+/**
+ * Whoever asked for a decision never makes it (a connector call's approval, an agent's question), whatever
+ * roles their token carries: the requester is the tenant and subject that asked.
+ */
+export const ownRequest = (what: string, sub: string) =>
+  new Refusal('FORBIDDEN', `${what} was requested by you (${sub}): someone else decides it`, {
+    reason: 'own_request',
+  });
+
 /** Too many calls: `retryAfter` seconds, also as the answer's `Retry-After`. */
 export const rateLimited = (message: string, retryAfter: number) =>
   new Refusal('RATE_LIMITED', message, {

@@ -231,7 +231,7 @@ builder.mutationField('updateConnector', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: ConnectorRef,
     description:
-      'Replaces the template as the next version; earlier versions are kept (operator or chairman). Moving base_url to another origin (scheme, host, port) is the chairman’s alone (FORBIDDEN, reason origin_change_refused, audited) and leaves the stored credential unusable until it is set again.',
+      'Replaces the template as the next version; earlier versions are kept (operator or chairman). Calls still waiting for a decision are cancelled (they run only on the version they were requested against). Moving base_url to another origin (scheme, host, port) is the chairman’s alone (FORBIDDEN, reason origin_change_refused, audited) and leaves the stored credential unusable until it is set again.',
     args: {
       id: t.arg.id({ required: true }),
       input: t.arg({ type: ConnectorInput, required: true }),
@@ -271,12 +271,16 @@ builder.queryField('connectors', (t) =>
 );
 
 const ApprovalRuleInput = builder.inputType('ConnectorApprovalRuleInput', {
-  description: 'Endpoints that wait for a decision: those of one of `methods` whose path matches `path`.',
+  description:
+    'Calls that wait for a decision: those of one of `methods` whose request path (as sent) matches `path`.',
   fields: (t) => ({
-    methods: t.stringList({ required: true, description: CONNECTOR_HTTP_METHODS.join(', ') }),
+    methods: t.stringList({
+      required: true,
+      description: `${CONNECTOR_HTTP_METHODS.join(', ')}; a method override header or _method parameter counts as the method it names.`,
+    }),
     path: t.string({
       description:
-        'An endpoint path of the template; a segment `*` matches any one segment, `**` any number. Default /** (every path).',
+        'A path on the connector’s server, as requests are sent: base_url’s path and the endpoint’s together (/v1/customers/* for base_url https://api.example.com/v1 and endpoints /customers/…), dot segments resolved, escapes and case ignored. A segment `*` matches any one segment, `**` any number; no query string. Default /** (every call).',
     }),
   }),
 });
@@ -317,7 +321,7 @@ builder.mutationField('setConnectorApprovalPolicy', (t) =>
   t.withAuth({ chairman: true }).field({
     type: ConnectorRef,
     description:
-      'Sets which endpoints of a connector wait for a decision before they are called, or removes the policy with `policy: null` (chairman only). The template is kept; the connector moves to its next version, audited.',
+      'Sets which endpoints of a connector wait for a decision before they are called, or removes the policy with `policy: null` (chairman only). The template is kept; the connector moves to its next version, audited, and calls still waiting for a decision are cancelled.',
     args: {
       id: t.arg.id({ required: true }),
       policy: t.arg({ type: ApprovalPolicyInput }),

@@ -289,7 +289,11 @@ describe('a gated call', () => {
   });
 
   it('is not kept without CONNECTOR_SECRETS_KEY (503): its input could not be sealed', async () => {
-    const unsealed = await createTestApp({ env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` } });
+    // An instance without the key, on the suite's database (a fresh one would migrate for this test alone).
+    const unsealed = await createTestApp({
+      database,
+      env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` },
+    });
     try {
       const chairman = await unsealed.caller(['chairman', 'operator']);
       const created = await unsealed.rest('POST', '/api/v1/forge/connectors', {
@@ -305,7 +309,9 @@ describe('a gated call', () => {
         body: createCustomer,
       });
       expect(answer.status).toBe(503);
-      expect(await unsealed.db.prisma.connectorCallApproval.count()).toBe(0);
+      expect(
+        await unsealed.db.prisma.connectorCallApproval.count({ where: { connectorId: created.body.id } }),
+      ).toBe(0);
     } finally {
       await unsealed.close();
     }
@@ -338,16 +344,15 @@ describe('deciding a gated call', () => {
     expect(events.sort()).toEqual(['CONNECTOR_CALL_APPROVAL_DECIDED', 'CONNECTOR_CALL_APPROVAL_REQUESTED']);
   });
 
-  it('approved by two approvers at once, on two instances: exactly one call', async () => {
+  it('approved ten times at once by approvers on two instances: exactly one call', async () => {
     const { agent, chairman, operator, connectorId } = await tenant();
     const { id } = (await invoke(agent, connectorId)).body;
-    const answers = await Promise.all([
-      decide(chairman, id, 'approve', { note: 'first' }),
-      decide(operator, id, 'approve', { note: 'second' }, other),
-      decide(chairman, id, 'approve', {}, other),
-      decide(operator, id, 'approve'),
-    ]);
-    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        decide(i % 2 ? chairman : operator, id, 'approve', { note: `approval ${i}` }, i % 4 < 2 ? t : other),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
     expect(new Set(answers.map((answer) => answer.body.status))).toEqual(new Set(['approved']));
     expect(new Set(answers.map((answer) => answer.body.decided_by)).size).toBe(1);
     expect(postsSince(sent)).toHaveLength(1);
@@ -417,6 +422,77 @@ describe('deciding a gated call', () => {
   });
 });
 
+describe('a gated call runs only on the connector version it was requested against', () => {
+  /** The template of the test connector with its base URL's path moved (same origin: an operator's edit). */
+  const movedPath = () => ({
+    ...template('Payments'),
+    base_url: `https://${HOST}:${server.port}/live/admin`,
+  });
+
+  it('an operator’s edit or a policy change in between cancels it (connector_changed): 409, nothing sent', async () => {
+    const { agent, chairman, operator, connectorId } = await tenant();
+    const edited = (await invoke(agent, connectorId)).body;
+    expect(edited.connector_version).toBe(2);
+    const edit = await other.rest('PUT', `/api/v1/forge/connectors/${connectorId}`, {
+      caller: operator,
+      body: { template: movedPath() },
+    });
+    expect(edit.body.version).toBe(3);
+    const repoliced = (await invoke(agent, connectorId, createCustomer, other)).body;
+    expect(repoliced.connector_version).toBe(3);
+    const policy = await t.rest('PUT', `/api/v1/forge/connectors/${connectorId}/approval-policy`, {
+      caller: chairman,
+      body: { ...gateWrites, approver_roles: ['chairman'] },
+    });
+    expect(policy.body.version).toBe(4);
+
+    for (const id of [edited.id, repoliced.id]) {
+      const answer = await decide(chairman, id, 'approve', {}, other);
+      expect(answer.status).toBe(409);
+      expect(answer.body.detail).toBe(
+        `Approval ${id} was cancelled (connector_changed); its status is cancelled`,
+      );
+    }
+    expect(server.received.length).toBe(sent);
+    const { rows, audits, events } = await traces(agent.tenantId);
+    expect(rows.map((row) => [row.status, row.reason, row.decidedBy])).toEqual([
+      ['cancelled', 'connector_changed', null],
+      ['cancelled', 'connector_changed', null],
+    ]);
+    expect(audits.filter((audit) => audit.startsWith('connector.call.cancel'))).toEqual([
+      'connector.call.cancel cancelled',
+      'connector.call.cancel cancelled',
+    ]);
+    expect(events.filter((event) => event === 'CONNECTOR_CALL_APPROVAL_DECIDED')).toHaveLength(2);
+  });
+
+  it('an edit committed after the decision claimed it: cancelled instead of sent to the new version', async () => {
+    const { agent, chairman, connectorId } = await tenant();
+    const { id } = (await invoke(agent, connectorId)).body;
+    // What an edit committing between the claim and the call leaves: the connector at its next version,
+    // the request no longer pending for the edit to cancel (it is the approver's to end).
+    await t.db.prisma.connector.update({
+      where: { id: connectorId },
+      data: { version: 3, template: movedPath() },
+    });
+    const answer = await decide(chairman, id, 'approve', {}, other);
+    expect(answer.status).toBe(409);
+    expect(answer.body.detail).toBe(
+      `Approval ${id} was cancelled (connector_changed); its status is cancelled`,
+    );
+    expect(server.received.length).toBe(sent);
+    const { rows, audits } = await traces(agent.tenantId);
+    expect(rows.map((row) => [row.status, row.reason, row.outcome])).toEqual([
+      ['cancelled', 'connector_changed', 'not_sent'],
+    ]);
+    expect(audits).toContain('connector.call.cancel cancelled');
+    const invoked = await t.db.prisma.auditEntry.count({
+      where: { tenantId: agent.tenantId, action: 'connector.invoke' },
+    });
+    expect(invoked).toBe(0);
+  });
+});
+
 describe('who sees and decides', () => {
   it('a member neither reads nor decides (403); an agent reads only its own and decides nothing', async () => {
     const { agent, member, chairman, connectorId } = await tenant();
@@ -447,6 +523,48 @@ describe('who sees and decides', () => {
     expect(answer.body.detail).toBe(`Only the chairman may decide approval ${id}`);
     expect((await traces(agent.tenantId)).rows[0]?.status).toBe('pending');
     expect(server.received.length).toBe(sent);
+  });
+
+  it('never by whoever asked, whatever roles the token carries: 403 on every face; someone else decides, on another instance', async () => {
+    const { operator, chairman, connectorId } = await tenant();
+    const both = await t.caller(['agent', 'operator'], { tenantId: operator.tenantId });
+    const ownCall = (await invoke(operator, connectorId)).body.id;
+    const mixedCall = (await invoke(both, connectorId)).body.id;
+    for (const [caller, id] of [
+      [operator, ownCall],
+      [both, mixedCall],
+    ] as const) {
+      for (const verb of ['approve', 'reject', 'request-changes']) {
+        const answer = await decide(caller, id, verb, {}, other);
+        expect(answer.status, `${caller.roles} ${verb}`).toBe(403);
+        expect(answer.body.detail).toBe(
+          `Approval ${id} was requested by you (${caller.sub}): someone else decides it`,
+        );
+      }
+      const overGraphQL = await other.graphql(
+        'mutation ($id: ID!) { approveConnectorCall(id: $id) { id } }',
+        { id },
+        caller,
+      );
+      expect(overGraphQL.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'own_request' });
+    }
+    const { rows, audits, events } = await traces(operator.tenantId);
+    expect(rows.map((row) => row.status)).toEqual(['pending', 'pending']);
+    expect(audits).toEqual(['connector.call.request pending', 'connector.call.request pending']);
+    expect(events).toEqual(['CONNECTOR_CALL_APPROVAL_REQUESTED', 'CONNECTOR_CALL_APPROVAL_REQUESTED']);
+    expect(postsSince(sent)).toHaveLength(0);
+
+    // The other operator may decide the mixed token's call, and the chairman the operator's: once each.
+    expect((await decide(operator, mixedCall, 'approve', {}, other)).body).toMatchObject({
+      status: 'approved',
+      decided_by: operator.sub,
+      call: { outcome: 'success', status: 201 },
+    });
+    expect((await decide(chairman, ownCall, 'approve', {}, other)).body).toMatchObject({
+      status: 'approved',
+      decided_by: chairman.sub,
+    });
+    expect(postsSince(sent)).toHaveLength(2);
   });
 
   it('another tenant’s request is not found, and its inbox does not list it', async () => {

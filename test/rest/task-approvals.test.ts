@@ -1,23 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Role } from '../../src/auth/viewer.js';
 import { expireTaskApprovals } from '../../src/domain/agents/task-approvals.js';
 import { ClaimTask, queueTask } from '../schema/agents-support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
+let database: TestDatabase;
 let t: TestApp;
+/** A second instance on the same database: a request asked on one is decided on the other. */
+let other: TestApp;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  database = await createTestDatabase();
+  [t, other] = await Promise.all([createTestApp({ database }), createTestApp({ database })]);
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await Promise.all([t?.close(), other?.close()]);
+  await database?.drop();
+});
 
 const REQUEST = `mutation ($taskId: ID!) {
   requestTaskApproval(taskId: $taskId, input: { summary: "Send this offer", payload: { amount: 1200 } }) { id }
 }`;
 
-/** A tenant whose CFO agent asked for a decision on its running task. */
-async function waitingRequest() {
+/** A tenant whose CFO agent (by default a token with the agent role only) asked for a decision on its running task. */
+async function waitingRequest(agentRoles: Role[] = ['agent']) {
   const member = await t.caller(['member']);
-  const agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: `agent-${member.sub}` });
+  const agent = await t.caller(agentRoles, { tenantId: member.tenantId, sub: `agent-${member.sub}` });
   const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
   await t.app.services.tenants.ensure(member.tenantId);
   const taskId = await queueTask(t, member, 'cfo');
@@ -124,5 +133,43 @@ describe('/api/v1/task-approvals', () => {
       outbox: await t.db.prisma.outboxEvent.count({ where: { tenantId: chairman.tenantId } }),
       audit: await t.db.prisma.auditEntry.count({ where: { tenantId: chairman.tenantId } }),
     });
+  });
+
+  it('is never decided by whoever asked, whatever roles the token carries: 403 on every face, nothing changes', async () => {
+    const { agent, chairman, taskId, id } = await waitingRequest(['agent', 'operator']);
+    const snapshot = async () => ({
+      approval: await t.db.prisma.taskApproval.findUniqueOrThrow({ where: { id } }),
+      task: await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } }),
+      outbox: await t.db.prisma.outboxEvent.count({ where: { tenantId: agent.tenantId } }),
+      audit: await t.db.prisma.auditEntry.count({ where: { tenantId: agent.tenantId } }),
+    });
+    const before = await snapshot();
+    expect(before.task.status).toBe('awaiting_approval');
+
+    for (const verb of ['approve', 'reject', 'request-changes']) {
+      const answer = await other.rest('POST', `/api/v1/task-approvals/${id}/${verb}`, {
+        caller: agent,
+        body: { note: 'mine' },
+      });
+      expect(answer.status, verb).toBe(403);
+      expect(answer.body).toEqual({
+        detail: `Task approval ${id} was requested by you (${agent.sub}): someone else decides it`,
+      });
+    }
+    const overGraphQL = await other.graphql(
+      'mutation ($id: ID!) { approveTaskApproval(id: $id) { id } }',
+      { id },
+      agent,
+    );
+    expect(overGraphQL.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'own_request' });
+    expect(await snapshot()).toEqual(before);
+
+    // Anyone else who may decide does, on either instance.
+    const approved = await other.rest('POST', `/api/v1/task-approvals/${id}/approve`, {
+      caller: chairman,
+      body: {},
+    });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ status: 'approved', decided_by: chairman.sub });
   });
 });

@@ -3,7 +3,7 @@ import type { PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Prisma, TaskApproval } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
-import { notFound, Refusal } from '../errors.js';
+import { notFound, ownRequest, Refusal } from '../errors.js';
 import { releaseReservations } from './budgets.js';
 import { lockOwnRunningTask } from './queue.js';
 import { taskEventPayload } from './task-events.js';
@@ -163,7 +163,8 @@ function expired(row: TaskApproval) {
 }
 
 /**
- * Decides a waiting request (chairman or operator): one conditional UPDATE (status still `pending`, not
+ * Decides a waiting request (chairman or operator, never the agent that asked, whatever roles its token
+ * has: FORBIDDEN `own_request`): one conditional UPDATE (status still `pending`, not
  * expired), so of two deciders exactly one wins, and the task returns to `pending` with the decision
  * readable on it (`Task.approval`), which wakes a claim waiting for the role. A request already decided
  * answers its first decision unchanged and writes nothing; an expired one is CONFLICT with its status.
@@ -174,7 +175,8 @@ export async function decideTaskApproval(
   command: TaskDecisionCommand,
 ): Promise<TaskApproval> {
   const { tenantId, sub } = context.viewer;
-  await findTaskApproval(context, command.id);
+  const request = await findTaskApproval(context, command.id);
+  if (request.requestedBy === sub) throw ownRequest(`Task approval ${request.id}`, sub);
   const won = await context.prisma.$transaction(async (tx) => {
     const status = STATUS_OF[command.decision];
     const decided = await tx.taskApproval.updateManyAndReturn({

@@ -1,4 +1,5 @@
 import type { ConnectorHttpMethod } from './endpoint-path.js';
+import { normalizedPath, pathReadings } from './request-path.js';
 
 /** Roles that may decide a gated call: the chairman always, the operator when the policy says so. */
 export const APPROVER_ROLES = ['chairman', 'operator'] as const;
@@ -34,13 +35,15 @@ export function toStoredPolicy(input: ApprovalPolicyInput): StoredApprovalPolicy
 }
 
 /**
- * Why a path pattern is refused, or null. A pattern is an endpoint path whose segments may be `*` (any
- * one segment) or `**` (any number of segments, none included); nothing else is a wildcard, so matching
- * stays linear and a pattern reads like the paths it covers.
+ * Why a path pattern is refused, or null. A pattern is a path of the connector's server (what a request
+ * is sent to: base_url's path and the endpoint's together) whose segments may be `*` (any one segment) or
+ * `**` (any number of segments, none included); nothing else is a wildcard, so matching stays linear and
+ * a pattern reads like the paths it covers. It has no query string or fragment: a rule gates paths.
  */
 export function checkPathPattern(pattern: string): string | null {
   if (!pattern.startsWith('/')) return 'a path pattern starts with /';
   if (/\p{Cc}/u.test(pattern)) return 'a path pattern must not contain control characters';
+  if (/[?#]/u.test(pattern)) return 'a path pattern has no query string or fragment';
   for (const segment of pattern.split('/').slice(1)) {
     if (segment.includes('*') && segment !== '*' && segment !== '**') {
       return 'a * stands for a whole segment: write /customers/* or /customers/**, not /cust*';
@@ -49,10 +52,8 @@ export function checkPathPattern(pattern: string): string | null {
   return null;
 }
 
-/** Whether `path` (an endpoint path of the template) matches `pattern` (checkPathPattern accepted it). */
-export function pathMatches(pattern: string, path: string): boolean {
-  const want = pattern.split('/').slice(1);
-  const have = path.split('/').slice(1);
+/** Whether the pattern's segments `want` match the path's segments `have`. */
+function segmentsMatch(want: string[], have: string[]): boolean {
   // matches[i][j]: want[i..] matches have[j..]; filled from the end, so O(|want| × |have|).
   let next: boolean[] = have.map(() => false).concat(true);
   for (let i = want.length - 1; i >= 0; i--) {
@@ -67,14 +68,66 @@ export function pathMatches(pattern: string, path: string): boolean {
   return next[0] === true;
 }
 
-/** Whether a call of the endpoint `method path` waits for a decision under `policy`. */
-export function isGated(
-  policy: StoredApprovalPolicy | null | undefined,
-  endpoint: { method: string; path: string },
-): boolean {
+/**
+ * The segments of a pattern, normalised as a request's path is (`normalizedPath`): as written, and without
+ * its empty segments (a trailing or repeated slash in a pattern gates the path without it too).
+ */
+function patternReadings(pattern: string): string[][] {
+  const segments = normalizedPath(pattern).split('/').slice(1);
+  const nonEmpty = segments.filter((segment) => segment !== '');
+  return nonEmpty.length === segments.length ? [segments] : [segments, nonEmpty];
+}
+
+/** Whether one of the pattern's readings matches one of the path's. */
+const anyMatch = (wants: string[][], haves: string[][]) =>
+  wants.some((want) => haves.some((have) => segmentsMatch(want, have)));
+
+/**
+ * Whether `path` (the path of a request as sent) matches `pattern` (checkPathPattern accepted it) in any
+ * way a server may read the path (`pathReadings`): ASCII case ignored, encoded slashes, matrix parameters,
+ * repeated and trailing slashes, double encoding.
+ */
+export function pathMatches(pattern: string, path: string): boolean {
+  return anyMatch(patternReadings(pattern), pathReadings(path));
+}
+
+/** Headers with which many servers take the method of a request from its sender (Google APIs, Rack, …). */
+const METHOD_OVERRIDE_HEADERS: ReadonlySet<string> = new Set([
+  'x-http-method-override',
+  'x-http-method',
+  'x-method-override',
+]);
+
+/** The methods a server may read a request as: its own, and any a method override asks for. */
+function methodReadings(request: GatedRequest): string[] {
+  const methods = [request.method];
+  for (const [name, value] of Object.entries(request.headers ?? {})) {
+    if (METHOD_OVERRIDE_HEADERS.has(name.toLowerCase())) methods.push(value.trim().toUpperCase());
+  }
+  for (const value of new URL(request.url).searchParams.getAll('_method')) methods.push(value.toUpperCase());
+  return methods;
+}
+
+/** What a policy reads of a request: its method, the URL sent and the caller's headers. */
+export interface GatedRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string> | null | undefined;
+}
+
+/**
+ * Whether a request waits for a decision under `policy`: a rule names its method (or one a method
+ * override asks the server for) and matches the path of its URL, the one that is sent (`buildRequest`).
+ * What the template spells (dot segments, escapes, a segment moved into base_url) does not matter: only
+ * where the call goes and what it asks there.
+ */
+export function isGated(policy: StoredApprovalPolicy | null | undefined, request: GatedRequest): boolean {
   if (!policy) return false;
+  const methods = methodReadings(request);
+  const readings = pathReadings(new URL(request.url).pathname);
   return policy.rules.some(
     (rule) =>
-      rule.methods.includes(endpoint.method as ConnectorHttpMethod) && pathMatches(rule.path, endpoint.path),
+      methods.some((method) => rule.methods.includes(method as ConnectorHttpMethod)) &&
+      anyMatch(patternReadings(rule.path), readings),
   );
 }

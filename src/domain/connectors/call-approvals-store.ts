@@ -157,8 +157,9 @@ async function announceEnded(
 }
 
 /**
- * Ends every request of a connector still waiting, in the caller's transaction: the change of its
- * origin (`reason`) means the call it asked for can no longer be made as requested.
+ * Ends every request of a connector still waiting, in the caller's transaction: the connector moves to
+ * its next version (`reason`: `origin_changed`, or `connector_changed` for any other edit or a policy
+ * change), and a call is made only on the version it was requested against.
  */
 export async function cancelPendingCalls(
   tx: Prisma.TransactionClient,

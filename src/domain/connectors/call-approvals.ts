@@ -1,8 +1,8 @@
 import { recordAudit } from '../../audit.js';
 import { enqueueEvent } from '../../events/outbox.js';
-import type { ConnectorCallApproval } from '../../generated/prisma/client.js';
+import type { Connector, ConnectorCallApproval } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
-import { DomainError, forbidden, notFound, Refusal } from '../errors.js';
+import { DomainError, forbidden, notFound, ownRequest, Refusal } from '../errors.js';
 import { originOf } from './base-url.js';
 import {
   approvalPayload,
@@ -68,7 +68,7 @@ function ended(row: ConnectorCallApproval, status: CallApprovalStatus) {
  * not expired), so of two approvers deciding at once, on one instance or two, exactly one wins and only
  * the winner of an approval makes the call. A request already decided answers that first decision
  * unchanged; an expired or cancelled one is 409 with its state. Only a role the policy names may decide
- * (FORBIDDEN otherwise).
+ * (FORBIDDEN otherwise), and never whoever asked (FORBIDDEN `own_request`, whatever roles their token has).
  */
 export async function decideCallApproval(
   context: Actor,
@@ -84,6 +84,7 @@ export async function decideCallApproval(
   if (!row.approverRoles.some((role) => viewer.roles.includes(role as never))) {
     throw forbidden(`Only the ${row.approverRoles.join(' or ')} may decide approval ${row.id}`);
   }
+  if (row.requestedBy === viewer.sub) throw ownRequest(`Approval ${row.id}`, viewer.sub);
   const status = STATUS_OF[command.decision];
   const note = command.note ?? null;
   const claimed = await context.prisma.$transaction(async (tx) => {
@@ -128,10 +129,49 @@ function failureOf(error: unknown): { outcome: string; message: string } | null 
 }
 
 /**
+ * Why an approved request can no longer be made as it was requested, or null: its connector moved to
+ * another origin (or is gone), or to any other version than the one the request was checked against (a
+ * template edit, a policy change). The call runs only on the version that was approved.
+ */
+function changeOf(row: ConnectorCallApproval, connector: Connector | null): string | null {
+  if (!connector) return 'origin_changed';
+  const template = connector.template as unknown as StoredConnectorTemplate;
+  if (originOf(template.base_url) !== row.origin) return 'origin_changed';
+  if (connector.version !== row.connectorVersion) return 'connector_changed';
+  return null;
+}
+
+/** Ends an approved request whose connector changed before its call was made: audited, announced, 409. */
+async function cancelApproved(context: Actor, row: ConnectorCallApproval, reason: string): Promise<never> {
+  const cancelled = await context.prisma.$transaction(async (tx) => {
+    const changed = await tx.connectorCallApproval.update({
+      where: { id: row.id },
+      data: { status: 'cancelled', reason, outcome: 'not_sent' },
+    });
+    await recordAudit(tx, context, {
+      action: 'connector.call.cancel',
+      targetType: 'connector_call_approval',
+      targetId: row.id,
+      outcome: 'cancelled',
+      details: { connector_id: row.connectorId, connector_version: row.connectorVersion, reason },
+    });
+    await enqueueEvent(tx, {
+      type: 'CONNECTOR_CALL_APPROVAL_DECIDED',
+      tenantId: row.tenantId,
+      payload: approvalPayload(changed),
+    });
+    return changed;
+  });
+  throw ended(cancelled, 'cancelled');
+}
+
+/**
  * Makes the approved call, once (the caller won the claim), and keeps its result for the requester: its
- * status, size and duration, and the response (headers and body under the usual cap) sealed. A call that
- * cannot be made (the connector moved to another origin, was disabled, its input no longer fits the
- * template, the upstream failed) records why instead; a changed origin cancels the request.
+ * status, size and duration, and the response (headers and body under the usual cap) sealed. The call is
+ * made with the connector as read here, which must be the version the request was checked against: a
+ * connector that changed since (an edit committed after the claim) cancels the request instead (409). A
+ * call that cannot be made (the connector was disabled, its rate limits are spent, the upstream failed)
+ * records why.
  */
 async function execute(
   context: Actor,
@@ -143,28 +183,8 @@ async function execute(
   const connector = await context.prisma.connector.findFirst({
     where: { id: row.connectorId, tenantId: row.tenantId },
   });
-  const origin = connector && originOf((connector.template as unknown as StoredConnectorTemplate).base_url);
-  if (!connector || origin !== row.origin) {
-    return context.prisma.$transaction(async (tx) => {
-      const cancelled = await tx.connectorCallApproval.update({
-        where: { id: row.id },
-        data: { status: 'cancelled', reason: 'origin_changed', outcome: 'not_sent' },
-      });
-      await recordAudit(tx, context, {
-        action: 'connector.call.cancel',
-        targetType: 'connector_call_approval',
-        targetId: row.id,
-        outcome: 'cancelled',
-        details: { connector_id: row.connectorId, reason: 'origin_changed' },
-      });
-      await enqueueEvent(tx, {
-        type: 'CONNECTOR_CALL_APPROVAL_DECIDED',
-        tenantId: row.tenantId,
-        payload: approvalPayload(cancelled),
-      });
-      return cancelled;
-    });
-  }
+  const change = changeOf(row, connector);
+  if (change !== null || connector === null) return cancelApproved(context, row, change ?? 'origin_changed');
   const input = openPart(keyring, row, 'input', {
     keyId: row.keyId,
     sealed: row.sealedInput,

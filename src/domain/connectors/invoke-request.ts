@@ -2,6 +2,7 @@ import type { ValidationDetail } from '../../validation/index.js';
 import { badRequest, invalidInput } from '../errors.js';
 import type { ConnectorHttpMethod } from './endpoint-path.js';
 import { checkAgainst, compileSchema, type SchemaProblem } from './json-schema.js';
+import { endpointUrl } from './request-path.js';
 import type { StoredConnectorEndpoint, StoredConnectorTemplate } from './template.js';
 
 export type QueryValue = string | number | boolean | (string | number | boolean)[];
@@ -18,8 +19,9 @@ export interface EndpointRef {
   path: string;
 }
 
-/** The request to send, before headers are assembled. */
+/** The request to send, before headers are assembled: what an approval policy matches (`isGated`). */
 export interface BuiltRequest {
+  /** The URL sent (`endpointUrl`: path normalised) with the caller's query parameters. */
   url: string;
   method: ConnectorHttpMethod;
   endpoint: StoredConnectorEndpoint;
@@ -111,8 +113,9 @@ function appendQuery(url: URL, query: Record<string, QueryValue>) {
 }
 
 /**
- * Builds the request of one endpoint from the stored template: base_url + the endpoint's path, the caller's
- * query parameters and body validated against the endpoint's `query_params` and `body_schema` (422 at
+ * Builds the request of one endpoint from the stored template: base_url + the endpoint's path, normalised
+ * (`endpointUrl`: the URL matched by an approval policy is the one sent), the caller's query parameters
+ * and body validated against the endpoint's `query_params` and `body_schema` (422 at
  * `input.query.<name>` / `input.body.<path>` otherwise).
  */
 export function buildRequest(
@@ -177,8 +180,7 @@ export function buildRequest(
   }
   if (problems.length > 0) throw invalidInput(problems);
 
-  const base = template.base_url.replace(/\/$/u, '');
-  const url = new URL(`${base}${endpoint.path}`);
+  const url = endpointUrl(template.base_url, endpoint.path);
   // The path was checked at create time; this keeps a request on the template's host whatever it holds.
   if (url.host !== new URL(template.base_url).host) {
     throw badRequest(`Endpoint ${endpoint.method} ${endpoint.path} does not stay on the connector's host`);

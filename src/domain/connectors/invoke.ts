@@ -436,9 +436,10 @@ export async function invokeConnector(
   const template = connector.template as unknown as StoredConnectorTemplate;
   const endpoint = findEndpoint(template, command.endpoint);
   const input = command.input ?? {};
-  buildRequest(template, endpoint, input);
+  // Built once: the policy matches the request that would be sent, and an ungated call sends it.
+  const built = buildRequest(template, endpoint, input);
   const policy = connector.approvalPolicy as unknown as StoredApprovalPolicy | null;
-  if (isGated(policy, endpoint)) {
+  if (isGated(policy, { ...built, headers: input.headers })) {
     assertReadyToSend(connector);
     const approval = await requestCallApproval(
       context,
@@ -449,15 +450,12 @@ export async function invokeConnector(
     );
     return { kind: 'approval', ...approval };
   }
-  return {
-    kind: 'invocation',
-    ...(await callEndpoint(context, services, connector, command.endpoint, input, options)),
-  };
+  return { kind: 'invocation', ...(await send(context, services, connector, built, input, options)) };
 }
 
 /**
- * Makes one call of `connector`'s endpoint with `input` (built and checked against its current template),
- * gated or not: invokeConnector for an ungated endpoint, the approval of a gated call for the other.
+ * Makes the approved call of `connector`'s endpoint with `input`, built and checked against the template
+ * of `connector` as given (the version the request was checked against).
  */
 export async function callEndpoint(
   context: Actor,
@@ -468,8 +466,20 @@ export async function callEndpoint(
   options: CallOptions = {},
 ): Promise<ConnectorInvocation> {
   const template = connector.template as unknown as StoredConnectorTemplate;
-  const endpoint = findEndpoint(template, ref);
-  const built: BuiltRequest = buildRequest(template, endpoint, input);
+  const built = buildRequest(template, findEndpoint(template, ref), input);
+  return send(context, services, connector, built, input, options);
+}
+
+/** Sends a built request of `connector` (`prepareToSend`, `sendAndRecord`) and answers its response. */
+async function send(
+  context: Actor,
+  services: ConnectorCallServices,
+  connector: Connector,
+  built: BuiltRequest,
+  input: InvocationInput,
+  options: CallOptions,
+): Promise<ConnectorInvocation> {
+  const { endpoint } = built;
   const upstream = upstreamOf(services, options);
   const { parts: credential, release } = await prepareToSend(context, services, connector, upstream);
   const redact = redactorOf(credential.secrets);

@@ -123,7 +123,9 @@ async function unbindCredential(
  * Replaces a connector's template as the next version, keeping every earlier version, with an audit row.
  * Moving `base_url` to another origin (scheme, host, port) is the chairman's alone, as creating a
  * connector is: anyone else is refused (FORBIDDEN, audited as `origin_change_refused`, nothing else
- * written). The chairman's move leaves the stored credential unbound until it is set again.
+ * written). The chairman's move leaves the stored credential unbound until it is set again. Calls still
+ * waiting for a decision are cancelled (`origin_changed`, else `connector_changed`): a call runs only on
+ * the version it was requested against.
  */
 export async function updateConnector(context: Actor, command: UpdateConnectorCommand): Promise<Connector> {
   const { tenantId, sub } = context.viewer;
@@ -167,10 +169,14 @@ export async function updateConnector(context: Actor, command: UpdateConnectorCo
       await assertNameFree(tx, tenantId, template.name, nameKey, current.id);
       const version = current.version + 1;
       const now = new Date();
-      if (origin !== requestedOrigin) {
-        await unbindCredential(tx, context, current.id, requestedOrigin, now);
-        await cancelPendingCalls(tx, context, current.id, 'origin_changed');
-      }
+      if (origin !== requestedOrigin) await unbindCredential(tx, context, current.id, requestedOrigin, now);
+      // A waiting call runs only on the version it was requested against.
+      await cancelPendingCalls(
+        tx,
+        context,
+        current.id,
+        origin !== requestedOrigin ? 'origin_changed' : 'connector_changed',
+      );
       const connector = await tx.connector.update({
         where: { id: current.id },
         data: {
@@ -232,8 +238,8 @@ export interface SetApprovalPolicyCommand {
 
 /**
  * Sets (or removes) a connector's approval policy as its next version: the template is kept unchanged
- * and the version row records the policy beside it, with an audit row. Requests already waiting keep
- * the approvers and expiry they were made with.
+ * and the version row records the policy beside it, with an audit row. Requests still waiting are
+ * cancelled (`connector_changed`): a call runs only on the version it was requested against.
  */
 export async function setConnectorApprovalPolicy(
   context: Actor,
@@ -252,6 +258,7 @@ export async function setConnectorApprovalPolicy(
     }
     const version = current.version + 1;
     const now = new Date();
+    await cancelPendingCalls(tx, context, current.id, 'connector_changed');
     const policy = command.policy ? (command.policy as unknown as Prisma.InputJsonObject) : Prisma.DbNull;
     const connector = await tx.connector.update({
       where: { id: current.id },

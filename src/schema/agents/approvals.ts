@@ -219,7 +219,7 @@ for (const [name, decision, description] of decisions) {
   builder.mutationField(name, (t) =>
     t.withAuth({ chairman: true, operator: true }).field({
       type: TaskApprovalRef,
-      description: `${description} The task returns to the queue (pending) with the decision readable in Task.approval. A request already decided answers its first decision unchanged; an expired one is CONFLICT with its status (expired) and changes nothing.`,
+      description: `${description} Never by whoever asked (FORBIDDEN, reason own_request, whatever roles the token carries). The task returns to the queue (pending) with the decision readable in Task.approval. A request already decided answers its first decision unchanged; an expired one is CONFLICT with its status (expired) and changes nothing.`,
       args: {
         id: t.arg.id({ required: true }),
         note: t.arg.string({

@@ -23,7 +23,7 @@ const ApprovalStatus = builder.enumType('ConnectorCallApprovalStatus', {
   description:
     'pending: waiting for a decision; approved: the call was made once (see `call`); rejected; ' +
     'changes_requested: sent back to the requester, who may call again; expired: nobody decided in time; ' +
-    'cancelled: the connector moved to another origin, so the call was not made.',
+    'cancelled: the connector changed (another origin, an edit, a policy change) before the call was made, so it was not made.',
   values: CALL_APPROVAL_STATUSES,
 });
 
@@ -68,7 +68,8 @@ export const ConnectorCallApprovalRef = builder
       id: t.exposeID('id'),
       connectorId: t.exposeID('connectorId'),
       connectorVersion: t.exposeInt('connectorVersion', {
-        description: 'The connector version (template and policy) the request was checked against.',
+        description:
+          'The connector version (template and policy) the request was checked against; its call is made only on this version.',
       }),
       method: t.exposeString('method'),
       path: t.exposeString('path'),
@@ -81,7 +82,8 @@ export const ConnectorCallApprovalRef = builder
       note: t.exposeString('note', { nullable: true }),
       reason: t.exposeString('reason', {
         nullable: true,
-        description: 'Why it ended without a decision (expired, origin_changed), or why its call failed.',
+        description:
+          'Why it ended without a decision (expired, origin_changed, connector_changed), or why its call failed.',
       }),
       input: t.field({
         type: 'JSON',
@@ -190,7 +192,7 @@ for (const [name, decision, description] of decisions) {
   builder.mutationField(name, (t) =>
     t.withAuth({ chairman: true, operator: true }).field({
       type: ConnectorCallApprovalRef,
-      description: `${description} Only a role of its approverRoles decides (FORBIDDEN otherwise). A request already decided answers its first decision unchanged; an expired or cancelled one is CONFLICT with its status.`,
+      description: `${description} Only a role of its approverRoles decides (FORBIDDEN otherwise), never whoever asked (FORBIDDEN, reason own_request, whatever roles the token carries). A request already decided answers its first decision unchanged; an expired or cancelled one is CONFLICT with its status.`,
       args: {
         id: t.arg.id({ required: true }),
         note: t.arg.string({ description: 'At most 2000 characters.' }),
