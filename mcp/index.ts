@@ -21,6 +21,7 @@ import type { Services } from '../src/services.js';
 import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
 import { type ConnectorTool, connectorTools, InvokeConnector, ListConnectors } from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
+import { originPolicyOf, originRefusal } from './origin.js';
 import { openToolListStream } from './tool-list-stream.js';
 import { type AgentTool, agentTools } from './tools.js';
 
@@ -106,6 +107,7 @@ export function useMcp(services: Services): Plugin<Context> {
   const toolsByName = new Map(tools.map((tool) => [tool.tool.name, tool]));
   const reservedNames = new Set(toolsByName.keys());
   const externalIdentity = services.config.auth.jwksUrl !== undefined;
+  const originPolicy = originPolicyOf(services.config);
   let server: YogaServer<ServerContext, Context> | undefined;
 
   const resourceMetadataUrl = (url: URL) => `${url.origin}/.well-known/oauth-protected-resource${MCP_PATH}`;
@@ -251,6 +253,11 @@ export function useMcp(services: Services): Plugin<Context> {
         return;
       }
       if (url.pathname !== MCP_PATH) return;
+      const refusal = originRefusal(originPolicy, request, url);
+      if (refusal) {
+        endResponse(mcpErrorResponse(403, refusal));
+        return;
+      }
       try {
         endResponse(await answer(request, url, serverContext as ServerContext));
       } catch (error) {
