@@ -19,7 +19,14 @@ import { requestIdOf } from '../src/plugins/use-request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
 import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
-import { type ConnectorTool, connectorTools, InvokeConnector, ListConnectors } from './connector-tools.js';
+import {
+  type ConnectorTool,
+  connectorToolNamed,
+  connectorTools,
+  InvokeConnector,
+  ListConnectors,
+  ReadConnector,
+} from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
 import { originPolicyOf, originRefusal } from './origin.js';
 import { openToolListStream } from './tool-list-stream.js';
@@ -68,6 +75,7 @@ export const mcpOperations = (): CompiledOperation[] => [
   ...compileTools().map((tool) => tool.compiled),
   invokeOperation,
   compileOperation(ListConnectors, schema, 'MCP connector tools'),
+  compileOperation(ReadConnector, schema, 'MCP connector tools'),
 ];
 const CONNECTOR_TOOL_MAPPING = { query: 'input.query', body: 'input.body', headers: 'input.headers' };
 
@@ -105,7 +113,6 @@ function connectorAnswer(data: Record<string, unknown>): Record<string, unknown>
 export function useMcp(services: Services): Plugin<Context> {
   const tools = compileTools();
   const toolsByName = new Map(tools.map((tool) => [tool.tool.name, tool]));
-  const reservedNames = new Set(toolsByName.keys());
   const externalIdentity = services.config.auth.jwksUrl !== undefined;
   const originPolicy = originPolicyOf(services.config);
   let server: YogaServer<ServerContext, Context> | undefined;
@@ -141,8 +148,7 @@ export function useMcp(services: Services): Plugin<Context> {
         throw internalError();
       }
     };
-    const connectorToolsFor = async () =>
-      allows(invokeOperation, viewer) ? connectorTools(execution, reservedNames) : [];
+    const connectorToolsFor = async () => (allows(invokeOperation, viewer) ? connectorTools(execution) : []);
 
     mcp.setRequestHandler(ListToolsRequestSchema, () =>
       guarded(async () => ({
@@ -164,7 +170,10 @@ export function useMcp(services: Services): Plugin<Context> {
           });
           return toolResultOf(result, agentTool.tool.arguments);
         }
-        const connectorTool = (await connectorToolsFor()).find((tool) => tool.name === params.name);
+        // A connector tool's name carries its connector's id: one read of that connector, whatever the tenant has.
+        const connectorTool = allows(invokeOperation, viewer)
+          ? await connectorToolNamed(execution, params.name)
+          : undefined;
         if (!connectorTool) throw invalidParams(`Unknown tool: ${params.name}`);
         const input = variablesOf(connectorTool.inputSchema, CONNECTOR_TOOL_MAPPING, params.arguments);
         const result = await execution.run({
