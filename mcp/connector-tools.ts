@@ -3,12 +3,13 @@ import { print } from 'graphql';
 import { querySchemaOf } from '../src/domain/connectors/invoke-request.js';
 import type { StoredConnectorTemplate } from '../src/domain/connectors/template.js';
 import { graphql } from '../src/generated/graphql/index.js';
+import { decodeCursor } from '../src/schema/pagination.js';
 import type { ToolInputSchema } from './arguments.js';
 import type { Execution } from './execute.js';
 
 export const ListConnectors = graphql(`
-  query McpConnectors($after: String) {
-    connectors(first: 100, after: $after) {
+  query McpConnectors($first: Int!, $after: String) {
+    connectors(first: $first, after: $after) {
       nodes {
         id
         name
@@ -62,6 +63,16 @@ export const ReadConnector = graphql(`
 
 const listConnectorsQuery = print(ListConnectors);
 const readConnectorQuery = print(ReadConnector);
+
+/** Endpoints of one connector offered as tools: the template's first ones. The others are for invokeConnector. */
+export const ENDPOINTS_PER_CONNECTOR = 20;
+/** Tools one tools/list answers at most; `nextCursor` leads to the rest. */
+export const TOOLS_PER_PAGE = 100;
+/** A page ends once its connector tools pass this many characters of JSON (it always holds one). */
+export const PAGE_CHARACTERS = 1024 * 1024;
+/** Connectors one `connectors` query reads for a page, and such reads a page makes at most. */
+const CONNECTORS_PER_READ = 10;
+const READS_PER_PAGE = 10;
 
 /** One endpoint of one of the tenant's active connectors, offered as a tool that calls invokeConnector. */
 export interface ConnectorTool {
@@ -201,7 +212,8 @@ export interface ListedConnector {
 }
 
 /**
- * The tools of one connector: one per endpoint, in the template's order, none unless it is active. A name
+ * The tools of one connector: one per endpoint of its first ENDPOINTS_PER_CONNECTOR, in the template's
+ * order, none unless it is active. A name
  * two endpoints would share (the same method and path twice) is listed once.
  */
 export function toolsOfConnector(connector: ListedConnector): ConnectorTool[] {
@@ -209,7 +221,7 @@ export function toolsOfConnector(connector: ListedConnector): ConnectorTool[] {
   const template = connector.template as StoredConnectorTemplate;
   const about = template.description ? ` ${template.description}` : '';
   const tools = new Map<string, ConnectorTool>();
-  for (const endpoint of template.endpoints ?? []) {
+  for (const endpoint of (template.endpoints ?? []).slice(0, ENDPOINTS_PER_CONNECTOR)) {
     const name = connectorToolName(connector, endpoint.method, endpoint.path);
     if (tools.has(name)) continue;
     tools.set(name, {
@@ -228,26 +240,71 @@ export function toolsOfConnector(connector: ListedConnector): ConnectorTool[] {
   return [...tools.values()];
 }
 
+/** Where a page of connector tools starts: after the `connectors` cursor `after`, past `skip` tools. */
+export interface ToolListPosition {
+  after: string | null;
+  skip: number;
+}
+
+export const FIRST_POSITION: ToolListPosition = { after: null, skip: 0 };
+
+/** The `nextCursor` of a tools/list: opaque to the client. */
+export const encodeToolCursor = (position: ToolListPosition) =>
+  Buffer.from(JSON.stringify([position.after, position.skip])).toString('base64url');
+
+/** The position a cursor `encodeToolCursor` made stands for, or null for any other string. */
+export function decodeToolCursor(cursor: string): ToolListPosition | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(value) || value.length !== 2) return null;
+  const [after, skip] = value as unknown[];
+  if (after !== null && (typeof after !== 'string' || decodeCursor(after) === null)) return null;
+  if (!Number.isInteger(skip) || (skip as number) < 0) return null;
+  const position = { after, skip: skip as number };
+  return encodeToolCursor(position) === cursor ? position : null;
+}
+
 /**
- * The tools of the caller's tenant's active connectors, one per endpoint, read with the `connectors` query
- * (newest first, every page), so the caller sees exactly what GraphQL shows it: its own tenant's.
+ * One page of the tools of the caller's tenant's active connectors, from `start`: connectors newest first,
+ * read with the `connectors` query (so the caller sees exactly what GraphQL shows it: its own tenant's),
+ * CONNECTORS_PER_READ at a time, READS_PER_PAGE reads at most; at most `room` tools and about
+ * PAGE_CHARACTERS of them. Its cost is one such page's, however many connectors the tenant has. `next`:
+ * where the next page starts, null after the last.
  */
-export async function connectorTools(execution: Execution): Promise<ConnectorTool[]> {
-  const connectors: ListedConnector[] = [];
-  let after: string | null | undefined;
-  do {
+export async function connectorToolPage(
+  execution: Execution,
+  start: ToolListPosition,
+  room: number,
+): Promise<{ tools: ConnectorTool[]; next: ToolListPosition | null }> {
+  const tools: ConnectorTool[] = [];
+  let characters = 0;
+  let position = start;
+  for (let reads = 1; ; reads += 1) {
     const result = await execution.run({
       query: listConnectorsQuery,
       operationName: 'McpConnectors',
-      variables: after ? { after } : {},
+      variables: { first: CONNECTORS_PER_READ, ...(position.after ? { after: position.after } : {}) },
     });
     if (result.errors?.length) throw result.errors[0];
     const page = (result.data as { connectors: { nodes: ListedConnector[]; nextCursor: string | null } })
       .connectors;
-    connectors.push(...page.nodes);
-    after = page.nextCursor;
-  } while (after);
-  return connectors.flatMap(toolsOfConnector);
+    const read = page.nodes.flatMap(toolsOfConnector);
+    let index = position.skip;
+    const full = () => tools.length >= room || characters >= PAGE_CHARACTERS;
+    for (; index < read.length && !full(); index += 1) {
+      const tool = read[index] as ConnectorTool;
+      tools.push(tool);
+      characters += JSON.stringify(tool).length;
+    }
+    if (index < read.length) return { tools, next: { after: position.after, skip: index } };
+    if (!page.nextCursor) return { tools, next: null };
+    position = { after: page.nextCursor, skip: 0 };
+    if (full() || reads >= READS_PER_PAGE) return { tools, next: position };
+  }
 }
 
 /**

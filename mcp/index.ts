@@ -22,10 +22,14 @@ import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from 
 import {
   type ConnectorTool,
   connectorToolNamed,
-  connectorTools,
+  connectorToolPage,
+  decodeToolCursor,
+  encodeToolCursor,
+  FIRST_POSITION,
   InvokeConnector,
   ListConnectors,
   ReadConnector,
+  TOOLS_PER_PAGE,
 } from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
 import { originPolicyOf, originRefusal } from './origin.js';
@@ -49,7 +53,8 @@ const newServer = () =>
       instructions:
         'Boardroom queues work for agent roles. Claim with claim_next_task, then end each claimed task with ' +
         'complete_task (exact usage) or fail_task. Connector tools call the tenant’s connectors through its ' +
-        'egress guard, rate limits and approval policies. The tool list is read on each tools/list; the GET ' +
+        'egress guard, rate limits and approval policies. The tool list is read on each tools/list, in pages ' +
+        '(follow nextCursor); the GET ' +
         'stream sends notifications/tools/list_changed when the tenant’s connectors change: list again then.',
     },
   );
@@ -148,15 +153,21 @@ export function useMcp(services: Services): Plugin<Context> {
         throw internalError();
       }
     };
-    const connectorToolsFor = async () => (allows(invokeOperation, viewer) ? connectorTools(execution) : []);
-
-    mcp.setRequestHandler(ListToolsRequestSchema, () =>
-      guarded(async () => ({
-        tools: [
-          ...tools.filter((tool) => allows(tool.compiled, viewer)).map(listedTool),
-          ...(await connectorToolsFor()).map(listedConnectorTool),
-        ],
-      })),
+    mcp.setRequestHandler(ListToolsRequestSchema, ({ params }) =>
+      guarded(async () => {
+        // The agent tools open the first page; the connector tools follow, a page at a time.
+        const cursor = params?.cursor;
+        const start = cursor === undefined ? FIRST_POSITION : decodeToolCursor(cursor);
+        if (!start) throw invalidParams('Invalid cursor: pass the nextCursor of the previous tools/list');
+        const listed =
+          cursor === undefined ? tools.filter((tool) => allows(tool.compiled, viewer)).map(listedTool) : [];
+        if (!allows(invokeOperation, viewer)) return { tools: listed };
+        const page = await connectorToolPage(execution, start, TOOLS_PER_PAGE - listed.length);
+        return {
+          tools: [...listed, ...page.tools.map(listedConnectorTool)],
+          ...(page.next ? { nextCursor: encodeToolCursor(page.next) } : {}),
+        };
+      }),
     );
     mcp.setRequestHandler(CallToolRequestSchema, ({ params }) =>
       guarded(async () => {
@@ -223,6 +234,17 @@ export function useMcp(services: Services): Plugin<Context> {
     }
     if (!server) throw new Error('the MCP transport runs inside a yoga server');
     const execution = executionOf(server, request, serverContext);
+    // One message per request, so that each counts against the rate limit and the database budget, and
+    // one request's work is one message's: MCP has had no batches since its 2025-06-18 revision.
+    if (Array.isArray(parsedBody)) {
+      return mcpErrorResponse(
+        400,
+        'Invalid Request: a batch of JSON-RPC messages is not accepted; send one message per request',
+        {},
+        globalThis,
+        JSON_RPC.INVALID_REQUEST,
+      );
+    }
     const mcp = mcpServerFor(execution, viewer, request);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -6,9 +6,10 @@ import {
   UPSTREAM_HOST as HOST,
   startConnectorUpstream,
 } from '../rest/connectors-support.js';
+import { queueTasks } from '../schema/agents-budgets-support.js';
 import type { Caller, TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
-import { callTool, connectMcp } from './mcp-support.js';
+import { callTool, connectMcp, postMcp } from './mcp-support.js';
 
 let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
@@ -351,5 +352,85 @@ describe('MCP connector tool names', () => {
     expect(refused.structuredContent.error).toMatchObject({ code: 'NOT_FOUND' });
     expect(upstream.received.length).toBe(sent);
     await client.close();
+  });
+});
+
+describe('the size of the MCP tool list', () => {
+  it('lists at most 100 tools a page, each connector’s first 20 endpoints, every tool once across the pages', async () => {
+    const chairman = await t.caller(['chairman']);
+    const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+    const connectors: { id: string; name: string }[] = [];
+    for (let index = 0; index < 12; index += 1) {
+      const name = `Catalog ${index}`;
+      const created = await t.rest('POST', '/api/v1/forge/connectors', {
+        caller: chairman,
+        body: {
+          template: {
+            name,
+            base_url: `https://${HOST}:${upstream.port}/v1`,
+            auth_type: 'none',
+            endpoints: Array.from({ length: 30 }, (_, item) => ({ method: 'GET', path: `/items/i${item}` })),
+          },
+        },
+      });
+      expect(created.status).toBe(201);
+      connectors.push({ id: created.body.id, name });
+    }
+    const client = await connectMcp(server, agent);
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      expect(page.tools.length).toBeLessThanOrEqual(100);
+      pages.push(page.tools.map((tool) => tool.name));
+      cursor = page.nextCursor;
+    } while (cursor && pages.length < 10);
+    expect(cursor).toBeUndefined();
+    expect(pages.length).toBe(3);
+    expect(pages[0]?.slice(0, 2)).toEqual(['claim_next_task', 'renew_task_lease']);
+    const listed = pages.flat();
+    const expected = connectors.flatMap((connector) =>
+      Array.from({ length: 20 }, (_, item) => connectorToolName(connector, 'GET', `/items/i${item}`)),
+    );
+    expect(listed.length).toBe(new Set(listed).size);
+    expect(listed.filter((name) => name.includes('__')).sort()).toEqual(expected.sort());
+
+    // An endpoint beyond the first 20 is no tool: it is reached through invokeConnector.
+    const sent = upstream.received.length;
+    await expect(
+      callTool(
+        client,
+        connectorToolName(connectors[0] as { id: string; name: string }, 'GET', '/items/i20'),
+        {},
+      ),
+    ).rejects.toMatchObject({ code: -32602 });
+    expect(upstream.received.length).toBe(sent);
+    await expect(client.listTools({ cursor: 'not-a-cursor' })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
+  });
+
+  it('refuses a JSON-RPC batch before running any of its messages', async () => {
+    const agent = await t.caller(['agent']);
+    await queueTasks(t, agent.tenantId, 'cfo', 3);
+    const claim = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'claim_next_task', arguments: { role: 'cfo' } },
+    });
+    const refused = await postMcp(server, JSON.stringify([claim(1), claim(2), claim(3)]), {
+      authorization: `Bearer ${agent.token}`,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message:
+          'Invalid Request: a batch of JSON-RPC messages is not accepted; send one message per request',
+      },
+    });
+    expect(await t.db.prisma.task.count({ where: { tenantId: agent.tenantId, status: 'pending' } })).toBe(3);
   });
 });
