@@ -213,8 +213,8 @@ export interface ListedConnector {
 
 /**
  * The tools of one connector: one per endpoint of its first ENDPOINTS_PER_CONNECTOR, in the template's
- * order, none unless it is active. A name
- * two endpoints would share (the same method and path twice) is listed once.
+ * order, none unless it is active. A name two endpoints would share (the same method and path twice) is
+ * listed once.
  */
 export function toolsOfConnector(connector: ListedConnector): ConnectorTool[] {
   if (connector.status !== 'active') return [];

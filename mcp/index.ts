@@ -232,8 +232,6 @@ export function useMcp(services: Services): Plugin<Context> {
       }
       throw error;
     }
-    if (!server) throw new Error('the MCP transport runs inside a yoga server');
-    const execution = executionOf(server, request, serverContext);
     // One message per request, so that each counts against the rate limit and the database budget, and
     // one request's work is one message's: MCP has had no batches since its 2025-06-18 revision.
     if (Array.isArray(parsedBody)) {
@@ -245,6 +243,8 @@ export function useMcp(services: Services): Plugin<Context> {
         JSON_RPC.INVALID_REQUEST,
       );
     }
+    if (!server) throw new Error('the MCP transport runs inside a yoga server');
+    const execution = executionOf(server, request, serverContext);
     const mcp = mcpServerFor(execution, viewer, request);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
