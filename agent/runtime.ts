@@ -113,6 +113,9 @@ function recommend(recommendations: RecommendationDraft[], argumentsText: string
 /** The agent tools of Boardroom's MCP endpoint; every other tool (open-world) is a connector's endpoint. */
 const isConnectorTool = (tool: Tool) => tool.annotations?.openWorldHint === true;
 
+/** Pages of tools/list read at most for one task's tools. */
+const MAX_TOOL_PAGES = 50;
+
 const jittered = (attempt: number, { min, max }: { min: number; max: number }) => {
   const ceiling = Math.min(max, min * 2 ** attempt);
   return min + Math.random() * (ceiling - min);
@@ -191,6 +194,19 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     })) as CallToolResult & {
       structuredContent?: Record<string, unknown>;
     };
+
+  /** The whole tool list, page after page (the agent tools open the first one). */
+  const everyTool = async () => {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
+      const listed = await mcp.listTools(cursor ? { cursor } : undefined);
+      tools.push(...listed.tools);
+      cursor = listed.nextCursor;
+      if (!cursor) break;
+    }
+    return tools;
+  };
 
   /** The agent tools' failures are the runtime's: an error result becomes an exception. */
   const agentCall = async (name: string, args: Record<string, unknown>, abort?: AbortSignal) => {
@@ -308,7 +324,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     try {
       const price = priceOf(options.prices, model);
       if (!price) throw new Error(`no price for the model ${model}: add it to AGENT_PRICES`);
-      const connectorTools = (await mcp.listTools()).tools.filter(isConnectorTool);
+      const connectorTools = (await everyTool()).filter(isConnectorTool);
       const functions: ChatCompletionTool[] = [
         ...connectorTools.map(
           (tool): ChatCompletionTool => ({

@@ -82,7 +82,8 @@ export async function measureMcpCalls(rounds: number, pairsPerRound: number): Pr
     let id = 0;
     const tool = async (name: string, args: Record<string, unknown>) => {
       id += 1;
-      const answer = await post('http://bench/mcp', agent, {
+      // A loopback host, as the endpoint asks of a server bound to loopback (mcp/origin.ts).
+      const answer = await post('http://127.0.0.1/mcp', agent, {
         jsonrpc: '2.0',
         id,
         method: 'tools/call',

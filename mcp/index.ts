@@ -19,8 +19,20 @@ import { requestIdOf } from '../src/plugins/use-request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
 import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
-import { type ConnectorTool, connectorTools, InvokeConnector, ListConnectors } from './connector-tools.js';
+import {
+  type ConnectorTool,
+  connectorToolNamed,
+  connectorToolPage,
+  decodeToolCursor,
+  encodeToolCursor,
+  FIRST_POSITION,
+  InvokeConnector,
+  ListConnectors,
+  ReadConnector,
+  TOOLS_PER_PAGE,
+} from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
+import { originPolicyOf, originRefusal } from './origin.js';
 import { openToolListStream } from './tool-list-stream.js';
 import { type AgentTool, agentTools } from './tools.js';
 
@@ -41,7 +53,8 @@ const newServer = () =>
       instructions:
         'Boardroom queues work for agent roles. Claim with claim_next_task, then end each claimed task with ' +
         'complete_task (exact usage) or fail_task. Connector tools call the tenant’s connectors through its ' +
-        'egress guard, rate limits and approval policies. The tool list is read on each tools/list; the GET ' +
+        'egress guard, rate limits and approval policies. The tool list is read on each tools/list, in pages ' +
+        '(follow nextCursor); the GET ' +
         'stream sends notifications/tools/list_changed when the tenant’s connectors change: list again then.',
     },
   );
@@ -67,6 +80,7 @@ export const mcpOperations = (): CompiledOperation[] => [
   ...compileTools().map((tool) => tool.compiled),
   invokeOperation,
   compileOperation(ListConnectors, schema, 'MCP connector tools'),
+  compileOperation(ReadConnector, schema, 'MCP connector tools'),
 ];
 const CONNECTOR_TOOL_MAPPING = { query: 'input.query', body: 'input.body', headers: 'input.headers' };
 
@@ -104,8 +118,8 @@ function connectorAnswer(data: Record<string, unknown>): Record<string, unknown>
 export function useMcp(services: Services): Plugin<Context> {
   const tools = compileTools();
   const toolsByName = new Map(tools.map((tool) => [tool.tool.name, tool]));
-  const reservedNames = new Set(toolsByName.keys());
   const externalIdentity = services.config.auth.jwksUrl !== undefined;
+  const originPolicy = originPolicyOf(services.config);
   let server: YogaServer<ServerContext, Context> | undefined;
 
   const resourceMetadataUrl = (url: URL) => `${url.origin}/.well-known/oauth-protected-resource${MCP_PATH}`;
@@ -139,16 +153,21 @@ export function useMcp(services: Services): Plugin<Context> {
         throw internalError();
       }
     };
-    const connectorToolsFor = async () =>
-      allows(invokeOperation, viewer) ? connectorTools(execution, reservedNames) : [];
-
-    mcp.setRequestHandler(ListToolsRequestSchema, () =>
-      guarded(async () => ({
-        tools: [
-          ...tools.filter((tool) => allows(tool.compiled, viewer)).map(listedTool),
-          ...(await connectorToolsFor()).map(listedConnectorTool),
-        ],
-      })),
+    mcp.setRequestHandler(ListToolsRequestSchema, ({ params }) =>
+      guarded(async () => {
+        // The agent tools open the first page; the connector tools follow, a page at a time.
+        const cursor = params?.cursor;
+        const start = cursor === undefined ? FIRST_POSITION : decodeToolCursor(cursor);
+        if (!start) throw invalidParams('Invalid cursor: pass the nextCursor of the previous tools/list');
+        const listed =
+          cursor === undefined ? tools.filter((tool) => allows(tool.compiled, viewer)).map(listedTool) : [];
+        if (!allows(invokeOperation, viewer)) return { tools: listed };
+        const page = await connectorToolPage(execution, start, TOOLS_PER_PAGE - listed.length);
+        return {
+          tools: [...listed, ...page.tools.map(listedConnectorTool)],
+          ...(page.next ? { nextCursor: encodeToolCursor(page.next) } : {}),
+        };
+      }),
     );
     mcp.setRequestHandler(CallToolRequestSchema, ({ params }) =>
       guarded(async () => {
@@ -162,7 +181,10 @@ export function useMcp(services: Services): Plugin<Context> {
           });
           return toolResultOf(result, agentTool.tool.arguments);
         }
-        const connectorTool = (await connectorToolsFor()).find((tool) => tool.name === params.name);
+        // A connector tool's name carries its connector's id: one read of that connector, whatever the tenant has.
+        const connectorTool = allows(invokeOperation, viewer)
+          ? await connectorToolNamed(execution, params.name)
+          : undefined;
         if (!connectorTool) throw invalidParams(`Unknown tool: ${params.name}`);
         const input = variablesOf(connectorTool.inputSchema, CONNECTOR_TOOL_MAPPING, params.arguments);
         const result = await execution.run({
@@ -210,6 +232,17 @@ export function useMcp(services: Services): Plugin<Context> {
       }
       throw error;
     }
+    // One message per request, so that each counts against the rate limit and the database budget, and
+    // one request's work is one message's: MCP has had no batches since its 2025-06-18 revision.
+    if (Array.isArray(parsedBody)) {
+      return mcpErrorResponse(
+        400,
+        'Invalid Request: a batch of JSON-RPC messages is not accepted; send one message per request',
+        {},
+        globalThis,
+        JSON_RPC.INVALID_REQUEST,
+      );
+    }
     if (!server) throw new Error('the MCP transport runs inside a yoga server');
     const execution = executionOf(server, request, serverContext);
     const mcp = mcpServerFor(execution, viewer, request);
@@ -251,6 +284,11 @@ export function useMcp(services: Services): Plugin<Context> {
         return;
       }
       if (url.pathname !== MCP_PATH) return;
+      const refusal = originRefusal(originPolicy, request, url);
+      if (refusal) {
+        endResponse(mcpErrorResponse(403, refusal));
+        return;
+      }
       try {
         endResponse(await answer(request, url, serverContext as ServerContext));
       } catch (error) {

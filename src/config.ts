@@ -38,6 +38,35 @@ function isOrigin(value: string): boolean {
   }
 }
 
+/** A comma-separated list, each entry trimmed, empty entries dropped. */
+const commaList = z
+  .string()
+  .default('')
+  .transform((value) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  );
+
+const origins = commaList.pipe(
+  z.array(
+    z.string().refine(isOrigin, {
+      error: (issue) => `${String(issue.input)} is not an origin (scheme://host[:port], no path)`,
+    }),
+  ),
+);
+
+/** A host name or address as `Host` names it, without a port: `boardroom.internal`, `10.0.0.5`, `[fd00::5]`. */
+function isHostName(value: string): boolean {
+  try {
+    const url = new URL(`http://${value}`);
+    return url.host === value.toLowerCase() && url.port === '';
+  } catch {
+    return false;
+  }
+}
+
 const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(4000),
   HOST: z.string().default('127.0.0.1'),
@@ -58,22 +87,15 @@ const environment = z.object({
   AUTH_JWKS_URL: optionalString.pipe(z.url().optional()),
   AUTH_ISSUER: optionalString,
   AUTH_AUDIENCE: optionalString,
-  CORS_ORIGINS: z
-    .string()
-    .default('')
-    .transform((value) =>
-      value
-        .split(',')
-        .map((origin) => origin.trim())
-        .filter(Boolean),
-    )
-    .pipe(
-      z.array(
-        z.string().refine(isOrigin, {
-          error: (issue) => `${String(issue.input)} is not an origin (scheme://host[:port], no path)`,
-        }),
-      ),
+  CORS_ORIGINS: origins,
+  MCP_ALLOWED_ORIGINS: origins,
+  MCP_ALLOWED_HOSTS: commaList.pipe(
+    z.array(
+      z.string().refine(isHostName, {
+        error: (issue) => `${String(issue.input)} is not a host name (no scheme, port or path)`,
+      }),
     ),
+  ),
   CONNECTOR_EGRESS_ALLOW: z
     .string()
     .default('')
@@ -151,6 +173,13 @@ export interface Config {
   };
   /** Origins allowed cross-origin access, with credentials; empty: no cross-origin access. */
   corsOrigins: string[];
+  /** Who may use the MCP endpoint from a browser or through a host name (mcp/origin.ts). */
+  mcp: {
+    /** Origins whose pages may call `/mcp` (`Origin`); any other origin is refused, except the server's own on loopback. */
+    allowedOrigins: string[];
+    /** Host names `Host` may name besides loopback ones while HOST is a loopback address. */
+    allowedHosts: string[];
+  };
   /** Requests each caller (verified tenant and subject, else client address) may make per minute. */
   rateLimitPerMinute: number;
   /**
@@ -255,6 +284,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       audience: values.AUTH_AUDIENCE,
     },
     corsOrigins: values.CORS_ORIGINS,
+    mcp: {
+      allowedOrigins: values.MCP_ALLOWED_ORIGINS,
+      allowedHosts: values.MCP_ALLOWED_HOSTS.map((host) => host.toLowerCase()),
+    },
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     connectorEgressAllow: values.CONNECTOR_EGRESS_ALLOW,
     connectorCalls: {

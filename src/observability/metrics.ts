@@ -3,6 +3,7 @@ import type { Cache } from '@graphql-yoga/plugin-response-cache';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
+import { isLoopbackHost } from '../loopback.js';
 
 /** Seconds; from a cached read to a slow chat with attachments. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -228,8 +229,6 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
 /** Who may read `/metrics` on the main port. */
 export type MetricsAccess = { kind: 'open' } | { kind: 'token'; token: string } | { kind: 'off' };
 
-const loopback = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
-
 /**
  * A token, when set, is required everywhere. Otherwise a separate METRICS_PORT takes `/metrics` off the
  * main port; without either, only a development instance bound to loopback serves it openly.
@@ -237,7 +236,7 @@ const loopback = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 export function metricsAccess(config: Config): MetricsAccess {
   if (config.metrics.token) return { kind: 'token', token: config.metrics.token };
   if (config.metrics.port !== undefined) return { kind: 'off' };
-  return !config.production && loopback.test(config.host) ? { kind: 'open' } : { kind: 'off' };
+  return !config.production && isLoopbackHost(config.host) ? { kind: 'open' } : { kind: 'off' };
 }
 
 function digest(value: string): Buffer {

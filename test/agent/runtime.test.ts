@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AgentOptions, type AgentSummary, runAgent } from '../../agent/runtime.js';
+import { connectorToolName } from '../../mcp/connector-tools.js';
 import type { RunningServer } from '../../src/server.js';
 import {
   type ConnectorUpstream,
@@ -101,15 +102,16 @@ const taskOf = async (id: string, caller: Caller) =>
 
 describe('the reference agent runtime', () => {
   it('claims a chat, lets the model call a connector tool, completes with the answer, tokens and cost', async () => {
-    const { chairman, agent } = await tenant();
+    const { chairman, agent, connectorId } = await tenant();
     await setBudget(t, chairman, { role: 'cfo', period: 'month', limitUsd: '100', estimateUsd: '1' });
+    const invoices = connectorToolName({ id: connectorId, name: 'Ledger' }, 'GET', '/invoices');
     const model = await startModelServer([
       completion({
         tool_calls: [
           {
             id: 'call_1',
             type: 'function',
-            function: { name: 'ledger__get_invoices', arguments: '{"query":{"status":"overdue"}}' },
+            function: { name: invoices, arguments: '{"query":{"status":"overdue"}}' },
           },
         ],
       }),
@@ -138,7 +140,7 @@ describe('the reference agent runtime', () => {
     expect(first?.body.model).toBe('test-model');
     expect(first?.body.messages.at(-1)).toEqual({ role: 'user', content: 'Which invoices are overdue?' });
     expect(first?.body.tools.map((tool: any) => tool.function.name)).toEqual([
-      'ledger__get_invoices',
+      invoices,
       'boardroom_recommend',
     ]);
     expect(first?.body.tools[0].function.description).toContain('Invoices of the ledger.');
@@ -235,11 +237,10 @@ describe('the reference agent runtime', () => {
       body: { rules: [{ methods: ['GET'] }] },
     });
     expect(policy.status).toBe(200);
+    const invoices = connectorToolName({ id: connectorId, name: 'Ledger' }, 'GET', '/invoices');
     const model = await startModelServer([
       completion({
-        tool_calls: [
-          { id: 'call_9', type: 'function', function: { name: 'ledger__get_invoices', arguments: '{}' } },
-        ],
+        tool_calls: [{ id: 'call_9', type: 'function', function: { name: invoices, arguments: '{}' } }],
       }),
       completion(
         { content: 'The ledger call waits for an approval.' },

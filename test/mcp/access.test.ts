@@ -164,7 +164,7 @@ describe('MCP endpoint limits and metadata', () => {
     try {
       const agent = await shedding.caller(['agent']);
       const call = async () => {
-        const response = await shedding.app.yoga.fetch('http://yoga/mcp', {
+        const response = await shedding.app.yoga.fetch('http://127.0.0.1/mcp', {
           method: 'POST',
           headers: {
             'content-type': 'application/json',

@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectorToolName } from '../../mcp/connector-tools.js';
 import type { RunningServer } from '../../src/server.js';
 import {
   type ConnectorUpstream,
   UPSTREAM_HOST as HOST,
   startConnectorUpstream,
 } from '../rest/connectors-support.js';
+import { queueTasks } from '../schema/agents-budgets-support.js';
 import type { Caller, TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
-import { callTool, connectMcp } from './mcp-support.js';
+import { callTool, connectMcp, postMcp } from './mcp-support.js';
 
 let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
@@ -66,7 +68,11 @@ async function tenantWithConnector(name = 'Billing API') {
     body: { template: template(name) },
   });
   expect(created.status).toBe(201);
-  return { chairman, agent, connectorId: created.body.id as string };
+  const connectorId = created.body.id as string;
+  /** The name of this connector's tool for `METHOD path`. */
+  const tool = (method: string, path: string, connectorName = name) =>
+    connectorToolName({ id: connectorId, name: connectorName }, method, path);
+  return { chairman, agent, connectorId, tool };
 }
 
 const invokeAudits = (tenantId: string) =>
@@ -81,11 +87,12 @@ const toolNames = async (caller: Caller) => {
 
 describe('MCP connector tools', () => {
   it('lists each endpoint of the tenant’s connectors as a tool, with its schema and description', async () => {
-    const { agent } = await tenantWithConnector('Billing API');
+    const { agent, tool } = await tenantWithConnector('Billing API');
     const client = await connectMcp(server, agent);
     const { tools } = await client.listTools();
-    const get = tools.find((tool) => tool.name === 'billing_api__get_customers');
-    const post = tools.find((tool) => tool.name === 'billing_api__post_customers');
+    const get = tools.find((listed) => listed.name === tool('GET', '/customers'));
+    const post = tools.find((listed) => listed.name === tool('POST', '/customers'));
+    expect(get?.name).toMatch(/^billing_api_[a-z2-7]{26}__get_customers$/);
     expect(get?.description).toContain('Customer records of the billing system.');
     expect(get?.inputSchema.properties?.query).toMatchObject({
       type: 'object',
@@ -98,9 +105,9 @@ describe('MCP connector tools', () => {
   });
 
   it('calls the endpoint end to end through invokeConnector: upstream reached, audited', async () => {
-    const { agent } = await tenantWithConnector();
+    const { agent, tool } = await tenantWithConnector();
     const client = await connectMcp(server, agent);
-    const listed = await callTool(client, 'billing_api__get_customers', {
+    const listed = await callTool(client, tool('GET', '/customers'), {
       query: { limit: 5, status: 'open' },
     });
     expect(listed.isError).toBeUndefined();
@@ -108,7 +115,7 @@ describe('MCP connector tools', () => {
       status: 200,
       body: [{ id: 'cus_1', email: 'ada@example.com', query: '/v1/customers?limit=5&status=open' }],
     });
-    const created = await callTool(client, 'billing_api__post_customers', {
+    const created = await callTool(client, tool('POST', '/customers'), {
       body: { email: 'bo@example.com' },
     });
     expect(created.structuredContent.response).toMatchObject({
@@ -120,23 +127,23 @@ describe('MCP connector tools', () => {
   });
 
   it('refuses arguments the endpoint’s schemas refuse with a JSON-RPC error, sending and auditing nothing', async () => {
-    const { agent } = await tenantWithConnector();
+    const { agent, tool } = await tenantWithConnector();
     const client = await connectMcp(server, agent);
     const sent = upstream.received.length;
     await expect(
-      callTool(client, 'billing_api__get_customers', { query: { limit: 'many' } }),
+      callTool(client, tool('GET', '/customers'), { query: { limit: 'many' } }),
     ).rejects.toMatchObject({ code: -32602, data: { detail: [{ loc: ['query', 'limit'] }] } });
-    await expect(
-      callTool(client, 'billing_api__post_customers', { body: { name: 'x' } }),
-    ).rejects.toMatchObject({
-      code: -32602,
-    });
-    await expect(callTool(client, 'billing_api__post_customers', {})).rejects.toMatchObject({
+    await expect(callTool(client, tool('POST', '/customers'), { body: { name: 'x' } })).rejects.toMatchObject(
+      {
+        code: -32602,
+      },
+    );
+    await expect(callTool(client, tool('POST', '/customers'), {})).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('Missing required argument: body'),
     });
     await expect(
-      callTool(client, 'billing_api__get_customers', { body: { too: 'much' } }),
+      callTool(client, tool('GET', '/customers'), { body: { too: 'much' } }),
     ).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown argument: body') });
     expect(upstream.received.length).toBe(sent);
     expect(await invokeAudits(agent.tenantId)).toBe(0);
@@ -144,7 +151,7 @@ describe('MCP connector tools', () => {
   });
 
   it('keeps a gated endpoint’s call for approval instead of sending it', async () => {
-    const { chairman, agent, connectorId } = await tenantWithConnector();
+    const { chairman, agent, connectorId, tool } = await tenantWithConnector();
     const policy = await t.rest('PUT', `/api/v1/forge/connectors/${connectorId}/approval-policy`, {
       caller: chairman,
       body: { rules: [{ methods: ['POST'] }] },
@@ -152,7 +159,7 @@ describe('MCP connector tools', () => {
     expect(policy.status).toBe(200);
     const client = await connectMcp(server, agent);
     const sent = upstream.received.length;
-    const kept = await callTool(client, 'billing_api__post_customers', { body: { email: 'cy@example.com' } });
+    const kept = await callTool(client, tool('POST', '/customers'), { body: { email: 'cy@example.com' } });
     expect(kept.structuredContent.approval).toMatchObject({
       approvalStatus: 'pending',
       approverRoles: ['chairman'],
@@ -162,8 +169,8 @@ describe('MCP connector tools', () => {
   });
 
   it('follows connector changes: an edited template’s endpoints are listed at once, a disabled connector’s tools leave', async () => {
-    const { chairman, agent, connectorId } = await tenantWithConnector('Ledger');
-    expect(await toolNames(agent)).toContain('ledger__get_customers');
+    const { chairman, agent, connectorId, tool } = await tenantWithConnector('Ledger');
+    expect(await toolNames(agent)).toContain(tool('GET', '/customers'));
     const edited = template('Ledger');
     edited.endpoints.push({ method: 'GET', path: '/invoices/{number}' } as never);
     const updated = await t.rest('PUT', `/api/v1/forge/connectors/${connectorId}`, {
@@ -171,22 +178,22 @@ describe('MCP connector tools', () => {
       body: { template: edited },
     });
     expect(updated.status).toBe(200);
-    expect(await toolNames(agent)).toContain('ledger__get_invoices_number');
+    expect(await toolNames(agent)).toContain(tool('GET', '/invoices/{number}'));
 
     await t.db.prisma.connector.update({ where: { id: connectorId }, data: { status: 'disabled' } });
     expect((await toolNames(agent)).filter((name) => name.startsWith('ledger'))).toEqual([]);
     const client = await connectMcp(server, agent);
-    await expect(callTool(client, 'ledger__get_customers', {})).rejects.toMatchObject({ code: -32602 });
+    await expect(callTool(client, tool('GET', '/customers'), {})).rejects.toMatchObject({ code: -32602 });
     await client.close();
   });
 
   it('never lists nor calls another tenant’s connector tools', async () => {
-    await tenantWithConnector('Secret Vault');
+    const { tool } = await tenantWithConnector('Secret Vault');
     const stranger = await t.caller(['agent']);
     expect((await toolNames(stranger)).filter((name) => name.startsWith('secret_vault'))).toEqual([]);
     const client = await connectMcp(server, stranger);
     const sent = upstream.received.length;
-    await expect(callTool(client, 'secret_vault__get_customers', {})).rejects.toMatchObject({
+    await expect(callTool(client, tool('GET', '/customers'), {})).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('Unknown tool'),
     });
@@ -195,10 +202,10 @@ describe('MCP connector tools', () => {
   });
 
   it('gives an operator the connector tools and not the task tools', async () => {
-    const { chairman } = await tenantWithConnector('Ops API');
+    const { chairman, tool } = await tenantWithConnector('Ops API');
     const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
     const names = await toolNames(operator);
-    expect(names).toContain('ops_api__get_customers');
+    expect(names).toContain(tool('GET', '/customers'));
     expect(names).not.toContain('claim_next_task');
     expect(names).toContain('read_budget');
     const client = await connectMcp(server, operator);
@@ -208,5 +215,222 @@ describe('MCP connector tools', () => {
       content: [{ type: 'text', text: 'Not allowed for your role' }],
     });
     await client.close();
+  });
+});
+
+describe('MCP connector tool names', () => {
+  const statusTemplate = (name: string, base: string, paths = ['/status']) => ({
+    name,
+    base_url: `https://${HOST}:${upstream.port}${base}`,
+    auth_type: 'none',
+    endpoints: paths.map((path) => ({ method: 'GET', path })),
+  });
+
+  async function create(chairman: Caller, body: Record<string, unknown>) {
+    const created = await t.rest('POST', '/api/v1/forge/connectors', {
+      caller: chairman,
+      body: { template: body },
+    });
+    expect(created.status).toBe(201);
+    return created.body.id as string;
+  }
+
+  /** tool title → tool name, for every connector tool the caller lists. */
+  async function namesByTitle(caller: Caller): Promise<Record<string, string>> {
+    const client = await connectMcp(server, caller);
+    const { tools } = await client.listTools();
+    await client.close();
+    return Object.fromEntries(
+      tools.filter((tool) => tool.annotations?.openWorldHint).map((tool) => [tool.title, tool.name]),
+    );
+  }
+
+  const reached = (prefix: string) => upstream.received.filter((request) => request.url.startsWith(prefix));
+
+  beforeAll(() => {
+    for (const base of ['/a', '/b', '/c']) {
+      for (const path of ['/status', '/x-y', '/x_y']) {
+        upstream.route(`${base}${path}`, (_request, _body, response) => {
+          response
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ at: base + path }));
+        });
+      }
+    }
+  });
+
+  it('never hands a held name to another connector when one is renamed: the old name answers an error', async () => {
+    const { chairman, agent } = await tenantWithConnector('Unrelated');
+    const a = await create(chairman, statusTemplate('Billing API', '/a'));
+    await create(chairman, statusTemplate('billing-api', '/b'));
+    const before = await namesByTitle(agent);
+    const heldA = before['Billing API: GET /status'] as string;
+    const heldB = before['billing-api: GET /status'] as string;
+    expect(heldA).not.toBe(heldB);
+
+    const renamed = await t.rest('PUT', `/api/v1/forge/connectors/${a}`, {
+      caller: chairman,
+      body: { template: statusTemplate('Old Billing', '/a') },
+    });
+    expect(renamed.status).toBe(200);
+
+    const after = await namesByTitle(agent);
+    // The other connector's name did not move either.
+    expect(after['billing-api: GET /status']).toBe(heldB);
+    expect(Object.values(after)).not.toContain(heldA);
+    const client = await connectMcp(server, agent);
+    const reachedB = reached('/b/').length;
+    await expect(callTool(client, heldA, {})).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining(`Unknown tool: ${heldA}`),
+    });
+    expect(reached('/b/').length).toBe(reachedB);
+    // The renamed connector's tool reaches its own URL under its new name.
+    const viaNewName = await callTool(client, after['Old Billing: GET /status'] as string, {});
+    expect(viaNewName.structuredContent.response).toMatchObject({ status: 200, body: { at: '/a/status' } });
+    const viaB = await callTool(client, heldB, {});
+    expect(viaB.structuredContent.response).toMatchObject({ status: 200, body: { at: '/b/status' } });
+    await client.close();
+  });
+
+  it('keeps every name when a connector of the same name is created, and when a sibling endpoint is removed', async () => {
+    const chairman = await t.caller(['chairman']);
+    const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+    const c = await create(chairman, statusTemplate('Ledger', '/c', ['/x-y', '/x_y']));
+    const before = await namesByTitle(agent);
+    const dash = before['Ledger: GET /x-y'] as string;
+    const underscore = before['Ledger: GET /x_y'] as string;
+    expect(dash).not.toBe(underscore);
+
+    await create(chairman, statusTemplate('LEDGER!', '/b'));
+    const edited = await t.rest('PUT', `/api/v1/forge/connectors/${c}`, {
+      caller: chairman,
+      body: { template: statusTemplate('Ledger', '/c', ['/x_y']) },
+    });
+    expect(edited.status).toBe(200);
+    const after = await namesByTitle(agent);
+    expect(after['Ledger: GET /x_y']).toBe(underscore);
+    expect(Object.values(after)).not.toContain(dash);
+
+    const client = await connectMcp(server, agent);
+    const sent = upstream.received.length;
+    await expect(callTool(client, dash, {})).rejects.toMatchObject({ code: -32602 });
+    expect(upstream.received.length).toBe(sent);
+    await client.close();
+  });
+
+  it('answers a name of another tenant’s connector as unknown, sending nothing', async () => {
+    const owner = await t.caller(['chairman']);
+    const ownerAgent = await t.caller(['agent'], { tenantId: owner.tenantId });
+    await create(owner, statusTemplate('Payroll', '/a'));
+    const name = (await namesByTitle(ownerAgent))['Payroll: GET /status'] as string;
+    const stranger = await t.caller(['agent']);
+    const client = await connectMcp(server, stranger);
+    const sent = upstream.received.length;
+    await expect(callTool(client, name, {})).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(new RegExp(`Unknown tool: ${name}$`)),
+    });
+    expect(upstream.received.length).toBe(sent);
+    await client.close();
+  });
+
+  it('never lets a connector named complete_task shadow the task tool', async () => {
+    const { chairman, agent } = await tenantWithConnector('Unrelated');
+    await create(chairman, statusTemplate('complete_task', '/a'));
+    const client = await connectMcp(server, agent);
+    const { tools } = await client.listTools();
+    expect(tools.filter((tool) => tool.name === 'complete_task')).toEqual([
+      expect.objectContaining({ annotations: expect.objectContaining({ openWorldHint: false }) }),
+    ]);
+    const sent = upstream.received.length;
+    const refused = await callTool(client, 'complete_task', {
+      taskId: '00000000-0000-4000-8000-000000000000',
+      tokensUsed: 1,
+      costUsd: 0,
+    });
+    expect(refused.structuredContent.error).toMatchObject({ code: 'NOT_FOUND' });
+    expect(upstream.received.length).toBe(sent);
+    await client.close();
+  });
+});
+
+describe('the size of the MCP tool list', () => {
+  it('lists at most 100 tools a page, each connector’s first 20 endpoints, every tool once across the pages', async () => {
+    const chairman = await t.caller(['chairman']);
+    const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+    const connectors: { id: string; name: string }[] = [];
+    for (let index = 0; index < 12; index += 1) {
+      const name = `Catalog ${index}`;
+      const created = await t.rest('POST', '/api/v1/forge/connectors', {
+        caller: chairman,
+        body: {
+          template: {
+            name,
+            base_url: `https://${HOST}:${upstream.port}/v1`,
+            auth_type: 'none',
+            endpoints: Array.from({ length: 30 }, (_, item) => ({ method: 'GET', path: `/items/i${item}` })),
+          },
+        },
+      });
+      expect(created.status).toBe(201);
+      connectors.push({ id: created.body.id, name });
+    }
+    const client = await connectMcp(server, agent);
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      expect(page.tools.length).toBeLessThanOrEqual(100);
+      pages.push(page.tools.map((tool) => tool.name));
+      cursor = page.nextCursor;
+    } while (cursor && pages.length < 10);
+    expect(cursor).toBeUndefined();
+    expect(pages.length).toBe(3);
+    expect(pages[0]?.slice(0, 2)).toEqual(['claim_next_task', 'renew_task_lease']);
+    const listed = pages.flat();
+    const expected = connectors.flatMap((connector) =>
+      Array.from({ length: 20 }, (_, item) => connectorToolName(connector, 'GET', `/items/i${item}`)),
+    );
+    expect(listed.length).toBe(new Set(listed).size);
+    expect(listed.filter((name) => name.includes('__')).sort()).toEqual(expected.sort());
+
+    // An endpoint beyond the first 20 is no tool: it is reached through invokeConnector.
+    const sent = upstream.received.length;
+    await expect(
+      callTool(
+        client,
+        connectorToolName(connectors[0] as { id: string; name: string }, 'GET', '/items/i20'),
+        {},
+      ),
+    ).rejects.toMatchObject({ code: -32602 });
+    expect(upstream.received.length).toBe(sent);
+    await expect(client.listTools({ cursor: 'not-a-cursor' })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
+  });
+
+  it('refuses a JSON-RPC batch before running any of its messages', async () => {
+    const agent = await t.caller(['agent']);
+    await queueTasks(t, agent.tenantId, 'cfo', 3);
+    const claim = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'claim_next_task', arguments: { role: 'cfo' } },
+    });
+    const refused = await postMcp(server, JSON.stringify([claim(1), claim(2), claim(3)]), {
+      authorization: `Bearer ${agent.token}`,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message:
+          'Invalid Request: a batch of JSON-RPC messages is not accepted; send one message per request',
+      },
+    });
+    expect(await t.db.prisma.task.count({ where: { tenantId: agent.tenantId, status: 'pending' } })).toBe(3);
   });
 });

@@ -5,11 +5,18 @@ import type { RunningServer } from '../../src/server.js';
 import type { Caller } from '../support/app.js';
 import { readSse } from '../support/sse.js';
 
-/** An MCP client of the SDK, connected (initialized) to the server's `/mcp` with the caller's token. */
-export async function connectMcp(server: RunningServer, caller: Caller | { token: string }): Promise<Client> {
+/**
+ * An MCP client of the SDK, connected (initialized) to the server's `/mcp` with the caller's token and any
+ * other `headers` (an `Origin`).
+ */
+export async function connectMcp(
+  server: RunningServer,
+  caller: Caller | { token: string },
+  headers: Record<string, string> = {},
+): Promise<Client> {
   const client = new Client({ name: 'boardroom-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${caller.token}` } },
+    requestInit: { headers: { authorization: `Bearer ${caller.token}`, ...headers } },
   });
   await client.connect(transport);
   return client;

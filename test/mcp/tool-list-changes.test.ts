@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { connectorToolName } from '../../mcp/connector-tools.js';
 import { signToken } from '../../src/auth/tokens.js';
 import { callerKey } from '../../src/rate-limit.js';
 import type { RunningServer } from '../../src/server.js';
@@ -130,10 +131,11 @@ describe('GET /mcp: the stream of tool list changes', () => {
     await untilStreaming(notified, agent.tenantId);
 
     const connectorId = await createConnector(t, chairman, 'CRM');
+    const crm = (name: string, path: string) => connectorToolName({ id: connectorId, name }, 'GET', path);
     const afterCreate = await listedAfterNotification(notified, (names) =>
-      names.includes('crm__get_contacts'),
+      names.includes(crm('CRM', '/contacts')),
     );
-    expect(afterCreate).toContain('crm__get_contacts');
+    expect(afterCreate).toContain(crm('CRM', '/contacts'));
 
     const updated = await t.rest('PUT', `/api/v1/forge/connectors/${connectorId}`, {
       caller: chairman,
@@ -141,10 +143,12 @@ describe('GET /mcp: the stream of tool list changes', () => {
     });
     expect(updated.status).toBe(200);
     const afterEdit = await listedAfterNotification(notified, (names) =>
-      names.includes('sales_crm__get_deals'),
+      names.includes(crm('Sales CRM', '/deals')),
     );
-    expect(afterEdit).toEqual(expect.arrayContaining(['sales_crm__get_contacts', 'sales_crm__get_deals']));
-    expect(afterEdit).not.toContain('crm__get_contacts');
+    expect(afterEdit).toEqual(
+      expect.arrayContaining([crm('Sales CRM', '/contacts'), crm('Sales CRM', '/deals')]),
+    );
+    expect(afterEdit).not.toContain(crm('CRM', '/contacts'));
     await notified.client.close();
   });
 
@@ -387,10 +391,12 @@ describe.skipIf(databaseKind === 'pglite')('two instances on one database and on
     const stream = await openToolListStream(serverB, agent);
     expect(stream.status).toBe(200);
 
-    await createConnector(a, chairman, 'Shared CRM');
+    const connectorId = await createConnector(a, chairman, 'Shared CRM');
     expect(await stream.next()).toEqual(notification);
     const client = await connectMcp(serverB, agent);
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('shared_crm__get_contacts');
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain(
+      connectorToolName({ id: connectorId, name: 'Shared CRM' }, 'GET', '/contacts'),
+    );
     await client.close();
     await stream.close();
   });

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { describe, expect, it } from 'vitest';
+import { signToken } from '../../src/auth/tokens.js';
+import { TEST_SECRET } from '../support/app.js';
+import { freshTarget, READY, runMain } from '../support/main-process.js';
+
+/** A template of `count` GET endpoints, each with a few query parameters: a heavy tool list. */
+const heavyTemplate = (name: string, count: number) => ({
+  name,
+  base_url: 'https://billing.example.com/v1',
+  auth_type: 'none',
+  description: 'Invoices, customers and payments of the billing system.',
+  endpoints: Array.from({ length: count }, (_, index) => ({
+    method: 'GET',
+    path: `/resources/r${index}/{id}`,
+    query_params: {
+      limit: { type: 'integer', minimum: 1, maximum: 100 },
+      status: { enum: ['open', 'closed', 'void'] },
+      since: { type: 'string', format: 'date-time' },
+    },
+  })),
+});
+
+const message = (id: number, method: string, params: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
+
+interface Probes {
+  /** Time of each `/healthz` answer that came back while the probes ran, in milliseconds. */
+  times: number[];
+  /** Why probing stopped early: a probe got no answer within 1 s. */
+  failure?: string;
+}
+
+/**
+ * Asks `/healthz` over its own socket, one request after another, until `work` settles, and times each
+ * answer: a probe unanswered after 1 s stops the probing and is reported.
+ */
+async function probeWhile(url: string, work: Promise<unknown>): Promise<Probes> {
+  let settled = false;
+  const done = work.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  const probes: Probes = { times: [] };
+  do {
+    const started = performance.now();
+    try {
+      const health = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      await health.arrayBuffer();
+      probes.times.push(performance.now() - started);
+    } catch (error) {
+      probes.failure = `/healthz unanswered after ${Math.round(performance.now() - started)} ms (${String(error)})`;
+      break;
+    }
+  } while (!settled);
+  if (!probes.failure) await done;
+  return probes;
+}
+
+describe('one hostile /mcp request (child process)', () => {
+  it('is answered at once and small while /healthz of another client keeps answering within 1 s', {
+    timeout: 120_000,
+  }, async () => {
+    const target = await freshTarget('mcp-hostile');
+    const aborts = new AbortController();
+    try {
+      const main = runMain(target.env);
+      const [, url = ''] = await main.waitFor(READY);
+      const tenantId = randomUUID();
+      const chairman = await signToken(TEST_SECRET, { tenantId, sub: 'chairman', roles: ['chairman'] });
+      const agent = await signToken(TEST_SECRET, { tenantId, sub: 'runtime', roles: ['agent'] });
+      for (let index = 0; index < 10; index += 1) {
+        const created = await fetch(`${url}/api/v1/forge/connectors`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${chairman}` },
+          body: JSON.stringify({ template: heavyTemplate(`Billing ${index}`, 100) }),
+        });
+        expect(created.status).toBe(201);
+      }
+      const post = (body: unknown) =>
+        fetch(`${url}/mcp`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization: `Bearer ${agent}`,
+          },
+          body: JSON.stringify(body),
+          signal: aborts.signal,
+        }).then(async (response) => ({ status: response.status, text: await response.text() }));
+
+      // A batch of 100 messages (as many as a batch could hold): tools/list, and calls of unknown names.
+      const batch = [
+        ...Array.from({ length: 60 }, (_, index) => message(index, 'tools/list')),
+        ...Array.from({ length: 40 }, (_, index) =>
+          message(100 + index, 'tools/call', { name: `nope_${index}__get_x`, arguments: {} }),
+        ),
+      ];
+      expect(JSON.stringify(batch).length).toBeLessThan(10 * 1024);
+      const hostile = post(batch);
+      const duringBatch = await probeWhile(url, hostile);
+      expect(duringBatch.failure).toBeUndefined();
+      const refused = await hostile;
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.text)).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message:
+            'Invalid Request: a batch of JSON-RPC messages is not accepted; send one message per request',
+        },
+      });
+
+      // The largest single messages left: each page of the list, and a call of an unknown name.
+      let cursor: string | undefined;
+      let pages = 0;
+      const names = new Set<string>();
+      do {
+        const page = post(message(1, 'tools/list', cursor ? { cursor } : {}));
+        const duringPage = await probeWhile(url, page);
+        expect(duringPage.failure).toBeUndefined();
+        const answer = await page;
+        expect(answer.status).toBe(200);
+        expect(answer.text.length).toBeLessThan(2 * 1024 * 1024);
+        const { result } = JSON.parse(answer.text);
+        expect(result.tools.length).toBeLessThanOrEqual(100);
+        for (const tool of result.tools) names.add(tool.name);
+        cursor = result.nextCursor;
+        pages += 1;
+      } while (cursor && pages < 10);
+      expect(cursor).toBeUndefined();
+      // The eight agent tools and each connector's first 20 endpoints, each once.
+      expect(names.size).toBe(8 + 10 * 20);
+
+      const unknown = post(message(2, 'tools/call', { name: 'nope__get_x', arguments: {} }));
+      expect((await probeWhile(url, unknown)).failure).toBeUndefined();
+      expect(JSON.parse((await unknown).text).error).toMatchObject({ code: -32602 });
+    } finally {
+      aborts.abort();
+      await target.cleanup();
+    }
+  });
+});
