@@ -20,9 +20,8 @@ function plainIndex(document: OpenApi): string {
 }
 
 /**
- * Swagger UI's own colours and link heights fall short of WCAG 2.2 AA (white on #49cc90 is 2:1; the
- * operation links are 19 px tall): darker method colours, version stamps and Authorize button, and links at
- * least 24 px tall.
+ * Swagger UI's own colours fall short of WCAG 2.2 AA (white on #49cc90 is 2:1, a parameter's grey
+ * "(path)" 3.9:1): darker method colours, version stamps, Authorize button and parameter locations.
  */
 const DOCS_STYLE = [
   'body{margin:0}',
@@ -37,8 +36,40 @@ const DOCS_STYLE = [
   '.swagger-ui .btn.authorize{color:#1b7f46;border-color:#1b7f46}',
   '.swagger-ui .btn.authorize span{color:#1b7f46}',
   '.swagger-ui .btn.authorize svg{fill:#1b7f46}',
-  '.swagger-ui .opblock .opblock-summary-path a,.swagger-ui .opblock .opblock-summary-path__deprecated a{display:inline-block;min-height:24px;line-height:24px}',
+  '.swagger-ui .parameter__in{color:#4f5666}',
+  // An example shown whole and wrapped: a scrolling box would have to take the keyboard's focus.
+  '.swagger-ui .highlight-code>.microlight{max-height:none;overflow:visible;white-space:pre-wrap;overflow-wrap:anywhere}',
+  '.swagger-ui .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}',
 ].join('');
+
+/**
+ * Two changes to Swagger UI's markup, through its plugin API, that axe finds otherwise (WCAG 2.2 AA): each
+ * operation's summary is a <button> that held the operation's deep link (<a>) in it (nested interactive
+ * controls), so deep links render as plain text: opening an operation still puts its link in the address
+ * bar and a link still opens it, since deep linking works through the expand action, not the anchor; and
+ * the servers and examples <select>s had no label: the servers one gets one for assistive technology (its
+ * visible title stays), and each examples one is wrapped in a <label> that names it.
+ */
+const ACCESSIBLE_MARKUP = `function AccessibleMarkup(system) {
+  var h = system.React.createElement;
+  return {
+    components: {
+      DeepLink: function (props) { return h('span', null, props.text); },
+    },
+    wrapComponents: {
+      Servers: function (Original) {
+        return function (props) {
+          return h(system.React.Fragment, null, h('label', { htmlFor: 'servers', className: 'visually-hidden' }, 'Server'), h(Original, props));
+        };
+      },
+      ExamplesSelect: function (Original) {
+        return function (props) {
+          return h('label', null, h('span', { className: 'visually-hidden' }, 'Example'), h(Original, props));
+        };
+      },
+    },
+  };
+}`;
 
 /**
  * `/docs`: Swagger UI over the OpenAPI document, with its script and styles served by this gateway from
@@ -64,6 +95,7 @@ ${plainIndex(document)}
 <script src="${docsAssetUrl('swagger-ui-bundle.js')}"></script>
 <script id="openapi" type="application/json">${scriptJson(document)}</script>
 <script>
+${ACCESSIBLE_MARKUP}
 window.ui = SwaggerUIBundle({
   spec: JSON.parse(document.getElementById('openapi').textContent),
   dom_id: '#reference',
@@ -75,6 +107,9 @@ window.ui = SwaggerUIBundle({
   defaultModelExpandDepth: 3,
   persistAuthorization: false,
   tryItOutEnabled: false,
+  // Its colour themes put examples in colours of 3:1 and less on their backgrounds: plain text instead.
+  syntaxHighlight: { activated: false },
+  plugins: [AccessibleMarkup],
 });
 </script>
 </body>

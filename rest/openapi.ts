@@ -22,7 +22,12 @@ function snakeSchema(schema: JsonSchema): JsonSchema {
         snakeSchema(value),
       ]),
     );
-    if (Array.isArray(schema.required)) out.required = (schema.required as string[]).map(snakeCase);
+    if (Array.isArray(schema.required)) {
+      const required = (schema.required as string[]).map(snakeCase);
+      // An empty list says nothing, and OpenAPI 3.0 readers (draft-04 schemas) refuse it.
+      if (required.length > 0) out.required = required;
+      else delete out.required;
+    }
   }
   for (const key of ['items', 'additionalProperties'] as const) {
     if (schema[key] && typeof schema[key] === 'object') out[key] = snakeSchema(schema[key] as JsonSchema);
@@ -212,7 +217,12 @@ function operationOf(compiled: CompiledRoute) {
         required: true,
         content: {
           'application/json': {
-            schema: { type: 'object', properties: bodyFields.properties, required: bodyFields.required },
+            schema: {
+              type: 'object',
+              properties: bodyFields.properties,
+              // Left out when every field is optional: OpenAPI 3.0 readers refuse an empty list.
+              ...(bodyFields.required.length > 0 ? { required: bodyFields.required } : {}),
+            },
             ...(route.example ? { example: route.example } : {}),
           },
         },

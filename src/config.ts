@@ -129,6 +129,12 @@ const environment = z.object({
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   HTTP_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   HTTP_MAX_ANONYMOUS_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
+  HTTP_LINGER_MS: z.coerce.number().int().min(100).default(5000),
+  HTTP_LINGER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(4 * 1024 * 1024),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(DATABASE_DEFAULTS.poolSize),
   DATABASE_QUEUE_SIZE: z.coerce.number().int().min(0).default(DATABASE_DEFAULTS.queueSize),
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(DATABASE_DEFAULTS.connectTimeoutMs),
@@ -219,6 +225,16 @@ export interface Config {
     bodyTimeoutMs: number;
     /** Requests without a verified caller one client address may have in flight at once. */
     maxAnonymousPerAddress: number;
+    /**
+     * Time a connection is held after an answer written while its request's body was still arriving,
+     * reading and dropping what the client still sends (a lingering close), before it is closed.
+     */
+    lingerMs: number;
+    /**
+     * Bytes read and dropped in that time at most, and never more than the request's body limit (so 1 MiB
+     * before its caller is authenticated); past them the connection is no longer read.
+     */
+    lingerBytes: number;
   };
   /** Limits that turn an overloaded or unreachable database into 503s (see docs/operations.md). */
   database: DatabaseLimits;
@@ -306,6 +322,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutMs: values.HTTP_HEADERS_TIMEOUT_MS,
       bodyTimeoutMs: values.HTTP_BODY_TIMEOUT_MS,
       maxAnonymousPerAddress: values.HTTP_MAX_ANONYMOUS_PER_ADDRESS,
+      lingerMs: values.HTTP_LINGER_MS,
+      lingerBytes: values.HTTP_LINGER_BYTES,
     },
     database: {
       poolSize: values.DATABASE_POOL_SIZE,

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { App } from './app.js';
 import { serveGraphQLOverWebSocket } from './graphql-ws.js';
+import { BodyRequest, lingeringResponses } from './lingering-close.js';
 import { listenOn } from './listen.js';
 import { startMetricsListener } from './observability/metrics-listener.js';
 
@@ -69,9 +70,13 @@ export async function startServer(app: App, port: number, host: string): Promise
   const timeouts = services.config.http;
   // A client has HTTP_HEADERS_TIMEOUT_MS for its headers and HTTP_BODY_TIMEOUT_MS for the whole request,
   // counted from its first byte (each request of a kept-alive connection anew); node:http checks them
-  // every `connectionsCheckingInterval`, so that is a fraction of the shorter one.
+  // every `connectionsCheckingInterval`, so that is a fraction of the shorter one. An answer written while
+  // the body still arrives closes its connection lingering (src/lingering-close.ts), within HTTP_LINGER_MS
+  // and HTTP_LINGER_BYTES.
   const server = createServer(
     {
+      IncomingMessage: BodyRequest,
+      ServerResponse: lingeringResponses({ timeoutMs: timeouts.lingerMs, maxBytes: timeouts.lingerBytes }),
       headersTimeout: timeouts.headersTimeoutMs,
       requestTimeout: timeouts.bodyTimeoutMs,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),

@@ -4,6 +4,7 @@ import { verifiedViewerOf } from '../auth/request.js';
 import { BufferPool } from '../buffer-pool.js';
 import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from '../domain/agents/attachments.js';
 import { refusalResponse, serviceError } from '../errors.js';
+import { allowDropping } from '../lingering-close.js';
 
 /** Largest body read before the caller is authenticated, and of every request that needs no more. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -168,7 +169,8 @@ const isMultipart = (request: Request) =>
  * Content-Length over the limit is refused at once; a body without one is counted while GraphQL reads it
  * (REST routes read theirs with withBody). This is the only body limit of /graphql: yoga's own is turned
  * off. 413 as `{"detail"}` on REST, as a PAYLOAD_TOO_LARGE error on /graphql, as soon as the limit is
- * passed; node:http then drops what the client still sends (never buffered) until HTTP_BODY_TIMEOUT_MS.
+ * passed. The connection then closes lingering (src/lingering-close.ts): it drops what the client still
+ * sends, at most this limit and HTTP_LINGER_BYTES, within HTTP_LINGER_MS.
  */
 export function useBodyLimit({
   maxBytes = MAX_BODY_BYTES,
@@ -183,9 +185,12 @@ export function useBodyLimit({
     return maxBytes;
   };
   return {
-    onRequest({ request, url, endResponse, fetchAPI }) {
+    onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
       const limit = limitOf(request, url.pathname);
       limits.set(request, limit);
+      // What the connection may drop after an answer given before the body all arrived: no more than the
+      // body could have been, so 1 MiB before the caller is authenticated.
+      allowDropping(serverContext, limit);
       const length = Number(request.headers.get('content-length') ?? 0);
       if (!(length > limit)) return;
       endResponse(

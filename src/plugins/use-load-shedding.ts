@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
 import { isRestPath, refusalResponse, serviceUnavailable } from '../errors.js';
+import { onceConnectionLetGo } from '../lingering-close.js';
 import { clientAddressOf } from './use-rate-limit.js';
 
 export interface UseLoadSheddingOptions {
@@ -76,8 +77,10 @@ const tooManyAnonymous = (limit: number, retryAfterSeconds: number) =>
  * bound for what reaches it otherwise (WebSocket operations, background work).
  *
  * Unauthenticated requests: at most `maxAnonymousPerAddress` requests without a verified caller are in
- * flight at once from one client address (each may hold its socket until HTTP_BODY_TIMEOUT_MS); the next
- * answers 429 with Retry-After at once, its body unread. Runs after useAuthentication.
+ * flight at once from one client address (each may hold its socket until HTTP_BODY_TIMEOUT_MS), counted
+ * until its connection is let go of: one answered before its body all arrived counts through its lingering
+ * close (src/lingering-close.ts). The next answers 429 with Retry-After at once, its body unread. Runs after
+ * useAuthentication.
  */
 export function useLoadShedding({
   maxInFlight,
@@ -133,7 +136,7 @@ export function useLoadShedding({
         return;
       }
       const message = tooManyAnonymous(maxAnonymousPerAddress, retryAfterSeconds);
-      // The body is not read: node:http drops what still arrives, within HTTP_BODY_TIMEOUT_MS.
+      // The body is not read: the connection closes lingering, reading none of what still arrives.
       endResponse(
         refusalResponse(
           url.pathname,
@@ -151,9 +154,11 @@ export function useLoadShedding({
       const refusal = admitRequest(request);
       if (refusal) throw serviceUnavailable(retryAfterSeconds);
     },
-    onResponse({ request }) {
+    onResponse({ request, serverContext }) {
       releaseAdmission(request);
-      releaseAnonymous(request);
+      // An answer given before the body all arrived holds the connection a while longer (a lingering close,
+      // reading what the client still sends): an unauthenticated request counts until it is let go of.
+      onceConnectionLetGo(serverContext, () => releaseAnonymous(request));
     },
   };
 }

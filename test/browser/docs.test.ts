@@ -70,6 +70,16 @@ describe('/docs in Chromium', () => {
     expect(browser.foreignRequests(server.url)).toEqual([]);
   });
 
+  it('puts an opened operation’s deep link in the address bar, with no link inside its summary button', async () => {
+    const page = await browser.open(`${server.url}/docs`);
+    const summary = page.locator('#operations-agents-sendChatMessage .opblock-summary-control');
+    await summary.waitFor({ timeout: 20_000 });
+    expect(await page.locator('.opblock-summary-control a').count()).toBe(0);
+    await summary.click();
+    await expect.poll(() => new URL(page.url()).hash).toBe('#/agents/sendChatMessage');
+    await page.close();
+  });
+
   it('reported no Content-Security-Policy violation', () => {
     expect(browser.cspViolations()).toEqual([]);
   });

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { validate } from '@readme/openapi-parser';
+import openapiDiff from 'openapi-diff';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +29,45 @@ type Document = {
 let t: TestApp;
 let document: Document;
 
+/**
+ * The document as an OpenAPI 3.0 tool must be given it: only the notations 3.1 changed are rewritten (a null
+ * in `anyOf` or `type` becomes `nullable`, `const` a one-value `enum`, `propertyNames`, which 3.0 lacks, is
+ * dropped) and the version says 3.0.3. Everything else is read by the tool as it is.
+ */
+function asOpenApi30(document: unknown): unknown {
+  const rewrite = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (node === null || typeof node !== 'object') return node;
+    const out: Record<string, unknown> = Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [key, rewrite(value)]),
+    );
+    const isNull = (schema: unknown) => (schema as { type?: unknown }).type === 'null';
+    if (Array.isArray(out.anyOf) && out.anyOf.some(isNull)) {
+      const rest = out.anyOf.filter((schema) => !isNull(schema));
+      delete out.anyOf;
+      if (rest.length === 1) Object.assign(out, rest[0]);
+      else out.anyOf = rest;
+      out.nullable = true;
+    }
+    if (Array.isArray(out.type)) {
+      const types = out.type.filter((type) => type !== 'null');
+      if (types.length < out.type.length) out.nullable = true;
+      if (types.length === 1) out.type = types[0];
+      else {
+        delete out.type;
+        out.anyOf = types.map((type) => ({ type }));
+      }
+    }
+    if ('const' in out) {
+      out.enum = [out.const];
+      delete out.const;
+    }
+    delete out.propertyNames;
+    return out;
+  };
+  return { ...(rewrite(document) as object), openapi: '3.0.3' };
+}
+
 beforeAll(async () => {
   t = await createTestApp();
   const response = await t.rest('GET', '/api/v1/openapi.json');
@@ -47,6 +87,36 @@ describe('the OpenAPI document', () => {
     const result = await validate(structuredClone(document) as never);
     expect(result.valid ? [] : result.errors).toEqual([]);
     expect(result.specification).toBe('OpenAPI');
+  });
+
+  it('lists no empty `required` anywhere: OpenAPI 3.0 readers refuse it', () => {
+    const empty: string[] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) {
+        for (const [index, item] of node.entries()) walk(item, `${at}/${index}`);
+      } else if (node !== null && typeof node === 'object') {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === 'required' && Array.isArray(value) && value.length === 0) empty.push(at);
+          walk(value, `${at}/${key}`);
+        }
+      }
+    };
+    walk(document, '#');
+    expect(empty).toEqual([]);
+  });
+
+  it('is read by openapi-diff, a tool of OpenAPI 3.0, once its 3.1 type notations are put the 3.0 way', async () => {
+    const spec = JSON.stringify(asOpenApi30(document));
+    // The document against itself: openapi-diff validates both with swagger-parser (the 3.0 schema) first.
+    const result = await openapiDiff.diffSpecs({
+      sourceSpec: { content: spec, location: 'openapi.json', format: 'openapi3' },
+      destinationSpec: { content: spec, location: 'openapi.json', format: 'openapi3' },
+    });
+    expect(result).toEqual({
+      breakingDifferencesFound: false,
+      nonBreakingDifferences: [],
+      unclassifiedDifferences: [],
+    });
   });
 
   it('names every operation after its GraphQL operation, uniquely', () => {
