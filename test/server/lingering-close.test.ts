@@ -223,7 +223,7 @@ function openRaw(): Promise<Raw> {
 }
 
 const head = (path: string, headers: Record<string, string | number>) =>
-  `POST ${path} HTTP/1.1\r\nHost: boardroom\r\n${Object.entries(headers)
+  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('')}\r\n`;
 
