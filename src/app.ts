@@ -210,6 +210,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       listen: db.listen,
       egress: webhookEgress,
       keyring: config.connectorSecretsKeys,
+      onPass: (outcome) => metrics.webhookDispatchPasses.inc({ outcome }),
       ...options.webhooks,
     }),
     connectorCalls: createConnectorCallSlots(config.connectorCalls.perTenant),

@@ -22,6 +22,8 @@ export interface Metrics {
   responseCache: Counter<'result'>;
   /** Outbox relay passes: `published` (events went out), `empty` (woken, nothing pending), `failed`. */
   relayPasses: Counter<'outcome'>;
+  /** Webhook dispatcher passes: `claimed` (deliveries were taken), `empty` (woken, nothing claimable), `failed`. */
+  webhookDispatchPasses: Counter<'outcome'>;
   /** Connector calls (invocations and tests) by outcome: success, upstream_error or the egress reason. */
   connectorCalls: Counter<'kind' | 'outcome'>;
   connectorCallDuration: Histogram<'kind' | 'outcome'>;
@@ -96,6 +98,12 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
   const relayPasses = new Counter({
     name: 'boardroom_outbox_relay_passes_total',
     help: 'Outbox relay passes (each one transaction), by outcome: published, empty or failed',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const webhookDispatchPasses = new Counter({
+    name: 'boardroom_webhook_dispatch_passes_total',
+    help: 'Webhook dispatcher passes, by outcome: claimed (deliveries were taken), empty or failed',
     labelNames: ['outcome'] as const,
     registers,
   });
@@ -181,6 +189,7 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
     overloadRefusals,
     responseCache,
     relayPasses,
+    webhookDispatchPasses,
     connectorCalls,
     connectorCallDuration,
     trackWebSocket(socket) {

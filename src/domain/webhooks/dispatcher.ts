@@ -24,6 +24,8 @@ export interface WebhookDispatcherOptions {
   concurrency?: number;
   /** Longest sleep between looks for due retries when nothing woke the dispatcher. Default 15 s. */
   idleMs?: number;
+  /** Told the outcome of every pass (metrics): `claimed` (it took deliveries), `empty` or `failed`. */
+  onPass?: (outcome: 'claimed' | 'empty' | 'failed') => void;
 }
 
 export interface WebhookDispatcher {
@@ -73,6 +75,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const claimMs = options.claimMs ?? 60_000;
   const concurrency = options.concurrency ?? 16;
   const idleMs = options.idleMs ?? 15_000;
+  const onPass = options.onPass ?? (() => {});
 
   const inFlight = new Set<Promise<void>>();
   let running: Promise<void> | undefined;
@@ -274,16 +277,20 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   async function drain(): Promise<void> {
     do {
       again = false;
+      let taken = 0;
       try {
         for (;;) {
           const room = concurrency - inFlight.size;
           if (stopped || room <= 0) break;
           const claimed = await claim(room);
           for (const delivery of claimed) track(delivery);
+          taken += claimed.length;
           if (claimed.length < room) break;
         }
         await scheduleNext();
+        onPass(taken > 0 ? 'claimed' : 'empty');
       } catch (error) {
+        onPass('failed');
         logger.error({ err: error }, 'webhook dispatch pass failed; it is tried again');
         clearTimeout(timer);
         if (!stopped) {
