@@ -1,6 +1,6 @@
 import type { Database, PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import type { EgressClient } from '../connectors/egress/index.js';
 import type { Keyring } from '../connectors/sealing.js';
@@ -22,7 +22,7 @@ export interface WebhookDispatcherOptions {
   claimMs?: number;
   /** Attempts in flight at once per instance (each webhook has at most one). Default 16. */
   concurrency?: number;
-  /** Longest sleep between looks for due retries when nothing woke the dispatcher. Default 15 s. */
+  /** Longest sleep between looks when nothing woke the dispatcher and nothing falls due. Default 15 s. */
   idleMs?: number;
   /** Told the outcome of every pass (metrics): `claimed` (it took deliveries), `empty` or `failed`. */
   onPass?: (outcome: 'claimed' | 'empty' | 'failed') => void;
@@ -64,6 +64,26 @@ const DELIVERIES_CHANNEL = 'webhook_deliveries';
 const USER_AGENT = 'Boardroom-Webhooks/1';
 
 /**
+ * Each webhook's next delivery (the only one of its webhook that may be sent: `seq` order), whether its
+ * webhook is active, and whether an attempt holds it (a live lease). An attempt always holds its webhook's
+ * next delivery, so the heads are all that claims and the dispatcher's planning need to read: one index
+ * lookup per webhook, however long the queues behind them.
+ */
+const HEADS = Prisma.sql`
+  heads AS (
+    SELECT h.id, h.seq, h.next_attempt_at, h.locked_until, w.status = 'active' AS active,
+      coalesce(h.locked_until > now(), false) AS in_flight
+    FROM webhooks AS w
+    CROSS JOIN LATERAL (
+      SELECT d.id, d.seq, d.next_attempt_at, d.locked_until
+      FROM webhook_deliveries AS d
+      WHERE d.webhook_id = w.id AND d.status = 'pending'
+      ORDER BY d.seq
+      LIMIT 1
+    ) AS h
+  )`;
+
+/**
  * Sends queued webhook deliveries. Each webhook's deliveries go one at a time in `seq` order: a delivery is
  * claimable only when no earlier one of its webhook is still pending, so a later delivery waits for the
  * earlier one, retries included. Claims take rows with FOR UPDATE SKIP LOCKED and hold them with a lease
@@ -84,17 +104,15 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let timer: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
 
+  /** Claims up to `limit` due deliveries, each the next of an active webhook, the oldest first. */
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
     return prisma.$queryRaw<ClaimedDelivery[]>`
-      WITH due AS (
+      WITH ${HEADS},
+      due AS (
         SELECT d.id FROM webhook_deliveries AS d
-        JOIN webhooks AS w ON w.id = d.webhook_id
-        WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-          AND (d.locked_until IS NULL OR d.locked_until < now())
-          AND w.status = 'active'
-          AND NOT EXISTS (
-            SELECT 1 FROM webhook_deliveries AS e
-            WHERE e.webhook_id = d.webhook_id AND e.status = 'pending' AND e.seq < d.seq)
+        JOIN heads USING (id)
+        WHERE heads.active AND NOT heads.in_flight AND heads.next_attempt_at <= now()
+          AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= now())
         ORDER BY d.seq
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED
@@ -262,14 +280,27 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     inFlight.add(work);
   }
 
-  /** Sleeps until the earliest pending delivery falls due (at most idleMs). */
+  /**
+   * Sleeps until something it could claim may fall due (at most idleMs): the next delivery of an active
+   * webhook, or a lease's end (an attempt an instance left behind becomes claimable). Deliveries behind
+   * another of their webhook or of a disabled webhook plan nothing: a commit or a finished attempt wakes
+   * the dispatcher for them. Neither does anything while this instance has no place free: each of its
+   * attempts wakes it when it ends.
+   */
   async function scheduleNext(): Promise<void> {
-    const [next] = await prisma.$queryRaw<{ due: Date | null }[]>`
-      SELECT min(greatest(next_attempt_at, coalesce(locked_until, next_attempt_at))) AS due
-      FROM webhook_deliveries WHERE status = 'pending'`;
+    let wait = idleMs;
+    if (inFlight.size < concurrency) {
+      const [next] = await prisma.$queryRaw<{ wait_ms: number | null }[]>`
+        WITH ${HEADS}
+        SELECT (extract(epoch FROM min(
+          CASE WHEN heads.in_flight THEN heads.locked_until WHEN heads.active THEN heads.next_attempt_at END
+        ) - now()) * 1000)::float8 AS wait_ms
+        FROM heads`;
+      // Null: nothing it could claim is pending at all.
+      if (next?.wait_ms != null) wait = Math.max(0, next.wait_ms);
+    }
     clearTimeout(timer);
     if (stopped) return;
-    const wait = next?.due ? Math.max(0, next.due.getTime() - Date.now()) : idleMs;
     timer = setTimeout(kick, Math.min(Math.max(wait, 10), idleMs));
     timer.unref();
   }
