@@ -85,6 +85,7 @@ const environment = z.object({
     }),
   CONNECTOR_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   CONNECTOR_CALLS_PER_TENANT: z.coerce.number().int().min(1).default(8),
+  WEBHOOK_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(1).default(4),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
   MAX_STREAMS_PER_CALLER: optionalString.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
@@ -163,6 +164,11 @@ export interface Config {
     timeoutMs: number;
     /** Connector calls (calls, probes, token requests) one tenant may have in flight per instance. */
     perTenant: number;
+  };
+  /** What one tenant's webhooks may take of delivery (see docs/operations.md, "Webhook deliveries per tenant"). */
+  webhooks: {
+    /** Delivery attempts one tenant may have in flight at once, across all instances. */
+    inFlightPerTenant: number;
   };
   /** Limits of graphql-ws sockets (see README, Limits). */
   websocket: {
@@ -260,6 +266,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectorCalls: {
       timeoutMs: values.CONNECTOR_CALL_TIMEOUT_MS,
       perTenant: values.CONNECTOR_CALLS_PER_TENANT,
+    },
+    webhooks: {
+      inFlightPerTenant: values.WEBHOOK_IN_FLIGHT_PER_TENANT,
     },
     websocket: {
       maxSubscriptionsPerSocket: values.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,

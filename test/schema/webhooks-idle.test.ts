@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -8,6 +9,7 @@ import {
   DISABLE_WEBHOOK,
   deliveriesOf,
   dispatcherPasses,
+  nth,
   queueTask,
   type Receiver,
   startReceiver,
@@ -17,9 +19,9 @@ import {
 
 /**
  * The webhook dispatcher plans its next look only from deliveries it could claim: one waiting behind a
- * failing delivery of its webhook, or pending for a webhook disabled by hand, wakes nothing. Idle with
- * such deliveries it runs no pass and takes no CPU to speak of (≤ 2 % of a core), and the same after a
- * restart.
+ * failing delivery of its webhook, pending for a webhook disabled by hand, or of a tenant with all its
+ * places taken, wakes nothing. Idle with such deliveries it runs no pass and takes no CPU to speak of
+ * (≤ 2 % of a core), and the same after a restart.
  */
 
 // A failed delivery is tried again 5 to 10 minutes later: never within this file.
@@ -28,6 +30,8 @@ const RETRY = { firstDelayMs: 600_000, maxDelayMs: 600_000 };
 const WINDOW_MS = 3000;
 /** The issue's bound: idle CPU with unclaimable deliveries at most 2 % of one core. */
 const MAX_CPU_SHARE = 0.02;
+/** The default of WEBHOOK_IN_FLIGHT_PER_TENANT. */
+const IN_FLIGHT_PER_TENANT = 4;
 
 let receiver: Receiver;
 let database: TestDatabase;
@@ -133,4 +137,28 @@ it(`sleeps while its only deliveries cannot be claimed, and after a restart (${d
   expect(restarted.cpuShare).toBeLessThanOrEqual(MAX_CPU_SHARE);
   expect(restarted.passes).toBeLessThanOrEqual(2);
   expect(receiver.server.received).toHaveLength(sent);
+});
+
+it(`sleeps while a tenant at its cap of attempts in flight waits for one to end (${databaseKind})`, async () => {
+  const [a] = instances as [TestApp, TestApp];
+  const boss = await a.caller(['chairman']);
+  // Its receivers hold every request until the test lets them through.
+  const held: ServerResponse[] = [];
+  const paths = Array.from({ length: IN_FLIGHT_PER_TENANT + 1 }, (_, index) => `/capped/${index}`);
+  for (const path of paths) {
+    receiver.answer(path, (_delivery, response) => void held.push(response));
+    await createWebhook(a, boss, { url: receiver.url(path) });
+  }
+  await queueTask(a, boss, 'cfo');
+  await eventually(() => expect(held).toHaveLength(IN_FLIGHT_PER_TENANT));
+
+  // The last delivery is due, but its tenant has no place free: no pass until an attempt ends.
+  const passesBefore = await totalPasses();
+  await sleep(WINDOW_MS);
+  expect((await totalPasses()) - passesBefore).toBeLessThanOrEqual(2);
+  expect(held).toHaveLength(IN_FLIGHT_PER_TENANT);
+
+  for (const response of held.splice(0)) response.writeHead(200).end();
+  await eventually(() => expect(held).toHaveLength(1));
+  nth(held).writeHead(200).end();
 });

@@ -7,6 +7,7 @@ import {
   createTestCertificate,
   fixedLookup,
   startHttpsServer,
+  type TestCertificate,
   type TestHttpsServer,
 } from '../support/https-server.js';
 
@@ -59,6 +60,8 @@ export async function startReceiver(): Promise<{
   receiver: Receiver;
   ca: string;
   lookup: ReturnType<typeof fixedLookup>;
+  /** The receiver's certificate and key, for another server under the same name. */
+  certificate: TestCertificate;
 }> {
   const certificate = await createTestCertificate([RECEIVER_HOST]);
   const server = await startHttpsServer(certificate);
@@ -115,6 +118,7 @@ export async function startReceiver(): Promise<{
     receiver,
     ca: certificate.cert,
     lookup: fixedLookup({ [RECEIVER_HOST]: '127.0.0.1', [PRIVATE_HOST]: '10.1.2.3' }),
+    certificate,
   };
 }
 
