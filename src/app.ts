@@ -192,7 +192,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       listen: db.listen,
       onPass: (outcome) => metrics.relayPasses.inc({ outcome }),
       tracing: options.tracing,
-      onPublished: recordWebhookDeliveries,
+      onPublished: async (tx, events) => {
+        const { dropped } = await recordWebhookDeliveries(tx, events, config.webhooks.queuePerTenant);
+        return () => metrics.webhookDeliveriesDropped.inc(dropped);
+      },
     }),
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
