@@ -12,7 +12,7 @@ import type { QueueReferenceRound } from './queue-reference.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
 import type { FanoutCase, FanoutReport } from './subscriptions.js';
-import type { WebhookLatencyFigures } from './webhooks.js';
+import type { WebhookFairnessFigures, WebhookLatencyFigures } from './webhooks.js';
 
 export interface ThroughputReport {
   title: string;
@@ -57,6 +57,7 @@ export interface BenchReport {
   startup: Partial<Record<DatabaseKind, StartupFigures>>;
   propagation?: PropagationFigures;
   webhooks?: WebhookLatencyFigures;
+  webhookFairness?: WebhookFairnessFigures;
   mcp?: McpCallFigures;
   agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
@@ -259,6 +260,21 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { deliveries, medianMs, p99Ms, worstMs, mutationMedianMs } = report.webhooks;
     console.log(
       `\nWebhook delivery after the commit that queued the work (PGlite, loopback HTTPS, ${deliveries} deliveries): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 100), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(mutationMedianMs, 1)} ms`,
+    );
+  }
+  if (report.webhookFairness) {
+    const {
+      slowEndpoints,
+      slowAnswerMs,
+      slowBacklog,
+      deliveries,
+      medianMs,
+      p99Ms,
+      worstMs,
+      slowInFlightMost,
+    } = report.webhookFairness;
+    console.log(
+      `\nWebhook delivery of one tenant while another has ${slowBacklog} deliveries queued for ${slowEndpoints} endpoints answering after ${fixed(slowAnswerMs / 1000, 0)} s (PGlite, ${deliveries} deliveries): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 2000), worst ${fixed(worstMs, 1)} ms; the slow tenant had at most ${slowInFlightMost} attempts in flight`,
     );
   }
   if (report.mcp) {

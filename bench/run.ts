@@ -40,7 +40,7 @@ import { type QueueReference, type QueueReferenceRound, startQueueReference } fr
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
-import { measureWebhookLatency } from './webhooks.js';
+import { measureWebhookFairness, measureWebhookLatency } from './webhooks.js';
 
 const CASES = [
   ...throughputCases.map((c) => c.id),
@@ -349,6 +349,12 @@ try {
     await attempt('webhook delivery latency (PGlite, in process)', async () => {
       report.webhooks = await measureWebhookLatency(quick ? 100 : 500);
     });
+    await attempt(
+      'webhook delivery latency beside a slow tenant’s backlog (PGlite, in process)',
+      async () => {
+        report.webhookFairness = await measureWebhookFairness(quick ? 20 : 50);
+      },
+    );
   }
   if (cases.includes('mcp')) {
     await attempt('MCP tool calls against the same GraphQL mutations (PGlite, in process)', async () => {

@@ -94,7 +94,7 @@ export interface AppOptions {
    * Webhook delivery settings: tests shorten the retry schedule, the disable threshold and the call
    * timeout. Default: the documented ones (docs/decisions.md, "Webhooks").
    */
-  webhooks?: Pick<WebhookDispatcherOptions, 'retry' | 'claimMs' | 'idleMs'> & { callTimeoutMs?: number };
+  webhooks?: Pick<WebhookDispatcherOptions, 'retry' | 'idleMs' | 'callTimeoutMs'>;
 }
 
 /**
@@ -169,11 +169,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     redisUrl: config.redisUrl,
     logger,
   });
+  const webhookCallTimeoutMs = options.webhooks?.callTimeoutMs ?? WEBHOOK_CALL_TIMEOUT_MS;
   const webhookEgress = createEgressClient({
     ...options.egress,
     allowlist: config.connectorEgressAllow,
     maxRedirects: 0,
-    callTimeoutMs: options.webhooks?.callTimeoutMs ?? WEBHOOK_CALL_TIMEOUT_MS,
+    callTimeoutMs: webhookCallTimeoutMs,
     maxResponseBytes: 64 * 1024,
   });
   const services: Services = {
@@ -191,7 +192,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       listen: db.listen,
       onPass: (outcome) => metrics.relayPasses.inc({ outcome }),
       tracing: options.tracing,
-      onPublished: recordWebhookDeliveries,
+      onPublished: async (tx, events) => {
+        const { dropped } = await recordWebhookDeliveries(tx, events, config.webhooks.queuePerTenant);
+        return () => metrics.webhookDeliveriesDropped.inc(dropped);
+      },
     }),
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
@@ -210,7 +214,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       listen: db.listen,
       egress: webhookEgress,
       keyring: config.connectorSecretsKeys,
+      inFlightPerTenant: config.webhooks.inFlightPerTenant,
+      serializeClaims: db.kind === 'postgresql',
+      onPass: (outcome) => metrics.webhookDispatchPasses.inc({ outcome }),
       ...options.webhooks,
+      callTimeoutMs: webhookCallTimeoutMs,
     }),
     connectorCalls: createConnectorCallSlots(config.connectorCalls.perTenant),
     storage,

@@ -41,9 +41,12 @@ export interface OutboxRelayOptions {
   /**
    * Runs in the transaction of each pass that publishes, after the events are stamped: what must follow
    * every event at least once (webhook deliveries) writes its rows here, committed with the publication
-   * and rolled back with it. Default: nothing.
+   * and rolled back with it. It may answer a function to call once the pass committed (counting what it
+   * wrote), so a pass rolled back and run again counts nothing twice. Default: nothing.
    */
-  onPublished?: ((tx: Prisma.TransactionClient, events: readonly BusEvent[]) => Promise<void>) | undefined;
+  onPublished?:
+    | ((tx: Prisma.TransactionClient, events: readonly BusEvent[]) => Promise<(() => void) | undefined>)
+    | undefined;
 }
 
 interface Row {
@@ -98,7 +101,9 @@ export function createOutboxRelay({
   let stopped = false;
 
   async function pass(): Promise<number> {
-    return prisma.$transaction(async (tx) => {
+    let committed: (() => void) | undefined;
+    const published = await prisma.$transaction(async (tx) => {
+      committed = undefined;
       await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${RELAY_LOCK_SQL})`);
       const rows = await tx.$queryRawUnsafe<Row[]>(
         `SELECT id::text, tenant_id::text, type, payload FROM outbox_events
@@ -126,11 +131,13 @@ export function createOutboxRelay({
           payload: row.payload,
           seq: row.seq,
         }));
-        await onPublished?.(tx, events);
+        committed = await onPublished?.(tx, events);
         for (const event of events) await bus.publish(event);
         return rows.length;
       });
     });
+    committed?.();
+    return published;
   }
 
   // Consecutive failed passes: an outage of the bus is logged when it starts and when it ends, not once

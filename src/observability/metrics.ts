@@ -23,6 +23,10 @@ export interface Metrics {
   responseCache: Counter<'result'>;
   /** Outbox relay passes: `published` (events went out), `empty` (woken, nothing pending), `failed`. */
   relayPasses: Counter<'outcome'>;
+  /** Webhook dispatcher passes: `claimed` (deliveries were taken), `empty` (woken, nothing claimable), `failed`. */
+  webhookDispatchPasses: Counter<'outcome'>;
+  /** Webhook deliveries recorded as dropped because their tenant's queue was full (WEBHOOK_QUEUE_PER_TENANT). */
+  webhookDeliveriesDropped: Counter;
   /** Connector calls (invocations and tests) by outcome: success, upstream_error or the egress reason. */
   connectorCalls: Counter<'kind' | 'outcome'>;
   connectorCallDuration: Histogram<'kind' | 'outcome'>;
@@ -100,6 +104,17 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
     labelNames: ['outcome'] as const,
     registers,
   });
+  const webhookDispatchPasses = new Counter({
+    name: 'boardroom_webhook_dispatch_passes_total',
+    help: 'Webhook dispatcher passes, by outcome: claimed (deliveries were taken), empty or failed',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const webhookDeliveriesDropped = new Counter({
+    name: 'boardroom_webhook_deliveries_dropped_total',
+    help: 'Webhook deliveries recorded as dropped, never sent: their tenant already had WEBHOOK_QUEUE_PER_TENANT pending',
+    registers,
+  });
   const connectorCalls = new Counter({
     name: 'boardroom_connector_calls_total',
     help: 'Outbound connector calls by kind (invoke, test) and outcome (success, upstream_error, or why the egress refused or failed)',
@@ -129,6 +144,12 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
     labelNames: ['state'] as const,
     registers,
   });
+  const webhookQueue = new Gauge({
+    name: 'boardroom_webhook_queue_depth',
+    help: 'Webhook deliveries pending, waiting or with an attempt in flight',
+    labelNames: ['state'] as const,
+    registers,
+  });
   const poolFigures = db.pool;
   if (poolFigures) {
     new Gauge({
@@ -153,9 +174,9 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
     });
   }
 
-  // Both queries use an index (published_at, created_at / status) and touch only rows still in flight.
+  // The queries use an index (published_at, created_at / status) and touch only rows still in flight.
   async function readDatabaseFigures(): Promise<void> {
-    const [outbox, tasks] = await Promise.all([
+    const [outbox, tasks, webhooks] = await Promise.all([
       db.prisma.$queryRawUnsafe<{ backlog: number; age: number | null }[]>(
         `SELECT count(*)::int AS backlog, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age
          FROM outbox_events WHERE published_at IS NULL`,
@@ -164,12 +185,19 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
         `SELECT status::text AS state, count(*)::int AS count FROM tasks
          WHERE status IN ('pending', 'running') GROUP BY status`,
       ),
+      db.prisma.$queryRawUnsafe<{ waiting: number; in_flight: number }[]>(
+        `SELECT count(*) FILTER (WHERE locked_until IS NULL OR locked_until <= now())::int AS waiting,
+                count(*) FILTER (WHERE locked_until > now())::int AS in_flight
+         FROM webhook_deliveries WHERE status = 'pending'`,
+      ),
     ]);
     outboxBacklog.set(outbox[0]?.backlog ?? 0);
     outboxLag.set(Math.max(0, outbox[0]?.age ?? 0));
     for (const state of ['pending', 'running']) {
       taskQueue.set({ state }, tasks.find((row) => row.state === state)?.count ?? 0);
     }
+    webhookQueue.set({ state: 'waiting' }, webhooks[0]?.waiting ?? 0);
+    webhookQueue.set({ state: 'in_flight' }, webhooks[0]?.in_flight ?? 0);
   }
 
   return {
@@ -182,6 +210,8 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
     overloadRefusals,
     responseCache,
     relayPasses,
+    webhookDispatchPasses,
+    webhookDeliveriesDropped,
     connectorCalls,
     connectorCallDuration,
     trackWebSocket(socket) {
@@ -219,6 +249,7 @@ export function createMetrics({ db, knownOperations = new Map() }: MetricsOption
         outboxBacklog.reset();
         outboxLag.reset();
         taskQueue.reset();
+        webhookQueue.reset();
       }
       return registry.metrics();
     },

@@ -14,11 +14,12 @@ import {
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 
 const WEBHOOK_STATUSES = ['active', 'disabled'] as const;
-const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'dropped'] as const;
 
 const WebhookStatus = builder.enumType('WebhookStatus', { values: WEBHOOK_STATUSES });
 const WebhookDeliveryStatus = builder.enumType('WebhookDeliveryStatus', {
-  description: 'pending until the receiver answers 2xx (delivered) or its webhook is disabled (failed).',
+  description:
+    'pending until the receiver answers 2xx (delivered) or its webhook is disabled (failed); dropped: never queued or sent, because the tenant already had as many deliveries pending as it may (redeliver it once they are sent).',
   values: DELIVERY_STATUSES,
 });
 
@@ -271,7 +272,10 @@ builder.mutationField('redeliverWebhookDelivery', (t) =>
       'Queues a delivery’s message again (same webhook-id), after what its webhook has pending; answers the new delivery. Operator or chairman.',
     args: { id: t.arg.id({ required: true }) },
     ...validatedArgs(idArgs, async (_root, { id }, context) =>
-      wakeDispatcher(context, await redeliverWebhookDelivery(context, id)),
+      wakeDispatcher(
+        context,
+        await redeliverWebhookDelivery(context, id, context.services.config.webhooks.queuePerTenant),
+      ),
     ),
   }),
 );

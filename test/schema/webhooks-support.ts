@@ -7,6 +7,7 @@ import {
   createTestCertificate,
   fixedLookup,
   startHttpsServer,
+  type TestCertificate,
   type TestHttpsServer,
 } from '../support/https-server.js';
 
@@ -59,6 +60,8 @@ export async function startReceiver(): Promise<{
   receiver: Receiver;
   ca: string;
   lookup: ReturnType<typeof fixedLookup>;
+  /** The receiver's certificate and key, for another server under the same name. */
+  certificate: TestCertificate;
 }> {
   const certificate = await createTestCertificate([RECEIVER_HOST]);
   const server = await startHttpsServer(certificate);
@@ -115,6 +118,7 @@ export async function startReceiver(): Promise<{
     receiver,
     ca: certificate.cert,
     lookup: fixedLookup({ [RECEIVER_HOST]: '127.0.0.1', [PRIVATE_HOST]: '10.1.2.3' }),
+    certificate,
   };
 }
 
@@ -205,3 +209,15 @@ export function nth<T>(list: readonly T[], index = 0): T {
  * delivery to arrive (vitest's default of 1 s is shorter than a cold first delivery on a loaded machine).
  */
 export const RECORDED = { timeout: 5000, interval: 25 };
+
+/** The sum of a metric's series on one instance, read as a scrape reads it. */
+export async function metricTotal(t: TestApp, name: string): Promise<number> {
+  await t.app.services.metrics.render();
+  const metric = t.app.services.metrics.registry.getSingleMetric(name);
+  if (!metric) throw new Error(`the instance has no ${name} metric`);
+  const { values } = await metric.get();
+  return values.reduce((sum, { value }) => sum + value, 0);
+}
+
+/** Passes the instance's webhook dispatcher has run (every outcome). */
+export const dispatcherPasses = (t: TestApp) => metricTotal(t, 'boardroom_webhook_dispatch_passes_total');

@@ -2,26 +2,37 @@ import type { BusEvent } from '../../events/topics.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { webhookBody, webhookEventOf } from './events.js';
 
+/** The `lastError` of a delivery recorded as dropped because its tenant's queue was full. */
+const queueFullError = (queuePerTenant: number) =>
+  `not queued: the tenant already had ${queuePerTenant} deliveries pending (its limit)`;
+
 /**
  * Queues a delivery of each event webhooks carry to every active webhook of its tenant that takes it (the
  * tenant's webhooks for every event, and its role's). Runs in the outbox relay's publishing transaction, so
  * a published event has its deliveries (at least once), in publication order: `seq` follows the events'
  * order. A delivery's `created_at` is when its event was recorded, so latency counts from there.
+ *
+ * A tenant has at most `queuePerTenant` deliveries pending: one beyond that is recorded `dropped` (never
+ * sent; it can be redelivered once the queue has room) rather than queued, so a tenant whose receivers
+ * keep up with nothing cannot grow its queue without end. Relay passes run one at a time, so the count
+ * each reads is exact. Answers how many were dropped.
  */
 export async function recordWebhookDeliveries(
   tx: Prisma.TransactionClient,
   events: readonly BusEvent[],
-): Promise<void> {
+  queuePerTenant: number,
+): Promise<{ dropped: number }> {
   const occurredAt = new Date();
   const mapped = events.flatMap((event) => {
     const webhookEvent = webhookEventOf(event);
     return webhookEvent ? [{ event, webhookEvent, body: webhookBody(event, webhookEvent, occurredAt) }] : [];
   });
-  if (mapped.length === 0) return;
-  await tx.$executeRaw`
-    INSERT INTO webhook_deliveries (id, message_id, tenant_id, webhook_id, event_id, event_type, body, created_at)
-    SELECT d.id, d.id, d.tenant_id, d.webhook_id, d.event_id, d.event_type, d.body, d.created_at
-    FROM (
+  if (mapped.length === 0) return { dropped: 0 };
+  // One statement, not a data-modifying WITH: the table's notify rule (DO ALSO) forbids that.
+  const written = await tx.$queryRaw<{ status: string }[]>`
+    INSERT INTO webhook_deliveries
+      (id, message_id, tenant_id, webhook_id, event_id, event_type, body, created_at, status, last_error)
+    WITH mapped AS (
       SELECT gen_random_uuid() AS id, w.tenant_id, w.id AS webhook_id, e.event_id, e.event_type, e.body,
              coalesce(o.created_at, now()) AS created_at, e.position, w.created_at AS webhook_created_at
       FROM unnest(
@@ -34,6 +45,28 @@ export async function recordWebhookDeliveries(
       JOIN webhooks AS w
         ON w.tenant_id = e.tenant_id AND w.status = 'active' AND (w.role IS NULL OR w.role = e.role)
       LEFT JOIN outbox_events AS o ON o.id = e.event_id
-    ) AS d
-    ORDER BY d.position, d.webhook_created_at, d.webhook_id`;
+    ),
+    -- Each tenant's pending deliveries, counted once per pass (and no further than the limit).
+    queued AS (
+      SELECT t.tenant_id, (
+        SELECT count(*) FROM (
+          SELECT 1 FROM webhook_deliveries AS p
+          WHERE p.tenant_id = t.tenant_id AND p.status = 'pending'
+          LIMIT ${queuePerTenant}
+        ) AS counted
+      ) AS pending
+      FROM (SELECT DISTINCT tenant_id FROM mapped) AS t
+    ),
+    placed AS (
+      SELECT mapped.*, queued.pending + row_number() OVER (
+               PARTITION BY mapped.tenant_id ORDER BY position, webhook_created_at, webhook_id) AS place
+      FROM mapped JOIN queued USING (tenant_id)
+    )
+    SELECT id, id, tenant_id, webhook_id, event_id, event_type, body, created_at,
+           CASE WHEN place > ${queuePerTenant} THEN 'dropped' ELSE 'pending' END,
+           CASE WHEN place > ${queuePerTenant} THEN ${queueFullError(queuePerTenant)} END
+    FROM placed
+    ORDER BY position, webhook_created_at, webhook_id
+    RETURNING status`;
+  return { dropped: written.filter((row) => row.status === 'dropped').length };
 }

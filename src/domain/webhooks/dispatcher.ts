@@ -1,6 +1,6 @@
 import type { Database, PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import type { EgressClient } from '../connectors/egress/index.js';
 import type { Keyring } from '../connectors/sealing.js';
@@ -18,12 +18,25 @@ export interface WebhookDispatcherOptions {
   keyring: Keyring;
   /** Default DEFAULT_RETRY_POLICY. */
   retry?: Partial<RetryPolicy>;
-  /** How long a claimed delivery is held before another worker may take it over; above the call timeout. Default 60 s. */
-  claimMs?: number;
+  /**
+   * An attempt's deadline, from its claim: connecting, sending and the receiver's whole answer. A claim's
+   * lease is this and RECORD_MS, so a place is never held longer, even by an instance that died. Default 10 s.
+   */
+  callTimeoutMs?: number;
   /** Attempts in flight at once per instance (each webhook has at most one). Default 16. */
   concurrency?: number;
-  /** Longest sleep between looks for due retries when nothing woke the dispatcher. Default 15 s. */
+  /** Attempts one tenant may have in flight at once, across all instances. Default 4. */
+  inFlightPerTenant?: number;
+  /**
+   * Whether each claim first takes a lock that serializes claims: where several connections claim at once
+   * (PostgreSQL), so that each counts the attempts of every instance exactly. PGlite runs one statement at
+   * a time, so a claim (one statement) is alone there already. Default true.
+   */
+  serializeClaims?: boolean;
+  /** Longest sleep between looks when nothing woke the dispatcher and nothing falls due. Default 15 s. */
   idleMs?: number;
+  /** Told the outcome of every pass (metrics): `claimed` (it took deliveries), `empty` or `failed`. */
+  onPass?: (outcome: 'claimed' | 'empty' | 'failed') => void;
 }
 
 export interface WebhookDispatcher {
@@ -60,19 +73,53 @@ interface AttemptOutcome {
 
 const DELIVERIES_CHANNEL = 'webhook_deliveries';
 const USER_AGENT = 'Boardroom-Webhooks/1';
+/** Time a claim's lease gives, past the attempt's deadline, to record its outcome. */
+const RECORD_MS = 5000;
+/** Serializes claims across instances, so each counts every tenant's attempts in flight exactly. */
+const CLAIM_LOCK_SQL = `hashtext('boardroom.webhook_claims')`;
+
+/**
+ * Each webhook's next delivery (the only one of its webhook that may be sent: `seq` order), whether its
+ * webhook is active, and whether an attempt holds it (a live lease); `busy` counts each tenant's attempts
+ * in flight. An attempt always holds its webhook's next delivery, so the heads are all that claims and the
+ * dispatcher's planning need to read: one index lookup per webhook, however long the queues behind them.
+ */
+const HEADS = Prisma.sql`
+  heads AS (
+    SELECT h.id, h.tenant_id, h.seq, h.next_attempt_at, h.locked_until, w.status = 'active' AS active,
+      coalesce(h.locked_until > now(), false) AS in_flight
+    FROM webhooks AS w
+    CROSS JOIN LATERAL (
+      SELECT d.id, d.tenant_id, d.seq, d.next_attempt_at, d.locked_until
+      FROM webhook_deliveries AS d
+      WHERE d.webhook_id = w.id AND d.status = 'pending'
+      ORDER BY d.seq
+      LIMIT 1
+    ) AS h
+  ),
+  busy AS (
+    SELECT tenant_id, count(*) FILTER (WHERE in_flight) AS in_flight FROM heads GROUP BY tenant_id
+  )`;
 
 /**
  * Sends queued webhook deliveries. Each webhook's deliveries go one at a time in `seq` order: a delivery is
  * claimable only when no earlier one of its webhook is still pending, so a later delivery waits for the
  * earlier one, retries included. Claims take rows with FOR UPDATE SKIP LOCKED and hold them with a lease
  * (`locked_until`) for the attempt, so instances share the work and a crash mid-attempt only delays it.
+ * Tenants share the places fairly: one has at most `inFlightPerTenant` attempts in flight across instances,
+ * and each claim serves the tenants with the fewest in flight first, so one tenant's slow receivers and
+ * backlog leave the other places to everyone else.
  */
 export function createWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
   const { prisma, logger, egress, keyring } = options;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-  const claimMs = options.claimMs ?? 60_000;
+  const callTimeoutMs = options.callTimeoutMs ?? 10_000;
+  const leaseMs = callTimeoutMs + RECORD_MS;
   const concurrency = options.concurrency ?? 16;
+  const inFlightPerTenant = options.inFlightPerTenant ?? 4;
+  const serializeClaims = options.serializeClaims ?? true;
   const idleMs = options.idleMs ?? 15_000;
+  const onPass = options.onPass ?? (() => {});
 
   const inFlight = new Set<Promise<void>>();
   let running: Promise<void> | undefined;
@@ -81,28 +128,44 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let timer: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
 
+  /**
+   * Claims up to `limit` due deliveries, each the next of an active webhook, taking turns across tenants:
+   * a tenant's n-th candidate has turn (its attempts in flight + n), turns above the cap are left, and
+   * lower turns go first (the older delivery first among equals). Claims run one at a time across
+   * instances: under a lock on PostgreSQL; PGlite runs one statement at a time.
+   */
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
-    return prisma.$queryRaw<ClaimedDelivery[]>`
-      WITH due AS (
-        SELECT d.id FROM webhook_deliveries AS d
-        JOIN webhooks AS w ON w.id = d.webhook_id
-        WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-          AND (d.locked_until IS NULL OR d.locked_until < now())
-          AND w.status = 'active'
-          AND NOT EXISTS (
-            SELECT 1 FROM webhook_deliveries AS e
-            WHERE e.webhook_id = d.webhook_id AND e.status = 'pending' AND e.seq < d.seq)
-        ORDER BY d.seq
-        LIMIT ${limit}
-        FOR UPDATE OF d SKIP LOCKED
-      )
-      UPDATE webhook_deliveries AS d
-      SET locked_until = now() + ${claimMs} * interval '1 millisecond', attempts = d.attempts + 1,
-          last_attempt_at = clock_timestamp()
-      FROM due, webhooks AS w
-      WHERE d.id = due.id AND w.id = d.webhook_id
-      RETURNING d.id::text, d.tenant_id::text, d.webhook_id::text, d.message_id::text, d.body, d.attempts,
-        w.url, w.key_id, w.sealed_secret, w.previous_key_id, w.previous_secret, w.previous_expires_at, w.role`;
+    const run = (tx: Prisma.TransactionClient) =>
+      tx.$queryRaw<ClaimedDelivery[]>`
+        WITH ${HEADS},
+        chosen AS (
+          SELECT id FROM (
+            SELECT heads.id, heads.seq,
+              busy.in_flight + row_number() OVER (PARTITION BY heads.tenant_id ORDER BY heads.seq) AS turn
+            FROM heads JOIN busy USING (tenant_id)
+            WHERE heads.active AND NOT heads.in_flight AND heads.next_attempt_at <= now()
+          ) AS candidates
+          WHERE turn <= ${inFlightPerTenant}
+          ORDER BY turn, seq
+          LIMIT ${limit}
+        ),
+        due AS (
+          SELECT d.id FROM webhook_deliveries AS d JOIN chosen USING (id)
+          WHERE d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= now())
+          FOR UPDATE OF d SKIP LOCKED
+        )
+        UPDATE webhook_deliveries AS d
+        SET locked_until = clock_timestamp() + ${leaseMs} * interval '1 millisecond', attempts = d.attempts + 1,
+            last_attempt_at = clock_timestamp()
+        FROM due, webhooks AS w
+        WHERE d.id = due.id AND w.id = d.webhook_id
+        RETURNING d.id::text, d.tenant_id::text, d.webhook_id::text, d.message_id::text, d.body, d.attempts,
+          w.url, w.key_id, w.sealed_secret, w.previous_key_id, w.previous_secret, w.previous_expires_at, w.role`;
+    if (!serializeClaims) return run(prisma);
+    return prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_SQL})`);
+      return run(tx);
+    });
   }
 
   /** The secrets that sign: the current one, and the previous one during a rotation's overlap. */
@@ -121,6 +184,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   async function attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
     const started = Date.now();
+    // The deadline is the dispatcher's, whatever the client's own: the lease was sized from it.
+    const deadline = { at: started + callTimeoutMs, ms: callTimeoutMs };
     const took = () => Date.now() - started;
     let secrets: string[];
     try {
@@ -134,16 +199,19 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       };
     }
     try {
-      const response = await egress.send({
-        url: delivery.url,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          ...signedHeaders(secrets, delivery.message_id, new Date(), delivery.body),
+      const response = await egress.send(
+        {
+          url: delivery.url,
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': USER_AGENT,
+            ...signedHeaders(secrets, delivery.message_id, new Date(), delivery.body),
+          },
+          body: delivery.body,
         },
-        body: delivery.body,
-      });
+        { deadline },
+      );
       const ok = response.status >= 200 && response.status < 300;
       return {
         ok,
@@ -259,14 +327,29 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     inFlight.add(work);
   }
 
-  /** Sleeps until the earliest pending delivery falls due (at most idleMs). */
+  /**
+   * Sleeps until something it could claim may fall due (at most idleMs): the next delivery of an active
+   * webhook whose tenant has a place free, or a lease's end (a tenant's place then comes back, and an
+   * attempt an instance left behind becomes claimable). Deliveries behind another of their webhook, of a
+   * disabled webhook or of a tenant at its cap plan nothing: a commit, a finished attempt or a lease's end
+   * wakes the dispatcher for them. Neither does anything while this instance has no place free: each of its
+   * attempts wakes it when it ends.
+   */
   async function scheduleNext(): Promise<void> {
-    const [next] = await prisma.$queryRaw<{ due: Date | null }[]>`
-      SELECT min(greatest(next_attempt_at, coalesce(locked_until, next_attempt_at))) AS due
-      FROM webhook_deliveries WHERE status = 'pending'`;
+    let wait = idleMs;
+    if (inFlight.size < concurrency) {
+      const [next] = await prisma.$queryRaw<{ wait_ms: number | null }[]>`
+        WITH ${HEADS}
+        SELECT (extract(epoch FROM min(
+          CASE WHEN heads.in_flight THEN heads.locked_until
+               WHEN heads.active AND busy.in_flight < ${inFlightPerTenant} THEN heads.next_attempt_at END
+        ) - now()) * 1000)::float8 AS wait_ms
+        FROM heads JOIN busy USING (tenant_id)`;
+      // Null: nothing it could claim is pending at all.
+      if (next?.wait_ms != null) wait = Math.max(0, next.wait_ms);
+    }
     clearTimeout(timer);
     if (stopped) return;
-    const wait = next?.due ? Math.max(0, next.due.getTime() - Date.now()) : idleMs;
     timer = setTimeout(kick, Math.min(Math.max(wait, 10), idleMs));
     timer.unref();
   }
@@ -274,16 +357,20 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   async function drain(): Promise<void> {
     do {
       again = false;
+      let taken = 0;
       try {
         for (;;) {
           const room = concurrency - inFlight.size;
           if (stopped || room <= 0) break;
           const claimed = await claim(room);
           for (const delivery of claimed) track(delivery);
+          taken += claimed.length;
           if (claimed.length < room) break;
         }
         await scheduleNext();
+        onPass(taken > 0 ? 'claimed' : 'empty');
       } catch (error) {
+        onPass('failed');
         logger.error({ err: error }, 'webhook dispatch pass failed; it is tried again');
         clearTimeout(timer);
         if (!stopped) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
+import { RELAY_LOCK_SQL } from '../../events/relay.js';
 import type { PrismaClient, Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { findAgentRole, unknownAgentRole } from '../agents/registry.js';
@@ -171,9 +172,14 @@ export async function setWebhookEnabled(context: Actor, id: string, enabled: boo
 
 /**
  * Queues the delivery's message again, with the same `webhook-id` (so a receiver that already handled it
- * can tell), after whatever the webhook has pending. The webhook must be active.
+ * can tell), after whatever the webhook has pending. The webhook must be active, and the tenant's queue
+ * below `queuePerTenant` (counted under the relay's lock, as the relay counts it when it queues).
  */
-export async function redeliverWebhookDelivery(context: Actor, id: string): Promise<WebhookDelivery> {
+export async function redeliverWebhookDelivery(
+  context: Actor,
+  id: string,
+  queuePerTenant: number,
+): Promise<WebhookDelivery> {
   const { tenantId } = context.viewer;
   return context.prisma.$transaction(async (tx) => {
     const original = await tx.webhookDelivery.findFirst({
@@ -183,6 +189,16 @@ export async function redeliverWebhookDelivery(context: Actor, id: string): Prom
     if (!original) throw deliveryNotFound(id);
     if (original.webhook.status !== 'active') {
       throw conflict(`Webhook ${original.webhookId} is disabled: enable it before redelivering`);
+    }
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${RELAY_LOCK_SQL})`);
+    const pending = await tx.webhookDelivery.count({
+      where: { tenantId, status: 'pending' },
+      take: queuePerTenant,
+    });
+    if (pending >= queuePerTenant) {
+      throw conflict(
+        `Webhook deliveries of this tenant are at their limit (${queuePerTenant} pending): redeliver once they are sent`,
+      );
     }
     const redelivery = await tx.webhookDelivery.create({
       data: {
