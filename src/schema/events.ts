@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../builder.js';
+import { hearsOf } from '../domain/agents/role-binding.js';
 import { type RecordedEvent, recentEvents } from '../events/history.js';
 import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
@@ -179,7 +180,9 @@ builder.queryField('recentEvents', (t) =>
       });
       return recent.filter(
         (recorded) =>
-          !isApprovalEvent(recorded.event.type) || seesApprovalEvent(context.viewer, recorded.event.payload),
+          hearsOf(context.viewer, recorded.event) &&
+          (!isApprovalEvent(recorded.event.type) ||
+            seesApprovalEvent(context.viewer, recorded.event.payload)),
       );
     }),
   }),

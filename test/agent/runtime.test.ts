@@ -341,7 +341,7 @@ describe('the reference agent runtime', () => {
     expect(await taskOf(strangers, other.chairman)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
-  it('stops with the error when the role does not exist or the token is not an agent’s', async () => {
+  it('stops with the error when the role does not exist, the token is not an agent’s or is bound to another role', async () => {
     const { agent } = await tenant();
     const operator = await t.caller(['operator'], { tenantId: agent.tenantId });
     const member = await t.caller(['member'], { tenantId: agent.tenantId });
@@ -351,6 +351,10 @@ describe('the reference agent runtime', () => {
     );
     await expect(startAgent({ baseURL, token: operator.token })).rejects.toThrow(/no claim_next_task/);
     await expect(startAgent({ baseURL, token: member.token })).rejects.toThrow(/Not allowed for your role/);
+    const ceoOnly = await t.caller(['agent'], { tenantId: agent.tenantId, agentRoles: ['ceo'] });
+    await expect(startAgent({ baseURL, token: ceoOnly.token })).rejects.toThrow(
+      /This agent token works only for the roles ceo, not cfo/,
+    );
   });
 
   it('asks for the model version Boardroom routed the task to, priced as that model', async () => {

@@ -2,6 +2,7 @@ import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/topics.js';
 import type { Actor } from '../actor.js';
 import { type ClaimOptions, type ClaimOutcome, type ClaimResult, claimNextTask } from './queue.js';
+import { requireWorksFor } from './role-binding.js';
 import { normalizeRole } from './roles.js';
 
 /** Longest wait a claim may ask for, in seconds. */
@@ -343,6 +344,8 @@ export async function claimNextTaskWaiting(
 ): Promise<ClaimResult> {
   if (waitMs <= 0 || signal?.aborted) return claimNextTask(context, rawRole, options);
   const role = normalizeRole(rawRole);
+  // Before it waits: its attempts answer the other claims waiting for the role too.
+  requireWorksFor(context.viewer, role);
   const { tenantId } = context.viewer;
   const waiters = claimWaitersOf(bus);
   let release: (() => void) | undefined;
