@@ -25,7 +25,7 @@ export interface AgentOptions {
   model: string;
   /** Prices per model (USD per million tokens): the cost reported with each completed task. */
   prices: PriceTable;
-  /** Aborting stops the runtime: a task in progress is failed back at once, and runAgent resolves. */
+  /** Aborting stops the runtime: a task in progress is released (back to the queue) at once, and runAgent resolves. */
   signal: AbortSignal;
   /** The most model calls one task may take (each tool round is one). Default 8. */
   maxModelCalls?: number;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -554,11 +555,12 @@ describe('the reference agent runtime', () => {
   });
 });
 
-function spawnAgent(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', tsxLoader, agentScript, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+function spawnAgent(args: string[], env: Record<string, string>, command?: { file: string; cwd: string }) {
+  const child = spawn(
+    process.execPath,
+    command ? [command.file, ...args] : ['--import', tsxLoader, agentScript, ...args],
+    { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: command?.cwd },
+  );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk) => {
     stderr += chunk;
@@ -581,6 +583,14 @@ describe('npm run agent', () => {
     const noRole = spawnAgent([], { BOARDROOM_TOKEN: 'x', OPENAI_API_KEY: 'k' });
     expect(await noRole.exited).toBe(2);
     expect(noRole.stderr()).toContain('--role is required');
+    // An empty variable (compose passes unset ones so) is unset, not a malformed URL.
+    const emptyBaseUrl = spawnAgent(['--role', 'cfo', '--model', 'gpt-4o'], {
+      BOARDROOM_TOKEN: 'x',
+      OPENAI_BASE_URL: '',
+      OPENAI_API_KEY: ' ',
+    });
+    expect(await emptyBaseUrl.exited).toBe(2);
+    expect(emptyBaseUrl.stderr()).toContain('OPENAI_API_KEY is required (or OPENAI_BASE_URL');
   });
 
   it('works a task as a process and, on SIGTERM mid-task, gives it back to the queue and exits 0', async () => {
@@ -601,6 +611,40 @@ describe('npm run agent', () => {
     await model.close();
     expect(cli.stderr()).toContain('"event":"released"');
     expect(cli.stderr()).toContain('"event":"stopped"');
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task).toMatchObject({ status: 'pending', attempts: 0, claimedBy: null });
+  });
+
+  it('runs in the container as node on dist/agent.js: a supervisor’s SIGTERM gives the task back', async () => {
+    // The exec-form command of compose.yaml's agent service: the process a supervisor signals is node itself
+    // (npm run agent would put npm and a shell in between, and npm does not pass SIGTERM on).
+    const compose = readFileSync(new URL('../../compose.yaml', import.meta.url), 'utf8');
+    const service = /^ {2}agent:\n((?: {4}.*\n|\s*\n)+)/m.exec(compose)?.[1] ?? '';
+    const command: string[] = JSON.parse(/^ {4}command: (\[.*\])$/m.exec(service)?.[1] ?? 'null');
+    expect(command.slice(0, 2)).toEqual(['node', 'dist/agent.js']);
+    const { chairman, agent } = await tenant();
+    const model = await startModelServer([hang]);
+    const taskId = await queueTask(t, chairman, 'cfo');
+    const cli = spawnAgent(
+      [...command.slice(2), '--model', 'local-model'],
+      {
+        BOARDROOM_URL: server.url,
+        BOARDROOM_TOKEN: agent.token,
+        OPENAI_BASE_URL: model.baseURL,
+        // As compose passes variables that are not set: empty.
+        OPENAI_API_KEY: '',
+        AGENT_PRICES: '{"local-model": {"input": 0, "output": 0}}',
+      },
+      { file: command[1] as string, cwd: fileURLToPath(new URL('../..', import.meta.url)) },
+    );
+    await vi.waitFor(() => expect(model.received.length).toBe(1), { timeout: 20_000, interval: 50 });
+    expect((await taskOf(taskId, chairman)).status).toBe('running');
+
+    cli.child.kill('SIGTERM');
+
+    expect(await cli.exited).toBe(0);
+    await model.close();
+    expect(cli.stderr()).toContain('"event":"released"');
     const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(task).toMatchObject({ status: 'pending', attempts: 0, claimedBy: null });
   });
