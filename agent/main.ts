@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // The reference agent runtime:
 //   npm run agent -- --role cfo [--model gpt-4o-mini]
+// Under a supervisor (systemd, a container, docker compose), run `node dist/agent.js` or the package's
+// `boardroom-agent` bin, never `npm run agent`: npm does not pass SIGTERM on to this process.
 // Environment: BOARDROOM_URL (default http://127.0.0.1:4000), BOARDROOM_TOKEN (an agent's token),
 // OPENAI_BASE_URL (any OpenAI-compatible endpoint; default OpenAI's), OPENAI_API_KEY, AGENT_MODEL,
-// AGENT_PRICES (JSON or a JSON file laid over the price table). Bad configuration prints what is wrong and
-// the usage line and exits 2. SIGTERM or SIGINT stops it: a task in progress is failed back at once.
+// AGENT_PRICES (JSON or a JSON file laid over the price table); an empty variable counts as unset. Bad
+// configuration prints what is wrong and the usage line and exits 2. SIGTERM or SIGINT stops it: a task in
+// progress is released at once (back to the queue, its claim not counted), then it exits 0.
 import { parseArgs } from 'node:util';
 import { loadPrices, priceOf } from './prices.js';
 import { runAgent } from './runtime.js';
@@ -40,7 +43,8 @@ if (values.help) {
   process.exit(0);
 }
 
-const env = process.env;
+/** The environment, a variable set to nothing (as compose passes an unset one) read as unset. */
+const env = Object.fromEntries(Object.entries(process.env).filter(([, value]) => value?.trim()));
 const role = values.role?.trim().toLowerCase();
 if (!role || !/^[a-z][a-z0-9_-]{0,63}$/.test(role))
   refuse('--role is required: the agent role to work for (e.g. cfo)');

@@ -25,7 +25,7 @@ export interface AgentOptions {
   model: string;
   /** Prices per model (USD per million tokens): the cost reported with each completed task. */
   prices: PriceTable;
-  /** Aborting stops the runtime: a task in progress is failed back at once, and runAgent resolves. */
+  /** Aborting stops the runtime: a task in progress is released (back to the queue) at once, and runAgent resolves. */
   signal: AbortSignal;
   /** The most model calls one task may take (each tool round is one). Default 8. */
   maxModelCalls?: number;
@@ -338,6 +338,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
         ),
         recommendTool,
       ];
+      // The model may name any tool (a task's message can tell it to): only those offered here are run.
+      const offered = new Set(connectorTools.map((tool) => tool.name));
       const recommendations: RecommendationDraft[] = [];
       const messages: ChatCompletionMessageParam[] = [
         { role: 'system', content: SYSTEM_PROMPT(role) },
@@ -396,6 +398,14 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           if (toolCall.function.name === RECOMMEND_TOOL) {
             answer = recommend(recommendations, toolCall.function.arguments);
             log({ event: 'tool_called', taskId: task.id, tool: RECOMMEND_TOOL });
+            messages.push({ role: 'tool', tool_call_id: toolCall.id, content: answer });
+            continue;
+          }
+          if (!offered.has(toolCall.function.name)) {
+            answer = JSON.stringify({
+              error: `${toolCall.function.name} is not a tool offered for this task: call one of the tools you were given`,
+            });
+            log({ event: 'tool_refused', taskId: task.id, tool: toolCall.function.name });
             messages.push({ role: 'tool', tool_call_id: toolCall.id, content: answer });
             continue;
           }

@@ -381,7 +381,7 @@ export function Dashboard({
         if (openTaskRef.current === event.taskId) setOpenTaskVersion((version) => version + 1);
       } else if (event.__typename === 'ModelVersionChangedEvent') {
         reloadModels();
-      } else if (event.__typename === 'BudgetAlertEvent') {
+      } else if (event.__typename === 'BudgetAlertEvent' || event.__typename === 'BudgetChangedEvent') {
         if (event.budgetRole !== null) refreshRole(event.budgetRole, event.eventId);
         else refreshCompanyBudget(event.eventId);
       } else if (event.__typename === 'TaskUpdatedEvent') {

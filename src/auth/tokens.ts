@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.js';
+import { AGENT_ROLE_PATTERN, normalizeRole } from '../domain/agents/roles.js';
 import { textProblem } from '../validation/input-rules.js';
 import { TokenCache } from './token-cache.js';
 import { ROLES, type Viewer } from './viewer.js';
@@ -12,16 +13,34 @@ export class AuthenticationError extends Error {
 /** Longest `sub` accepted: it is stored as the actor of audit rows, tasks and events. */
 export const MAX_SUBJECT_LENGTH = 256;
 
-const claims = z.object({
-  sub: z
-    .string()
-    .min(1, 'sub is required')
-    .max(MAX_SUBJECT_LENGTH, `sub must be at most ${MAX_SUBJECT_LENGTH} characters`)
-    // The subject is stored as text: the same rule as every input (no NUL, no unpaired surrogate).
-    .refine((sub) => textProblem(sub) === null, 'sub must be valid text without NUL characters'),
-  tenant_id: z.uuid({ error: 'tenant_id must be a uuid' }),
-  roles: z.array(z.enum(ROLES)).default([]),
-});
+/** Most agent roles one token may be bound to. */
+export const MAX_AGENT_ROLES = 100;
+
+const agentRole = z
+  .string()
+  .transform(normalizeRole)
+  .refine((role) => AGENT_ROLE_PATTERN.test(role), 'agent_roles holds agent role names such as "cfo"');
+
+const claims = z
+  .object({
+    sub: z
+      .string()
+      .min(1, 'sub is required')
+      .max(MAX_SUBJECT_LENGTH, `sub must be at most ${MAX_SUBJECT_LENGTH} characters`)
+      // The subject is stored as text: the same rule as every input (no NUL, no unpaired surrogate).
+      .refine((sub) => textProblem(sub) === null, 'sub must be valid text without NUL characters'),
+    tenant_id: z.uuid({ error: 'tenant_id must be a uuid' }),
+    roles: z.array(z.enum(ROLES)).default([]),
+    /** The agent roles an agent token works for; absent, every role of its tenant. */
+    agent_roles: z
+      .array(agentRole, { error: 'agent_roles must be a list of agent role names' })
+      .min(1, 'agent_roles must name at least one agent role')
+      .max(MAX_AGENT_ROLES, `agent_roles may name at most ${MAX_AGENT_ROLES} agent roles`)
+      .optional(),
+  })
+  .refine((token) => token.agent_roles === undefined || token.roles.includes('agent'), {
+    message: 'agent_roles binds an agent token, and this token has no agent role',
+  });
 
 export interface TokenVerifier {
   /** Resolves the viewer of an `Authorization` header value; rejects with AuthenticationError. */
@@ -85,6 +104,9 @@ export function createTokenVerifier(
         sub: parsed.data.sub,
         tenantId: parsed.data.tenant_id.toLowerCase(),
         roles: Object.freeze(parsed.data.roles),
+        ...(parsed.data.agent_roles
+          ? { agentRoles: Object.freeze([...new Set(parsed.data.agent_roles)].sort()) }
+          : {}),
         expiresAt: exp * 1000,
       });
       cache.set(token, viewer, exp);
@@ -112,6 +134,8 @@ export interface TokenRequest {
   tenantId: string;
   sub: string;
   roles: readonly string[];
+  /** The agent roles an agent token works for (its `agent_roles` claim); absent: every role. */
+  agentRoles?: readonly string[] | undefined;
   /** Lifetime such as `1h`, `30m` or `7d`. */
   ttl?: string;
   issuer?: string | undefined;
@@ -120,7 +144,11 @@ export interface TokenRequest {
 
 /** Signs an HS256 token with the configured secret (development tokens and `npm run token`). */
 export function signToken(secret: string, request: TokenRequest): Promise<string> {
-  let jwt = new SignJWT({ tenant_id: request.tenantId, roles: [...request.roles] })
+  let jwt = new SignJWT({
+    tenant_id: request.tenantId,
+    roles: [...request.roles],
+    ...(request.agentRoles ? { agent_roles: [...request.agentRoles] } : {}),
+  })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(request.sub)
     .setIssuedAt()

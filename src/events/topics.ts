@@ -24,6 +24,8 @@ export const EVENT_TYPES = [
   'BUDGET_WARNING',
   /** A budget has no room for one more task's estimate; at most one per budget per period. */
   'BUDGET_EXHAUSTED',
+  /** The chairman set a budget (created or changed its limits, estimates or period): it wakes waiting claims. */
+  'BUDGET_CHANGED',
   /** A webhook's deliveries kept failing and it was disabled (domain/webhooks/dispatcher.ts). */
   'WEBHOOK_DISABLED',
 ] as const;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AuthedContext } from '../builder.js';
+import { hearsOf } from '../domain/agents/role-binding.js';
 import { type EventStream, isStreamPosition, openEventStream } from '../events/replay.js';
 import type { BusEvent, EventType } from '../events/topics.js';
 
@@ -16,22 +17,26 @@ export const AFTER_DESCRIPTION =
   'came after it): the tenant’s events after it are replayed first, in order, then live ones follow ' +
   'without gaps or duplicates. RESUME_POINT_EXPIRED when it is older than the replay window.';
 
-/** The tenant's events of these types for a subscription, resumed after `after` when given. */
+/**
+ * The tenant's events of these types for a subscription, resumed after `after` when given: those `accept`
+ * takes, of which the subscriber hears (hearsOf: a token bound to roles, only their tasks' events).
+ */
 export function eventStream(
   context: AuthedContext,
   types: readonly EventType[],
   after: string | null | undefined,
-  accept?: (event: BusEvent) => boolean,
+  accept: (event: BusEvent) => boolean = () => true,
   options: { announceStart?: boolean } = {},
 ): Promise<EventStream> {
+  const { viewer } = context;
   return openEventStream({
     prisma: context.prisma,
     bus: context.services.bus,
-    tenantId: context.viewer.tenantId,
+    tenantId: viewer.tenantId,
     types,
     after,
     retentionHours: context.services.config.eventRetentionHours,
-    ...(accept ? { accept } : {}),
+    accept: (event) => hearsOf(viewer, event) && accept(event),
     ...options,
   });
 }

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../builder.js';
+import { hearsOf } from '../domain/agents/role-binding.js';
 import { type RecordedEvent, recentEvents } from '../events/history.js';
 import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { parseArgs } from '../validation/index.js';
 import { TASK_APPROVAL_EVENT_TYPES, TaskApprovalEvent } from './agents/approvals.js';
-import { BudgetAlertEvent } from './agents/budgets.js';
+import { BudgetAlertEvent, BudgetChangedEvent } from './agents/budgets.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
 import {
   APPROVAL_EVENT_TYPES,
@@ -59,6 +60,7 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   AB_TEST_RESULTS_CHANGED: 'AbTestResultsChangedEvent',
   BUDGET_WARNING: 'BudgetAlertEvent',
   BUDGET_EXHAUSTED: 'BudgetAlertEvent',
+  BUDGET_CHANGED: 'BudgetChangedEvent',
   WEBHOOK_DISABLED: 'WebhookDisabledEvent',
   TASK_APPROVAL_REQUESTED: 'TaskApprovalEvent',
   TASK_APPROVAL_DECIDED: 'TaskApprovalEvent',
@@ -79,6 +81,7 @@ const TenantEvent = builder.unionType('TenantEvent', {
     ConnectorCallApprovalEvent,
     AbTestResultsChangedEvent,
     BudgetAlertEvent,
+    BudgetChangedEvent,
     WebhookDisabledEvent,
     TaskApprovalEvent,
   ],
@@ -115,7 +118,7 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates, model version changes, connector changes and calls, A/B results and budget alerts, led by an ' +
+      'task updates, model version changes, connector changes and calls, A/B results, budget alerts and changes, led by an ' +
       'EventStreamStarted message. Resumable with `after`.',
     args: {
       types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
@@ -179,7 +182,9 @@ builder.queryField('recentEvents', (t) =>
       });
       return recent.filter(
         (recorded) =>
-          !isApprovalEvent(recorded.event.type) || seesApprovalEvent(context.viewer, recorded.event.payload),
+          hearsOf(context.viewer, recorded.event) &&
+          (!isApprovalEvent(recorded.event.type) ||
+            seesApprovalEvent(context.viewer, recorded.event.payload)),
       );
     }),
   }),

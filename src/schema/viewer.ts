@@ -3,7 +3,9 @@ import { builder } from '../builder.js';
 const RoleEnum = builder.enumType('Role', { values: ['chairman', 'operator', 'member', 'agent'] as const });
 
 const ViewerRef = builder
-  .objectRef<{ sub: string; tenantId: string; roles: readonly string[] }>('Viewer')
+  .objectRef<{ sub: string; tenantId: string; roles: readonly string[]; agentRoles?: readonly string[] }>(
+    'Viewer',
+  )
   .implement({
     description: 'The authenticated caller.',
     fields: (t) => ({
@@ -12,6 +14,13 @@ const ViewerRef = builder
       roles: t.field({
         type: [RoleEnum],
         resolve: (viewer) => viewer.roles as ('chairman' | 'operator' | 'member' | 'agent')[],
+      }),
+      agentRoles: t.stringList({
+        nullable: true,
+        description:
+          'The agent roles this agent token works for (its `agent_roles` claim): it claims, reads and hears of ' +
+          'their tasks only. Null: every role of the tenant.',
+        resolve: (viewer) => (viewer.agentRoles ? [...viewer.agentRoles] : null),
       }),
     }),
   });

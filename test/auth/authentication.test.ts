@@ -54,6 +54,19 @@ const badTokens: [string, () => Promise<string> | string][] = [
   ['a sub with a NUL character', () => signSubject('al\u0000ice')],
   ['a sub with a lone surrogate', () => signSubject('al\ud800ice')],
   ['a sub longer than 256 characters', () => signSubject('a'.repeat(257))],
+  [
+    'agent_roles that is not a list',
+    () => sign({ tenant_id: tenantId, roles: ['agent'], agent_roles: 'cfo' }),
+  ],
+  ['an empty agent_roles', () => sign({ tenant_id: tenantId, roles: ['agent'], agent_roles: [] })],
+  [
+    'agent_roles naming no agent role',
+    () => sign({ tenant_id: tenantId, roles: ['agent'], agent_roles: ['cfo', 'not a role!'] }),
+  ],
+  [
+    'agent_roles on a token without the agent role',
+    () => sign({ tenant_id: tenantId, roles: ['chairman'], agent_roles: ['cfo'] }),
+  ],
 ];
 
 let t: TestApp;
@@ -118,6 +131,25 @@ describe('authentication', () => {
       }
     `);
     expect(response.body.detail).not.toContain(TEST_SECRET);
+  });
+
+  it('says what is wrong with an agent_roles claim', async () => {
+    const token = await sign({ tenant_id: tenantId, roles: ['member'], agent_roles: ['cfo'] });
+    const response = await t.rest('GET', '/api/v1/agents/cfo/vitals', {
+      caller: { token, tenantId, sub: 'alice', roles: [] },
+    });
+    expect(response.status).toBe(401);
+    expect(response.body).toMatchInlineSnapshot(`
+      {
+        "detail": "Invalid token: agent_roles binds an agent token, and this token has no agent role",
+      }
+    `);
+  });
+
+  it('reads agent_roles in lower case, each role once', async () => {
+    const token = await sign({ tenant_id: tenantId, roles: ['agent'], agent_roles: ['CFO', 'ceo', 'cfo'] });
+    const result = await t.graphql('{ me { agentRoles } }', {}, { token, tenantId, sub: 'alice', roles: [] });
+    expect(result.data).toEqual({ me: { agentRoles: ['ceo', 'cfo'] } });
   });
 
   it('creates no tenant for a rejected token', async () => {

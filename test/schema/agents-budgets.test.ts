@@ -349,6 +349,52 @@ describe('claims under a budget', () => {
   });
 });
 
+describe('BUDGET_CHANGED', () => {
+  it('announces each setBudget with the budget as it stands, for the events stream and recentEvents', async () => {
+    const { chairman, tenantId } = await tenant();
+    const changes = await watchBus(t, 'BUDGET_CHANGED', tenantId);
+    try {
+      const created = await setBudget(t, chairman, roleBudget('cfo', '5', '0.5'));
+      expect((await changes.next()).payload).toEqual({
+        ...budgetAlertPayload((await readBudgets(t.db.prisma, tenantId, 'cfo'))[0] as never),
+        event_id: expect.any(String),
+        type: 'BUDGET_CHANGED',
+        tenant_id: tenantId,
+      });
+      await setBudget(t, chairman, { period: 'day', limitUsd: '20', estimateUsd: '1' });
+      expect((await changes.next()).payload).toMatchObject({ role: null, period: 'day', limit_usd: '20' });
+
+      await t.app.services.relay.kick();
+      const recent = await t.graphql<{ recentEvents: { event: Record<string, unknown> }[] }, unknown>(
+        `{ recentEvents(types: [BUDGET_CHANGED]) {
+            event { __typename ... on BudgetChangedEvent { budgetId role period limitUsd spentUsd } } } }`,
+        undefined,
+        chairman,
+      );
+      expect(recent.data?.recentEvents.map((row) => row.event)).toEqual([
+        {
+          __typename: 'BudgetChangedEvent',
+          budgetId: expect.any(String),
+          role: null,
+          period: 'day',
+          limitUsd: '20',
+          spentUsd: '0',
+        },
+        {
+          __typename: 'BudgetChangedEvent',
+          budgetId: created.id,
+          role: 'cfo',
+          period: 'month',
+          limitUsd: '5',
+          spentUsd: '0',
+        },
+      ]);
+    } finally {
+      await changes.close();
+    }
+  });
+});
+
 describe('budget alerts', () => {
   it('publish the warning and the exhaustion once per period, each with an audit row', async () => {
     const { chairman, agent, tenantId } = await tenant();
@@ -385,7 +431,7 @@ describe('budget alerts', () => {
       }
       const outbox = await t.db.prisma.outboxEvent.groupBy({
         by: ['type'],
-        where: { tenantId, type: { startsWith: 'BUDGET_' } },
+        where: { tenantId, type: { in: ['BUDGET_WARNING', 'BUDGET_EXHAUSTED'] } },
         _count: true,
       });
       expect(Object.fromEntries(outbox.map((row) => [row.type, row._count]))).toEqual({
@@ -438,7 +484,7 @@ describe('budget alerts', () => {
     await complete(t, agent, claim.task?.id ?? '', 1.6, 990);
 
     const events = await t.db.prisma.outboxEvent.findMany({
-      where: { tenantId, type: { startsWith: 'BUDGET_' } },
+      where: { tenantId, type: { in: ['BUDGET_WARNING', 'BUDGET_EXHAUSTED'] } },
       orderBy: { seq: 'asc' },
     });
     const budgets = await readBudgets(t.db.prisma, tenantId);

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
 
-const usage = /^usage: npm run token -- --tenant <uuid> --sub <id> \[--roles [a-z,]+\] \[--ttl 1h\]$/m;
+const usage =
+  /^usage: npm run token -- --tenant <uuid> --sub <id> \[--roles [a-z,]+\] \[--agent-roles <role,...>\] \[--ttl 1h\]$/m;
 const tenant = '00000000-0000-4000-8000-00000000de30';
 
 /** Runs scripts/token.ts as `npm run token -- …` does (from source here; dist/token.js is the same code). */
@@ -37,6 +38,42 @@ describe.runIf(databaseKind === 'pglite')('npm run token', () => {
     expect(result.stderr).toContain('--ttl "forever" is not a duration such as 30m, 1h or 7d');
     expect(result.stderr).toMatch(usage);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('binds an agent token to its roles with --agent-roles', () => {
+    const result = token(
+      '--tenant',
+      tenant,
+      '--sub',
+      'cfo-runtime',
+      '--roles',
+      'agent',
+      '--agent-roles',
+      'CFO,ceo',
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const payload = JSON.parse(Buffer.from(result.stdout.trim().split('.')[1] ?? '', 'base64url').toString());
+    expect(payload).toMatchObject({ roles: ['agent'], agent_roles: ['cfo', 'ceo'] });
+  });
+
+  it('refuses --agent-roles on a token without the agent role, or naming no role', () => {
+    const chairman = token(
+      '--tenant',
+      tenant,
+      '--sub',
+      'alice',
+      '--roles',
+      'chairman',
+      '--agent-roles',
+      'cfo',
+    );
+    expect(chairman.code).toBe(2);
+    expect(chairman.stderr).toContain('--agent-roles binds an agent token: add agent to --roles');
+    const malformed = token('--tenant', tenant, '--sub', 'a', '--roles', 'agent', '--agent-roles', 'c f o');
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('--agent-roles takes 1 to 100 agent roles such as cfo,ceo, not c f o');
+    expect(malformed.stderr).toMatch(usage);
   });
 
   it('prints a signed token for good input', () => {

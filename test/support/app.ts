@@ -34,8 +34,11 @@ export interface TestApp {
   app: App;
   db: Database;
   dataDir: string;
-  /** A signed token for a caller (new tenant unless given). */
-  caller(roles: Role[], options?: { tenantId?: string; sub?: string }): Promise<Caller>;
+  /** A signed token for a caller (new tenant unless given; `agentRoles`: its `agent_roles` claim). */
+  caller(
+    roles: Role[],
+    options?: { tenantId?: string; sub?: string; agentRoles?: string[] },
+  ): Promise<Caller>;
   /** Runs a GraphQL operation in-process through yoga. */
   graphql<Result, Variables>(
     document: TypedDocumentNode<Result, Variables> | string,
@@ -96,8 +99,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     app,
     db: database.db,
     dataDir,
-    async caller(roles, { tenantId = randomUUID(), sub = `user-${randomUUID().slice(0, 8)}` } = {}) {
-      const token = await signToken(TEST_SECRET, { tenantId, sub, roles });
+    async caller(
+      roles,
+      { tenantId = randomUUID(), sub = `user-${randomUUID().slice(0, 8)}`, agentRoles } = {},
+    ) {
+      const token = await signToken(TEST_SECRET, { tenantId, sub, roles, agentRoles });
       return { tenantId, sub, roles, token };
     },
     async graphql(document, variables, caller) {

@@ -28,6 +28,7 @@ export function timeOf(event: LiveEvent): string | null {
       return event.disabledAt;
     case 'ModelVersionChangedEvent':
     case 'BudgetAlertEvent':
+    case 'BudgetChangedEvent':
     case 'TaskApprovalEvent':
       return null;
   }
@@ -43,6 +44,7 @@ const kindOf: Record<LiveEvent['__typename'], string> = {
   ConnectorChangedEvent: 'connector',
   AbTestResultsChangedEvent: 'ab-test',
   BudgetAlertEvent: 'budget',
+  BudgetChangedEvent: 'budget',
   WebhookDisabledEvent: 'webhook',
   TaskApprovalEvent: 'approval',
 };
@@ -112,6 +114,13 @@ function Describe({ event, onOpenTask }: { event: LiveEvent; onOpenTask(id: stri
           {event.budgetRole === null ? 'Company' : roleLabel(event.budgetRole)} budget{' '}
           {event.alert === 'BUDGET_EXHAUSTED' ? 'exhausted' : 'warning'}: {formatUsd(Number(event.spentUsd))}{' '}
           of {formatUsd(Number(event.limitUsd))} spent {event.period === 'day' ? 'today' : 'this month'}
+        </>
+      );
+    case 'BudgetChangedEvent':
+      return (
+        <>
+          {event.budgetRole === null ? 'Company' : roleLabel(event.budgetRole)} budget set:{' '}
+          {formatUsd(Number(event.limitUsd))} {event.period === 'day' ? 'a day' : 'a month'}
         </>
       );
     case 'WebhookDisabledEvent':

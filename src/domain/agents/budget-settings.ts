@@ -1,9 +1,17 @@
 import { recordAudit } from '../../audit.js';
+import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { notFound } from '../errors.js';
 import { type BudgetPeriodKind, periodBounds } from './budget-period.js';
-import { announceCrossings, type BudgetState, lockBudgets, TENANT_BUDGET, writeBudget } from './budgets.js';
+import {
+  announceCrossings,
+  type BudgetState,
+  budgetAlertPayload,
+  lockBudgets,
+  TENANT_BUDGET,
+  writeBudget,
+} from './budgets.js';
 import { normalizeRole } from './roles.js';
 
 export interface BudgetSettings {
@@ -31,7 +39,8 @@ async function spentSince(tx: Prisma.TransactionClient, tenantId: string, role: 
 /**
  * Creates or changes the budget of a role (or of the tenant). A new budget, or one whose period kind
  * changes, starts from what was already spent in the current period. A limit lowered below what is spent
- * stops new claims at once; the change is audited, and a warning or exhaustion it causes is announced.
+ * stops new claims at once; the change is audited, and a warning or exhaustion it causes is announced, and
+ * so is the change itself (BUDGET_CHANGED), which wakes the claims waiting for room.
  */
 export async function setBudget(context: Actor, settings: BudgetSettings): Promise<BudgetState> {
   const { tenantId } = context.viewer;
@@ -109,6 +118,12 @@ export async function setBudget(context: Actor, settings: BudgetSettings): Promi
     const [fresh] = await lockBudgets(tx, tenantId, role).then((all) =>
       all.filter((one) => (one.role ?? TENANT_BUDGET) === role),
     );
+    // Claims the budget turned away, waiting on any instance, try again: it may have room now.
+    await enqueueEvent(tx, {
+      type: 'BUDGET_CHANGED',
+      tenantId,
+      payload: budgetAlertPayload(fresh ?? budget),
+    });
     return fresh ?? budget;
   });
 }

@@ -384,7 +384,7 @@ export interface TaskCost {
 
 export type BudgetAlert = 'BUDGET_WARNING' | 'BUDGET_EXHAUSTED';
 
-/** What BUDGET_WARNING and BUDGET_EXHAUSTED carry. */
+/** What BUDGET_WARNING, BUDGET_EXHAUSTED and BUDGET_CHANGED carry. */
 export function budgetAlertPayload(budget: BudgetState) {
   return {
     budget_id: budget.id,

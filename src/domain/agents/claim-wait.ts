@@ -2,6 +2,7 @@ import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/topics.js';
 import type { Actor } from '../actor.js';
 import { type ClaimOptions, type ClaimOutcome, type ClaimResult, claimNextTask } from './queue.js';
+import { requireWorksFor } from './role-binding.js';
 import { normalizeRole } from './roles.js';
 
 /** Longest wait a claim may ask for, in seconds. */
@@ -25,6 +26,10 @@ interface Answer {
   attempt: number;
 }
 
+/** The refusals of a claim by a budget, which a change of that budget may end. */
+type BudgetRefusal = 'role_budget_exhausted' | 'tenant_budget_exhausted';
+const BUDGET_REFUSALS: readonly BudgetRefusal[] = ['role_budget_exhausted', 'tenant_budget_exhausted'];
+
 interface Entry {
   /** Its answer; undefined while it gets one. */
   answer: Answer | undefined;
@@ -32,8 +37,11 @@ interface Entry {
   since: number;
   /** Whether it was woken since it registered. */
   wokenOnce: boolean;
-  /** Attempts begun when a task of the role last ended while it got an answer; -1 when none did. */
-  freedAt: number;
+  /**
+   * By refusal: attempts begun when a budget that gives such a refusal last got room while it got an answer
+   * (a task ended, a limit was raised); -1 when none did.
+   */
+  freedAt: Record<BudgetRefusal, number>;
 }
 
 /**
@@ -42,8 +50,18 @@ interface Entry {
  */
 type Ended = { failed: false } | { failed: true; error: unknown };
 
-const refusedByBudget = (outcome: ClaimOutcome | null) =>
+const refusedByBudget = (outcome: ClaimOutcome | null): outcome is BudgetRefusal =>
   outcome === 'role_budget_exhausted' || outcome === 'tenant_budget_exhausted';
+
+/**
+ * How far ahead the end of a refusing budget's period arms a wake-up: the longest wait, and a little more
+ * (the claims waiting now end before it; an answer given later arms it again).
+ */
+const PERIOD_WATCH_MS = (MAX_CLAIM_WAIT_SECONDS + 5) * 1000;
+/** After the end of a period: the claim's database decides when it ended, on its own clock. */
+const PERIOD_END_MARGIN_MS = 20;
+/** When a claim woken at a period's end was refused again in that period (the database's clock is behind). */
+const PERIOD_RECHECK_MS = 1000;
 
 /**
  * Attempts of one role an instance's waiting claims make at once while the role's last attempt claimed a
@@ -64,9 +82,26 @@ class RoleWaiters {
   last: Answer | undefined;
   /** Told once when the next attempt ends: with its error when it failed. */
   private onSettle: ((ended: Ended) => void)[] = [];
+  /** Wakes the waiters budgets refused when the refusing budget's period ends (see watchPeriod). */
+  private periodTimer: NodeJS.Timeout | undefined;
+  /** When periodTimer fires, and the end of the period it waits for. */
+  private periodWake = { at: Number.POSITIVE_INFINITY, end: 0 };
+  /** The end of the period the last periodTimer fired for. */
+  private periodWoken = 0;
 
   add(waiter: Waiter): void {
-    this.entries.set(waiter, { answer: undefined, since: this.begun, wokenOnce: false, freedAt: -1 });
+    this.entries.set(waiter, {
+      answer: undefined,
+      since: this.begun,
+      wokenOnce: false,
+      freedAt: { role_budget_exhausted: -1, tenant_budget_exhausted: -1 },
+    });
+  }
+
+  /** No waiter left: nothing more to wake. */
+  close(): void {
+    clearTimeout(this.periodTimer);
+    this.periodTimer = undefined;
   }
 
   private wake(waiter: Waiter, entry: Entry): void {
@@ -89,23 +124,51 @@ class RoleWaiters {
   }
 
   /**
-   * A task of the role ended, releasing its budget reservation: wakes the waiters a budget refused, and
-   * marks those getting an answer, which wake at once should it be a budget's refusal.
+   * A budget got room (a task released its reservation, a limit was raised, a period began): wakes the
+   * waiters it may have turned away (`refusals`: the role's budget, the tenant's, or either), and marks
+   * those getting an answer, which wake at once should it be such a refusal.
    */
-  budgetFreed(): void {
+  budgetFreed(refusals: readonly BudgetRefusal[] = BUDGET_REFUSALS): void {
     for (const [waiter, entry] of this.entries) {
-      if (refusedByBudget(waiter.outcome)) this.wake(waiter, entry);
-      else if (waiter.outcome === null) entry.freedAt = this.begun;
+      if (refusedByBudget(waiter.outcome) && refusals.includes(waiter.outcome)) this.wake(waiter, entry);
+      else if (waiter.outcome === null) for (const refusal of refusals) entry.freedAt[refusal] = this.begun;
     }
   }
 
   /**
+   * A budget's refusal ends with the budget's period, which no event announces: when that end comes
+   * within the longest wait, a timer wakes the waiters budgets refused then (one timer per role, for the
+   * earliest end). Waking early costs an attempt that is refused again; so that a database clock behind
+   * this one does not make that a loop, a refusal in a period already woken for waits a second.
+   */
+  private watchPeriod(result: ClaimResult): void {
+    const end = result.budget?.periodEnd.getTime();
+    if (!refusedByBudget(result.outcome) || end === undefined) return;
+    const now = Date.now();
+    const at = end > this.periodWoken ? end + PERIOD_END_MARGIN_MS : now + PERIOD_RECHECK_MS;
+    if (at - now > PERIOD_WATCH_MS || at >= this.periodWake.at) return;
+    clearTimeout(this.periodTimer);
+    this.periodWake = { at, end };
+    this.periodTimer = setTimeout(
+      () => {
+        this.periodTimer = undefined;
+        this.periodWoken = Math.max(this.periodWoken, this.periodWake.end);
+        this.periodWake = { at: Number.POSITIVE_INFINITY, end: 0 };
+        this.budgetFreed();
+      },
+      Math.max(0, at - now),
+    );
+    this.periodTimer.unref();
+  }
+
+  /**
    * Gives `waiter` `answer`, and leaves it woken when it was woken after the answer's attempt began (or,
-   * for a budget's refusal, a task of the role ended meanwhile): it needs a newer answer.
+   * for a budget's refusal, that budget got room meanwhile): it needs a newer answer.
    */
   take(waiter: Waiter, entry: Entry, answer: Answer): void {
-    if (refusedByBudget(answer.result.outcome) && entry.freedAt >= answer.attempt) {
-      entry.since = Math.max(entry.since, entry.freedAt);
+    const { outcome } = answer.result;
+    if (refusedByBudget(outcome) && entry.freedAt[outcome] >= answer.attempt) {
+      entry.since = Math.max(entry.since, entry.freedAt[outcome]);
       entry.wokenOnce = true;
     }
     waiter.woken = entry.wokenOnce && entry.since >= answer.attempt;
@@ -127,7 +190,7 @@ class RoleWaiters {
    * taking tasks, every task that became pending after its attempt's snapshot woke a waiter (one per task,
    * and one that may take it was always registered), so the answer still stands for `entry`, and what
    * changes it from now on wakes `entry` as well. Only `queue_empty` stands this way: a budget's refusal
-   * ends with its period, or when its limit is raised, without an event.
+   * also ends with its period, which no event announces (watchPeriod wakes only the claims it refused).
    */
   standing(entry: Entry): Answer | undefined {
     if (this.last && this.last.attempt > entry.since) return this.last;
@@ -151,6 +214,7 @@ class RoleWaiters {
     let ended: Ended = { failed: false };
     try {
       const answer = { result: await run(), attempt };
+      this.watchPeriod(answer.result);
       this.busy = answer.result.outcome === 'claimed';
       if (!this.busy && attempt > (this.last?.attempt ?? 0)) this.last = answer;
       this.take(waiter, entry, answer);
@@ -168,7 +232,7 @@ class RoleWaiters {
 }
 
 /** The events that can make a role's task claimable. */
-const WAKING_TYPES = ['TASK_UPDATED', 'DOGFOOD_AGENT_RESUMED'] as const;
+const WAKING_TYPES = ['TASK_UPDATED', 'DOGFOOD_AGENT_RESUMED', 'BUDGET_CHANGED'] as const;
 
 export interface AnswerOptions {
   /** Told before the claim waits for another claim's attempt. */
@@ -186,10 +250,12 @@ export interface AnswerOptions {
  * A task becoming `pending` wakes the role's oldest waiter whose answer was `queue_empty` (or that is
  * getting one), one per event, so a thousand waiters do not race for one task; if that waiter finds
  * nothing (another instance or a claimer that did not wait took it) it waits again, and one that leaves
- * without using its wake-up (it claimed another task, its wait ended) hands it on. A resume of the role,
- * and a task of the role ending (which releases its budget reservation), wake every waiter the role's
- * pause or a budget turned away; a gap in the bus's events (Redis subscribed again) wakes every waiter of
- * the tenant.
+ * without using its wake-up (it claimed another task, its wait ended) hands it on. A resume of the role
+ * wakes every waiter its pause turned away. A budget getting room wakes the waiters that budget turned
+ * away: a task leaving `running` (its reservation released on its role's budget and the tenant's, which
+ * binds every role), BUDGET_CHANGED (the chairman set a limit, an estimate or a period), and the end of
+ * the refusing budget's period, the one change no commit announces (RoleWaiters.watchPeriod, a timer). A
+ * gap in the bus's events (Redis subscribed again) wakes every waiter of the tenant.
  *
  * A claim gets its answers through `answer`: one that stands (RoleWaiters.standing) costs no database
  * work, and while the role's last attempt claimed nothing a claim makes its own attempt only after the
@@ -250,6 +316,7 @@ export class ClaimWaiters {
       // A wake-up it did not use goes to another waiter: the task it announced may still be pending.
       if (waiter.woken) entries.wakeOne();
       if (entries.entries.size > 0) return;
+      entries.close();
       current.roles.delete(role);
       if (current.roles.size > 0) return;
       current.stop();
@@ -291,16 +358,30 @@ export class ClaimWaiters {
   }
 
   private dispatch(roles: Map<string, RoleWaiters>, event: BusEvent): void {
-    const role = typeof event.payload.role === 'string' ? event.payload.role : undefined;
-    const waiters = role === undefined ? undefined : roles.get(role);
-    if (!waiters) return;
+    const role = typeof event.payload.role === 'string' ? event.payload.role : null;
+    if (event.type === 'BUDGET_CHANGED') {
+      // The tenant's budget (no role) binds the claims of every role; a role's budget, that role's.
+      if (role === null)
+        for (const waiters of roles.values()) waiters.budgetFreed(['tenant_budget_exhausted']);
+      else roles.get(role)?.budgetFreed(['role_budget_exhausted']);
+      return;
+    }
+    if (role === null) return;
+    const waiters = roles.get(role);
     if (event.type === 'DOGFOOD_AGENT_RESUMED') {
-      waiters.wakeAll();
+      waiters?.wakeAll();
       return;
     }
     const status = event.payload.status;
-    if (status === 'pending') waiters.wakeOne();
-    else if (status === 'completed' || status === 'failed') waiters.budgetFreed();
+    if (status === 'pending') waiters?.wakeOne();
+    if (status === 'running') return;
+    // A task leaving `running` (completed, failed, awaiting a decision, or pending again: released, or its
+    // lease lapsed) gave back what it reserved on its role's budget and on the tenant's, which binds every
+    // role. A pending task that a chat queued reserved nothing; the event does not tell, so it wakes too.
+    waiters?.budgetFreed();
+    for (const [other, otherWaiters] of roles) {
+      if (other !== role) otherWaiters.budgetFreed(['tenant_budget_exhausted']);
+    }
   }
 }
 
@@ -343,6 +424,8 @@ export async function claimNextTaskWaiting(
 ): Promise<ClaimResult> {
   if (waitMs <= 0 || signal?.aborted) return claimNextTask(context, rawRole, options);
   const role = normalizeRole(rawRole);
+  // Before it waits: its attempts answer the other claims waiting for the role too.
+  requireWorksFor(context.viewer, role);
   const { tenantId } = context.viewer;
   const waiters = claimWaitersOf(bus);
   let release: (() => void) | undefined;

@@ -17,6 +17,7 @@ import {
 } from './budgets.js';
 import type { TokenUsage } from './completion-rules.js';
 import { type ModelRouting, type RoutingChoice, routeClaimedTask } from './model-routing.js';
+import { requireWorksFor, roleScopeSql } from './role-binding.js';
 import { normalizeRole } from './roles.js';
 import {
   type TaskColumns,
@@ -108,7 +109,8 @@ export interface ClaimResult {
 }
 
 /**
- * Hands the oldest pending task of a role to the calling agent, or says why it cannot: the role is paused,
+ * Hands the oldest pending task of a role to the calling agent (403 for a role its token is not bound to:
+ * role-binding.ts), or says why it cannot: the role is paused,
  * the tenant's or the role's budget has no room for one more task's estimate, or nothing is pending (checked
  * in that order). Each task goes to exactly one caller: the row is locked and rows other claimers hold are
  * skipped. The budgets are locked while the task is handed out, and the task's estimate is reserved in the
@@ -120,6 +122,7 @@ export async function claimNextTask(
   options: ClaimOptions = {},
 ): Promise<ClaimResult> {
   const role = normalizeRole(rawRole);
+  requireWorksFor(context.viewer, role);
   // The claim that hands out a task is one statement on its own (autocommit): the budget rows it locks are
   // held for that statement and its commit, never across a round trip to the gateway. Only when it hands
   // out nothing does the claim go on, in a transaction, to reap lapsed leases and say why.
@@ -354,10 +357,15 @@ interface LockedTask {
   claimed_by: string | null;
 }
 
-/** Locks a running task of the caller's tenant that the caller claimed; 404, 403 or 409 otherwise. */
+/**
+ * Locks a running task of the caller's tenant that the caller claimed; 404 (also a task of a role the
+ * caller's token is not bound to), 403 or 409 otherwise.
+ */
 export async function lockOwnRunningTask(tx: Prisma.TransactionClient, context: Actor, id: string) {
   const [task] = await tx.$queryRaw<LockedTask[]>`
-    SELECT status::text, claimed_by FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
+    SELECT status::text, claimed_by FROM tasks
+    WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid ${roleScopeSql(context.viewer)}
+    FOR UPDATE`;
   if (!task) throw notFound(`Task ${id} not found`);
   if (task.status !== 'running') throw conflict(`Task ${id} is ${task.status}, not running`);
   if (task.claimed_by !== context.viewer.sub) throw forbidden(`Task ${id} is claimed by another agent`);
@@ -388,8 +396,8 @@ const tokensOrNull = (count: number | null | undefined) =>
  * it, it counts in its version's counters (finishedTaskCounters), is settled against its budgets (its cost
  * charged with the alerts and audit rows that follow, or only its reservation freed: settlementOf) and
  * announced (TASK_UPDATED, then the budgets' alerts, in the outbox). It changes nothing unless the task is
- * the caller's tenant's, running and the caller's: lockOwnRunningTask then says which of 404, 409 and 403
- * it is. Answers with the task.
+ * the caller's tenant's (of a role its token works for), running and the caller's: lockOwnRunningTask then
+ * says which of 404, 409 and 403 it is. Answers with the task.
  */
 async function finish(
   context: Actor,
@@ -405,6 +413,7 @@ async function finish(
     WITH changed AS (
       UPDATE tasks SET ${set}, finished_at = now(), lease_expires_at = NULL, updated_at = now()
       WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid AND status = 'running' AND claimed_by = ${sub}
+        ${roleScopeSql(context.viewer)}
       RETURNING *
     ),
     ${extra}
@@ -494,7 +503,9 @@ export async function renewTaskLease(
   return context.prisma.$transaction(async (tx) => {
     const [task] = await tx.$queryRaw<(LockedTask & { lapsed: boolean })[]>`
       SELECT status::text, claimed_by, lease_expires_at < now() AS lapsed
-      FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid FOR UPDATE`;
+      FROM tasks
+      WHERE id = ${id}::uuid AND tenant_id = ${context.viewer.tenantId}::uuid ${roleScopeSql(context.viewer)}
+      FOR UPDATE`;
     if (!task) throw notFound(`Task ${id} not found`);
     if (task.status !== 'running') {
       throw new Refusal('CONFLICT', `Task ${id} is ${task.status}, not running`, {

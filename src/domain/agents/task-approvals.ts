@@ -6,6 +6,7 @@ import type { Actor } from '../actor.js';
 import { notFound, ownRequest, Refusal } from '../errors.js';
 import { releaseReservations } from './budgets.js';
 import { lockOwnRunningTask } from './queue.js';
+import { roleScope } from './role-binding.js';
 import { taskEventPayload } from './task-events.js';
 
 /** Longest summary of a decision request, in characters. */
@@ -139,7 +140,7 @@ export async function findTaskApproval(context: Actor, id: string): Promise<Task
   const row = await context.prisma.taskApproval.findFirst({
     where: {
       id,
-      tenantId: context.viewer.tenantId,
+      ...roleScope(context.viewer),
       ...(decidesTaskApprovals(context.viewer) ? {} : { requestedBy: context.viewer.sub }),
     },
   });
@@ -265,7 +266,7 @@ export async function expireTaskApprovals(
 /** The latest decision request of a task, or null. */
 export function latestTaskApproval(context: Actor, taskId: string): Promise<TaskApproval | null> {
   return context.prisma.taskApproval.findFirst({
-    where: { taskId, tenantId: context.viewer.tenantId },
+    where: { taskId, ...roleScope(context.viewer) },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
   });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
+import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import {
   decidesTaskApprovals,
@@ -180,10 +181,9 @@ builder.queryField('taskApprovals', (t) =>
       async (_root, { first, after, status, role }, context) => {
         const rows = await context.prisma.taskApproval.findMany({
           where: {
-            tenantId: context.viewer.tenantId,
+            ...roleScope(context.viewer, role ? normalizeRole(role) : null),
             ...(decidesTaskApprovals(context.viewer) ? {} : { requestedBy: context.viewer.sub }),
             ...statusWhere(status, new Date()),
-            ...(role ? { role: normalizeRole(role) } : {}),
             ...afterCursor(after),
           },
           orderBy: newestFirst,

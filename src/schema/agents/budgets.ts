@@ -260,8 +260,9 @@ builder.mutationField('claimNextTask', (t) =>
       'claimTask that says why it handed out nothing: takes the oldest pending task of a role under a ' +
       '5-minute lease, reserving its budgets’ estimates, or answers the reason. A refusal changes nothing. ' +
       `With \`waitSeconds\` (0 to ${MAX_CLAIM_WAIT_SECONDS}, default 0: answer at once), waits that long for a ` +
-      'claimable task without polling: the commit that queues one for the role (or resumes it, or ends a task ' +
-      'that held budget) wakes the claim on any instance. Answers the reason of the last attempt when the ' +
+      'claimable task without polling: the commit that queues one for the role or resumes it, or gives the ' +
+      'refusing budget room (a task releasing its reservation, setBudget, the next period), wakes the claim on ' +
+      'any instance. Answers the reason of the last attempt when the ' +
       'wait ends with nothing; a client that goes away ends its wait.',
     args: {
       role: t.arg.string({ required: true }),
@@ -284,20 +285,36 @@ builder.mutationField('claimNextTask', (t) =>
   }),
 );
 
-type BudgetAlertPayload = ReturnType<typeof budgetAlertPayload> & {
+type BudgetEventPayload = ReturnType<typeof budgetAlertPayload> & {
   event_id: string;
   tenant_id: string;
-  type: 'BUDGET_WARNING' | 'BUDGET_EXHAUSTED';
+  type: 'BUDGET_WARNING' | 'BUDGET_EXHAUSTED' | 'BUDGET_CHANGED';
 };
 
-export const BudgetAlertEvent = builder.objectRef<BudgetAlertPayload>('BudgetAlertEvent').implement({
+export const BudgetAlertEvent = builder.objectRef<BudgetEventPayload>('BudgetAlertEvent').implement({
   description:
     'A budget passed its warning threshold (BUDGET_WARNING) or has no room for one more task ' +
     '(BUDGET_EXHAUSTED); each at most once per budget and period.',
   fields: (t) => ({
+    alert: t.exposeString('type', { description: 'BUDGET_WARNING or BUDGET_EXHAUSTED.' }),
+    ...budgetEventFields(t),
+  }),
+});
+
+export const BudgetChangedEvent = builder.objectRef<BudgetEventPayload>('BudgetChangedEvent').implement({
+  description:
+    'The chairman set a budget (BUDGET_CHANGED): created it or changed its limits, estimates or period. ' +
+    'Claims it turned away try again.',
+  fields: (t) => budgetEventFields(t),
+});
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** The fields every budget event has: the budget as it stood after the change. */
+function budgetEventFields(t: PothosSchemaTypes.ObjectFieldBuilder<Types, BudgetEventPayload>) {
+  return {
     eventId: t.exposeID('event_id'),
     tenantId: t.exposeID('tenant_id'),
-    alert: t.exposeString('type', { description: 'BUDGET_WARNING or BUDGET_EXHAUSTED.' }),
     budgetId: t.exposeID('budget_id'),
     role: t.exposeString('role', { nullable: true, description: 'Null for the tenant’s budget.' }),
     period: t.field({ type: BudgetPeriodEnum, resolve: (event) => event.period }),
@@ -307,5 +324,5 @@ export const BudgetAlertEvent = builder.objectRef<BudgetAlertPayload>('BudgetAle
     spentUsd: t.exposeString('spent_usd'),
     reservedUsd: t.exposeString('reserved_usd'),
     warningThreshold: t.exposeFloat('warning_threshold'),
-  }),
-});
+  };
+}

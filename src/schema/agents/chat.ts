@@ -9,6 +9,7 @@ import {
   ReceivedFile,
 } from '../../domain/agents/attachments.js';
 import { type ChatReceipt, sendChatMessage } from '../../domain/agents/chat.js';
+import { roleScope } from '../../domain/agents/role-binding.js';
 import { roleArg, TaskRef, TaskStatusEnum, ThreadRef } from './types.js';
 
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -233,10 +234,11 @@ builder.queryField('thread', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ThreadRef,
     nullable: true,
-    description: 'A conversation of the caller’s tenant; null when there is none with this id.',
+    description:
+      'A conversation of the caller’s tenant (of its roles, for an agent token bound to roles); null when there is none with this id.',
     args: { id: t.arg.id({ required: true }) },
     ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
-      context.prisma.thread.findFirst({ where: { id, tenantId: context.viewer.tenantId } }),
+      context.prisma.thread.findFirst({ where: { id, ...roleScope(context.viewer) } }),
     ),
   }),
 );

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../../builder.js';
+import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import type { TaskEventPayload } from '../../domain/agents/task-events.js';
 import { parseArgs } from '../../validation/index.js';
@@ -27,7 +28,10 @@ export const TaskUpdatedEvent = builder.objectRef<TaskUpdatedPayload>('TaskUpdat
       description: 'The task as it is now.',
       resolve: (event, _args, context) =>
         context.prisma.task.findFirst({
-          where: { id: event.task_id, tenantId: context.viewer?.tenantId ?? event.tenant_id },
+          where: {
+            id: event.task_id,
+            ...(context.viewer ? roleScope(context.viewer) : { tenantId: event.tenant_id }),
+          },
         }),
     }),
   }),

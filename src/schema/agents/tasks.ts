@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
 import { completionReportRule } from '../../domain/agents/completion-rules.js';
 import { claimTask, completeTask, failTask, releaseTask, renewTaskLease } from '../../domain/agents/queue.js';
+import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { roleArg, TASK_STATUSES, TaskRef, TaskStatusEnum } from './types.js';
@@ -12,10 +13,11 @@ builder.queryField('task', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: TaskRef,
     nullable: true,
-    description: 'A task of the caller’s tenant; null when there is none with this id.',
+    description:
+      'A task of the caller’s tenant (of its roles, for an agent token bound to roles); null when there is none with this id.',
     args: { id: t.arg.id({ required: true }) },
     ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
-      context.prisma.task.findFirst({ where: { id, tenantId: context.viewer.tenantId } }),
+      context.prisma.task.findFirst({ where: { id, ...roleScope(context.viewer) } }),
     ),
   }),
 );
@@ -29,7 +31,8 @@ const tasksArgs = z.object({
 builder.queryField('tasks', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: TaskPage,
-    description: 'Tasks of the caller’s tenant, newest first, optionally of one role and one status.',
+    description:
+      'Tasks of the caller’s tenant (of its roles, for an agent token bound to roles), newest first, optionally of one role and one status.',
     args: {
       first: t.arg.int(),
       after: t.arg.string(),
@@ -39,8 +42,7 @@ builder.queryField('tasks', (t) =>
     ...validatedArgs(tasksArgs, async (_root, { first, after, role, status }, context) => {
       const rows = await context.prisma.task.findMany({
         where: {
-          tenantId: context.viewer.tenantId,
-          ...(role ? { role: normalizeRole(role) } : {}),
+          ...roleScope(context.viewer, role ? normalizeRole(role) : null),
           ...(status ? { status } : {}),
           ...afterCursor(after),
         },
@@ -83,7 +85,7 @@ builder.queryField('taskCounts', (t) =>
     ...validatedArgs(z.object({ role: roleArg.nullish() }), async (_root, { role }, context) => {
       const groups = await context.prisma.task.groupBy({
         by: ['status'],
-        where: { tenantId: context.viewer.tenantId, ...(role ? { role: normalizeRole(role) } : {}) },
+        where: roleScope(context.viewer, role ? normalizeRole(role) : null),
         _count: { _all: true },
       });
       const counts: TaskCounts = {

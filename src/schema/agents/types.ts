@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../../builder.js';
+import { roleScope } from '../../domain/agents/role-binding.js';
 import { forbidden } from '../../errors.js';
 
 export const TASK_STATUSES = [
@@ -62,7 +63,7 @@ builder.prismaObject('Attachment', {
       resolve: async (attachment, _args, context) => {
         const task = context.viewer
           ? await context.prisma.task.findFirst({
-              where: { id: attachment.taskId, tenantId: context.viewer.tenantId },
+              where: { id: attachment.taskId, ...roleScope(context.viewer) },
               select: { status: true, claimedBy: true },
             })
           : null;

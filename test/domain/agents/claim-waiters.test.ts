@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { BudgetState } from '../../../src/domain/agents/budgets.js';
 import { ClaimWaiters, type Waiter } from '../../../src/domain/agents/claim-wait.js';
 import type { ClaimOutcome, ClaimResult } from '../../../src/domain/agents/queue.js';
 import { createEventBus, type EventBus } from '../../../src/events/bus.js';
@@ -80,6 +81,55 @@ describe('ClaimWaiters', () => {
     for (const remove of removals) remove();
   });
 
+  it('a budget change wakes the waiters it turned away: the tenant’s of every role, a role’s of its role', async () => {
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const cfoByRole = waiter('role_budget_exhausted');
+    const cfoByTenant = waiter('tenant_budget_exhausted');
+    const ctoByRole = waiter('role_budget_exhausted');
+    const ctoByTenant = waiter('tenant_budget_exhausted');
+    const empty = waiter();
+    const removals = [
+      registry.add(tenantId, 'cfo', cfoByRole),
+      registry.add(tenantId, 'cfo', cfoByTenant),
+      registry.add(tenantId, 'cto', ctoByRole),
+      registry.add(tenantId, 'cto', ctoByTenant),
+      registry.add(tenantId, 'cto', empty),
+    ];
+
+    await publish('BUDGET_CHANGED', tenantId, { role: 'cfo' });
+    await vi.waitFor(() => expect(cfoByRole.wakes).toBe(1));
+    await publish('BUDGET_CHANGED', tenantId, { role: null });
+    await vi.waitFor(() => expect(ctoByTenant.wakes).toBe(1));
+
+    expect([cfoByRole, cfoByTenant, ctoByRole, ctoByTenant, empty].map((entry) => entry.wakes)).toEqual([
+      1, 1, 0, 1, 0,
+    ]);
+    for (const remove of removals) remove();
+  });
+
+  it('a task leaving running frees budgets: its role’s waiters, and the tenant’s waiters of every role', async () => {
+    const registry = new ClaimWaiters(bus);
+    const tenantId = randomUUID();
+    const cfoByRole = waiter('role_budget_exhausted');
+    const ctoByRole = waiter('role_budget_exhausted');
+    const ctoByTenant = waiter('tenant_budget_exhausted');
+    const removals = [
+      registry.add(tenantId, 'cfo', cfoByRole),
+      registry.add(tenantId, 'cto', ctoByRole),
+      registry.add(tenantId, 'cto', ctoByTenant),
+    ];
+
+    // A release (pending again), a request for a decision: each gives the task's reservation back.
+    await publish('TASK_UPDATED', tenantId, { role: 'cfo', status: 'pending' });
+    await vi.waitFor(() => expect(ctoByTenant.wakes).toBe(1));
+    await publish('TASK_UPDATED', tenantId, { role: 'cfo', status: 'awaiting_approval' });
+    await vi.waitFor(() => expect(ctoByTenant.wakes).toBe(2));
+
+    expect([cfoByRole.wakes, ctoByRole.wakes]).toEqual([2, 0]);
+    for (const remove of removals) remove();
+  });
+
   it('a task of the role ending wakes the waiters a budget turned away', async () => {
     const registry = new ClaimWaiters(bus);
     const tenantId = randomUUID();
@@ -125,10 +175,10 @@ function syncBus() {
   };
 }
 
-const answerOf = (outcome: ClaimOutcome): ClaimResult => ({
+const answerOf = (outcome: ClaimOutcome, periodEnd?: Date): ClaimResult => ({
   outcome,
   task: outcome === 'claimed' ? ({ id: randomUUID() } as Task) : null,
-  budget: null,
+  budget: periodEnd ? ({ periodEnd } as BudgetState) : null,
   routing: null,
 });
 
@@ -326,6 +376,64 @@ describe('ClaimWaiters.answer', () => {
     expect(refused.woken).toBe(true);
     expect(empty.woken).toBe(false);
     expect(refused.wakes + empty.wakes).toBe(0);
+  });
+
+  it('a budget’s refusal wakes its claim when the budget’s period ends', async () => {
+    vi.useFakeTimers();
+    try {
+      const { bus } = syncBus();
+      const registry = new ClaimWaiters(bus);
+      const tenantId = randomUUID();
+      const refused = waiter(null);
+      const empty = waiter(null);
+      const removals = [registry.add(tenantId, 'cfo', refused), registry.add(tenantId, 'cto', empty)];
+      const periodEnd = new Date(Date.now() + 5000);
+      await registry.answer(tenantId, 'cfo', refused, async () =>
+        answerOf('tenant_budget_exhausted', periodEnd),
+      );
+      await registry.answer(tenantId, 'cto', empty, async () => answerOf('queue_empty'));
+
+      await vi.advanceTimersByTimeAsync(4999);
+      expect(refused.wakes).toBe(0);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(refused.wakes).toBe(1);
+      expect(empty.wakes).toBe(0);
+
+      // Refused again in the same period (the database's clock is behind): it checks again a second later.
+      const again = registry.answer(tenantId, 'cfo', refused, async () =>
+        answerOf('tenant_budget_exhausted', periodEnd),
+      );
+      await again;
+      await vi.advanceTimersByTimeAsync(999);
+      expect(refused.wakes).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(refused.wakes).toBe(2);
+      for (const remove of removals) remove();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a period that ends after the longest wait arms nothing', async () => {
+    vi.useFakeTimers();
+    try {
+      const { bus } = syncBus();
+      const registry = new ClaimWaiters(bus);
+      const tenantId = randomUUID();
+      const refused = waiter(null);
+      const remove = registry.add(tenantId, 'cfo', refused);
+      const nextMonth = new Date(Date.now() + 30 * 24 * 3600 * 1000);
+
+      await registry.answer(tenantId, 'cfo', refused, async () =>
+        answerOf('role_budget_exhausted', nextMonth),
+      );
+
+      expect(vi.getTimerCount()).toBe(0);
+      remove();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('only queue_empty stands for a claim that registers later: a budget refusal is tried again', async () => {
