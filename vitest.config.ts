@@ -1,14 +1,53 @@
 import { defineConfig } from 'vitest/config';
 import { browserTestsEnabled } from './test/browser/support/chromium.js';
 
-// Pure domain logic runs once; everything that touches a database runs on PGlite and, when
-// TEST_DATABASE_URL is set (CI sets it), again on PostgreSQL with Redis as the bus.
-const databaseTests = ['test/**/*.test.ts'];
+/**
+ * The test projects, split by what they prove (docs/testing.md):
+ * - `unit`: pure domain logic, once.
+ * - `storage:pglite` and `storage:postgres`: what depends on the database engine (the queue, budgets,
+ *   claims, leases, approvals decided once, the outbox and its relay, webhook delivery across instances,
+ *   migrations, outages, tenant isolation, starting on either engine), on both. The PostgreSQL run uses
+ *   Redis as the bus and fails, never skips, when either service cannot be reached.
+ * - `api`: the contract of every face (GraphQL, REST, MCP, WebSockets, the plugins, the pages), once: on
+ *   PostgreSQL and Redis when TEST_DATABASE_URL is set (CI), on PGlite otherwise. Its files share one
+ *   module graph per worker (`isolate: false`): they already keep apart by tenant and restore their spies.
+ * - `browser`: pages in headless Chromium, once (on PGlite): only where Chromium is installed, and always
+ *   when BROWSER_TESTS=1 (CI), which fails the run if it is missing.
+ */
 const unitTests = ['test/domain/**/*.test.ts'];
-// Pages in headless Chromium, once (on PGlite): only where Chromium is installed, and always when
-// BROWSER_TESTS=1 (CI), which fails the run if it is missing.
 const browserTests = ['test/browser/**/*.test.ts'];
+const storageTests = [
+  'test/db/**/*.test.ts',
+  'test/events/**/*.test.ts',
+  'test/faults/**/*.test.ts',
+  'test/connectors/*-migration.test.ts',
+  'test/schema/agents-queue.test.ts',
+  'test/schema/agents-budgets*.test.ts',
+  'test/schema/agents-claim-wait*.test.ts',
+  'test/schema/agents-lease.test.ts',
+  'test/schema/agents-task-approvals*.test.ts',
+  'test/schema/webhooks-*.test.ts',
+  'test/schema/canary-rollout.test.ts',
+  'test/schema/finetuning-propagation.test.ts',
+  'test/schema/experiments-live.test.ts',
+  'test/schema/experiments-events.test.ts',
+  'test/schema/connector-rate-limits.test.ts',
+  'test/schema/model-routing.test.ts',
+  'test/mcp/tool-list-changes.test.ts',
+  'test/observability/metrics.test.ts',
+  'test/server/tenant-isolation.test.ts',
+  'test/server/database-*.test.ts',
+  'test/server/disk-full.test.ts',
+  'test/server/response-cache-isolation.test.ts',
+  'test/server/startup*.test.ts',
+  'test/scripts/**/*.test.ts',
+  'test/config/env-table.test.ts',
+];
+const allTests = ['test/**/*.test.ts'];
 const withPostgres = !!process.env.TEST_DATABASE_URL;
+const ensureBuild = 'test/support/ensure-build.ts';
+const templates = 'test/support/templates.ts';
+const requireServices = 'test/support/require-services.ts';
 
 export default defineConfig({
   // graphql ships both ESM and CJS builds; Vite would load both and break instanceof checks.
@@ -28,16 +67,40 @@ export default defineConfig({
     // "A test process on Node 24 that dies of V8's JIT-page check"). The server itself keeps V8's tiers.
     execArgv: ['--liftoff-only'],
     projects: [
-      { extends: true as const, test: { name: 'unit', include: unitTests } },
+      { extends: true as const, test: { name: 'unit', include: unitTests, isolate: false } },
       {
         extends: true as const,
         test: {
-          name: 'pglite',
-          include: databaseTests,
-          exclude: [...unitTests, ...browserTests],
-          env: { TEST_DB: 'pglite' },
+          name: 'api',
+          include: allTests,
+          exclude: [...unitTests, ...browserTests, ...storageTests],
+          env: { TEST_DB: withPostgres ? 'postgres' : 'pglite' },
+          globalSetup: [...(withPostgres ? [requireServices] : []), ensureBuild, templates],
+          isolate: false,
         },
       },
+      {
+        extends: true as const,
+        test: {
+          name: 'storage:pglite',
+          include: storageTests,
+          env: { TEST_DB: 'pglite' },
+          globalSetup: [ensureBuild, templates],
+        },
+      },
+      ...(withPostgres
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'storage:postgres',
+                include: storageTests,
+                env: { TEST_DB: 'postgres' },
+                globalSetup: [requireServices, ensureBuild, templates],
+              },
+            },
+          ]
+        : []),
       ...(browserTestsEnabled()
         ? [
             {
@@ -46,22 +109,8 @@ export default defineConfig({
                 name: 'browser',
                 include: browserTests,
                 env: { TEST_DB: 'pglite' },
-                globalSetup: ['test/browser/support/require-chromium.ts'],
+                globalSetup: ['test/browser/support/require-chromium.ts', templates],
                 fileParallelism: false,
-              },
-            },
-          ]
-        : []),
-      ...(withPostgres
-        ? [
-            {
-              extends: true as const,
-              test: {
-                name: 'postgres',
-                include: databaseTests,
-                exclude: [...unitTests, ...browserTests],
-                env: { TEST_DB: 'postgres' },
-                globalSetup: ['test/support/require-services.ts'],
               },
             },
           ]

@@ -27,6 +27,8 @@ export interface Database {
   prisma: PrismaClient;
   /** PostgreSQL only: the pool's current figures. */
   pool?: () => PoolFigures;
+  /** PGlite only: the whole data directory as a tar archive, for `loadDataDir` (DatabaseOptions). */
+  dumpDataDir?: () => Promise<Uint8Array>;
   /** Applies pending migrations, each in its own transaction; returns the names applied. */
   migrate(options?: MigrateOptions): Promise<string[]>;
   /** True when the database answers within `timeoutMs` and no migration is pending. */
@@ -55,6 +57,11 @@ export interface DatabaseOptions {
   limits?: DatabaseLimits | undefined;
   /** PGlite: called when the start waits for another process to let go of `dataDir`. */
   onDataDirWait?: LockOptions['onWait'];
+  /**
+   * PGlite in memory (`memory://`) only: start from this data directory, as `dumpDataDir` returned it,
+   * rather than an empty one (the tests' migrated template, test/support/database.ts).
+   */
+  loadDataDir?: Uint8Array | undefined;
 }
 
 // Each driver is imported only when chosen: a gateway on PostgreSQL never evaluates PGlite, and one on
@@ -93,7 +100,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const startParams = ['-c', 'shared_buffers=16MB'];
   const { startPGliteWorker } = await import('./pglite-remote.js');
   if (options.dataDir === 'memory://') {
-    const worker = await startPGliteWorker({ dataDir: 'memory://', startParams });
+    const worker = await startPGliteWorker({
+      dataDir: 'memory://',
+      startParams,
+      loadDataDir: options.loadDataDir,
+    });
     return wrapPGlite(worker, { release: async () => {}, lost: new Promise<Error>(() => {}) });
   }
   const pgliteDir = path.join(options.dataDir, 'pglite');
@@ -138,6 +149,7 @@ function wrapPGlite(worker: PGliteWorker, lock: DataDirLock): Database {
     },
   );
   database.lost = Promise.race([worker.lost, lock.lost]);
+  database.dumpDataDir = () => worker.dumpDataDir();
   return database;
 }
 

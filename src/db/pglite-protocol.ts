@@ -11,6 +11,11 @@ export interface PGliteWorkerData {
   dataDir: string;
   /** Start parameters added to PGlite's defaults. */
   startParams: string[];
+  /**
+   * `memory://` only: the data directory to start from, as `dumpDataDir` returned it (a tar archive),
+   * instead of running initdb. The tests start each database from one migrated this way.
+   */
+  loadDataDir?: Uint8Array | undefined;
 }
 
 /** A request; `tx` names a transaction opened by `startTransaction`, otherwise the connection is used. */
@@ -21,6 +26,7 @@ export type Request =
   | { op: 'commit' | 'rollback'; tx: number }
   | { op: 'rows'; sql: string }
   | { op: 'listen' | 'unlisten'; channel: string }
+  | { op: 'dumpDataDir' }
   | { op: 'close' };
 
 export type Call = Request & { id: number };

@@ -39,6 +39,8 @@ export interface PGliteWorker {
    * memory): from then on every call, including those under way, fails as ConnectionClosed (503).
    */
   lost: Promise<Error>;
+  /** The whole data directory as a tar archive, for `loadDataDir` (PGliteWorkerData). */
+  dumpDataDir(): Promise<Uint8Array>;
   /** Closes PGlite (a checkpoint on disk) and ends the thread. */
   close(): Promise<void>;
   /** The thread itself (its id and resource use in tests). */
@@ -166,6 +168,7 @@ export async function startPGliteWorker(data: PGliteWorkerData): Promise<PGliteW
         Promise.reject(new Error('no shadow database here; scripts/new-migration.ts opens its own')),
     },
     rows: (sql) => call({ op: 'rows', sql }),
+    dumpDataDir: () => call<Uint8Array>({ op: 'dumpDataDir' }),
     async listen(channel, onWake) {
       let channelListeners = listeners.get(channel);
       if (!channelListeners) {

@@ -14,7 +14,7 @@ import type { Call, Event, PGliteWorkerData, Reply, SerializedError } from './pg
 
 if (!parentPort) throw new Error('pglite-worker runs as a worker thread');
 const port = parentPort;
-const { dataDir, startParams } = workerData as PGliteWorkerData;
+const { dataDir, startParams, loadDataDir } = workerData as PGliteWorkerData;
 
 const send = (message: Reply | Event) => port.postMessage(message);
 
@@ -46,7 +46,10 @@ function serializeError(error: unknown): SerializedError {
 /** Opens PGlite and its adapter; tells the gateway's thread `ready`, or `failed` (and this thread ends). */
 async function open(): Promise<PGlite | undefined> {
   try {
-    return await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...startParams] });
+    return await PGlite.create(dataDir, {
+      startParams: [...PGlite.defaultStartParams, ...startParams],
+      ...(loadDataDir ? { loadDataDir: new Blob([loadDataDir as Uint8Array<ArrayBuffer>]) } : {}),
+    });
   } catch (error) {
     send({ event: 'failed', error: serializeError(error) });
     return undefined;
@@ -164,6 +167,8 @@ function serve(pglite: PGlite, adapter: SqlDriverAdapter, ownParsers: Parsers) {
         await unlisteners.get(call.channel)?.();
         unlisteners.delete(call.channel);
         return undefined;
+      case 'dumpDataDir':
+        return new Uint8Array(await (await pglite.dumpDataDir('none')).arrayBuffer());
       case 'close':
         await pglite.close();
         return undefined;

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AgentOptions, type AgentSummary, runAgent } from '../../agent/runtime.js';
 import { connectorToolName } from '../../mcp/connector-tools.js';
@@ -15,13 +14,12 @@ import { readBudget, setBudget } from '../schema/agents-budgets-support.js';
 import { queueTask, TaskQuery } from '../schema/agents-support.js';
 import { boundLine, routingTenant } from '../schema/model-routing-support.js';
 import type { Caller, TestApp } from '../support/app.js';
+import { built } from '../support/built.js';
 import type { TestHttpsServer } from '../support/https-server.js';
 import { startMcpRecorder } from './mcp-recorder.js';
 import { completion, failure, hang, startModelServer } from './model-server.js';
 
 const PRICES = { 'test-model': { input: 2, cachedInput: 1, output: 8, reasoning: 8 } };
-const agentScript = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
@@ -556,11 +554,11 @@ describe('the reference agent runtime', () => {
 });
 
 function spawnAgent(args: string[], env: Record<string, string>, command?: { file: string; cwd: string }) {
-  const child = spawn(
-    process.execPath,
-    command ? [command.file, ...args] : ['--import', tsxLoader, agentScript, ...args],
-    { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: command?.cwd },
-  );
+  const child = spawn(process.execPath, command ? [command.file, ...args] : [built.agent, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: command?.cwd,
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk) => {
     stderr += chunk;

@@ -3,17 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnector } from '../rest/connectors-support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { built } from '../support/built.js';
 import { createTestDatabase, databaseKind, type TestDatabase } from '../support/database.js';
 
 const KEY_1 = `k1:${randomBytes(32).toString('base64')}`;
 const KEY_2 = `k2:${randomBytes(32).toString('base64')}`;
 
-/** Runs scripts/reseal-credentials.ts as `npm run credentials:reseal` does (from source). */
+/** Runs dist/reseal-credentials.js as `npm run credentials:reseal` does. */
 function reseal(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/reseal-credentials.ts'], {
+    const child = spawn(process.execPath, [built.resealCredentials], {
       env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     });
     let stdout = '';

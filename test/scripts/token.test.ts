@@ -1,15 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/app.js';
+import { built } from '../support/built.js';
 import { databaseKind } from '../support/database.js';
 
 const usage =
   /^usage: npm run token -- --tenant <uuid> --sub <id> \[--roles [a-z,]+\] \[--agent-roles <role,...>\] \[--ttl 1h\]$/m;
 const tenant = '00000000-0000-4000-8000-00000000de30';
 
-/** Runs scripts/token.ts as `npm run token -- …` does (from source here; dist/token.js is the same code). */
+/** Runs dist/token.js as `npm run token -- …` does. */
 function token(...args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/token.ts', ...args], {
+  const result = spawnSync(process.execPath, [built.token, ...args], {
     env: { ...process.env, AUTH_JWT_SECRET: TEST_SECRET, AUTH_JWKS_URL: '' },
     encoding: 'utf8',
   });

@@ -13,7 +13,7 @@ interface Outcome {
 }
 
 /**
- * Runs `src/main.ts` on PGlite until it exits, or until it is ready (then it is stopped with SIGTERM and
+ * Runs the built server on PGlite until it exits, or until it is ready (then it is stopped with SIGTERM and
  * `ready` is true).
  */
 async function start(dataDir: string, options?: MainOptions): Promise<Outcome & { ready: boolean }> {

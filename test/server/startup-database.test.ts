@@ -19,7 +19,7 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs `src/main.ts` on `databaseUrl` until it exits (or is ready, then it is stopped). */
+/** Runs the built server on `databaseUrl` until it exits (or is ready, then it is stopped). */
 async function start(databaseUrl: string): Promise<Outcome> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-database-url-'));
   dirs.push(dataDir);

@@ -1,12 +1,11 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { onTestFinished } from 'vitest';
 import { TEST_SECRET } from './app.js';
+import { built } from './built.js';
 import { createTestDatabase, databaseKind, type TestDatabase } from './database.js';
 
 /** How a process started by `runMain` ended. */
@@ -15,7 +14,7 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-/** A running `src/main.ts`. */
+/** A running server process (dist/main.js). */
 export interface Main {
   child: ChildProcess;
   /** Resolves with the first match in the output; rejects when the process exits first. */
@@ -31,18 +30,14 @@ export interface Main {
 /** Spawn options a test may set for the process: whose it is (`uid`, `gid`) and where it runs (`cwd`). */
 export type MainOptions = Pick<SpawnOptions, 'cwd' | 'uid' | 'gid'>;
 
-// Absolute, so that a test may run the process in another directory.
-const mainScript = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-
 /**
- * Runs `src/main.ts` as `npm start` does (on tsx rather than the build), in development, on 127.0.0.1
+ * Runs the built server (dist/main.js) as `npm start` does, in development, on 127.0.0.1
  * port 0, logging at info, with the tests' JWT secret and no Redis; `env` is laid over those and over the
  * test's own environment. Call it inside a test: a process still running when the test finishes, failed
  * or not, is killed (SIGKILL) and awaited, so none outlives its test.
  */
 export function runMain(env: Record<string, string> = {}, options: MainOptions = {}): Main {
-  const child = spawn(process.execPath, ['--import', tsxLoader, mainScript], {
+  const child = spawn(process.execPath, [built.main], {
     ...options,
     env: {
       ...process.env,
