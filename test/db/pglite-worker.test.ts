@@ -39,7 +39,9 @@ describe.runIf(databaseKind === 'pglite')('PGlite in its worker thread', () => {
     const dump = await (db.dumpDataDir as () => Promise<Uint8Array>)();
     const copy = await openDatabase({ dataDir: 'memory://', loadDataDir: dump });
     try {
-      expect(await copy.prisma.tenant.findUnique({ where: { id: tenantId } })).toMatchObject({ id: tenantId });
+      expect(await copy.prisma.tenant.findUnique({ where: { id: tenantId } })).toMatchObject({
+        id: tenantId,
+      });
       expect(await copy.ready()).toBe(true);
       // A copy, not a view: what is written to one is not in the other.
       await copy.prisma.tenant.delete({ where: { id: tenantId } });
