@@ -208,7 +208,7 @@ export interface Config {
     /** Deliveries one tenant may have pending; the relay records any beyond it as dropped. */
     queuePerTenant: number;
   };
-  /** Limits of graphql-ws sockets (see README, Limits). */
+  /** Limits of graphql-ws sockets (see docs/limits.md). */
   websocket: {
     /** Operations open at once on one socket (subscriptions and queries in flight). */
     maxSubscriptionsPerSocket: number;
@@ -226,7 +226,7 @@ export interface Config {
   maxStreamsPerCaller: number;
   /** Time `close()` may take in all: in-flight requests, sockets, then background work. */
   shutdownTimeoutMs: number;
-  /** Bounds of HTTP clients before they are authenticated and their request is read (see README, Limits). */
+  /** Bounds of HTTP clients before they are authenticated and their request is read (see docs/limits.md). */
   http: {
     /** Time a request's headers may take to arrive, from its first byte (node:http `headersTimeout`). */
     headersTimeoutMs: number;

@@ -28,10 +28,9 @@ async function variablesRead(): Promise<Set<string>> {
   return names;
 }
 
-/** Variables named in the first cell of a row of the README's "Configuration" table. */
+/** Variables named in the first cell of a row of the table of docs/configuration.md. */
 async function documented(): Promise<Set<string>> {
-  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
-  const section = readme.split(/^## Configuration$/m)[1]?.split(/^## /m)[0] ?? '';
+  const section = await readFile(path.join(root, 'docs/configuration.md'), 'utf8');
   const names = new Set<string>();
   for (const row of section.split('\n').filter((line) => line.startsWith('| `'))) {
     const firstCell = row.split('|')[1] ?? '';
@@ -41,7 +40,7 @@ async function documented(): Promise<Set<string>> {
 }
 
 // Reads files only: one project is enough.
-describe.runIf(databaseKind === 'pglite')('README configuration table', () => {
+describe.runIf(databaseKind === 'pglite')('docs/configuration.md', () => {
   it('lists every environment variable the code reads', async () => {
     const table = await documented();
     const missing = [...(await variablesRead())].filter((name) => !table.has(name)).sort();
