@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CONFIGURATION_PAGE, configurationPage } from '../../scripts/docs-config.js';
 import { databaseKind } from '../support/database.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -45,5 +46,9 @@ describe.runIf(databaseKind === 'pglite')('docs/configuration.md', () => {
     const table = await documented();
     const missing = [...(await variablesRead())].filter((name) => !table.has(name)).sort();
     expect(missing).toEqual([]);
+  });
+
+  it('is what `npm run docs:config` writes from src/config.ts (run it after changing a variable)', async () => {
+    expect(await readFile(CONFIGURATION_PAGE, 'utf8')).toBe(configurationPage());
   });
 });
