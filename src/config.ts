@@ -258,7 +258,7 @@ export const ENVIRONMENT_DOCS: Record<keyof typeof environment.shape, VariableDo
   CONNECTOR_EGRESS_ALLOW: {
     shownDefault: 'unset',
     meaning:
-      'Comma-separated CIDRs, addresses and host names connector calls may reach although not public, each with an optional port (`host:8443`, `10.0.0.5:8443`, `[fd00::5]:8443`, `10.0.0.0/8:8443`); without one, port 443 only (docs/decisions.md, Connector egress); metadata addresses never',
+      'Comma-separated CIDRs, addresses and host names connector calls may reach although not public, each with an optional port (`host:8443`, `10.0.0.5:8443`, `[fd00::5]:8443`, `10.0.0.0/8:8443`); without one, port 443 only (docs/decisions/0023-connector-egress.md, Connector egress); metadata addresses never',
   },
   CONNECTOR_CALL_TIMEOUT_MS: {
     meaning:
