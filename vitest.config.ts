@@ -4,7 +4,8 @@ import { browserTestsEnabled } from './test/browser/support/chromium.js';
 // Pure domain logic runs once; everything that touches a database runs on PGlite and, when
 // TEST_DATABASE_URL is set (CI sets it), again on PostgreSQL with Redis as the bus.
 const databaseTests = ['test/**/*.test.ts'];
-const unitTests = ['test/domain/**/*.test.ts'];
+// Pure logic and the documents' links: no database, so once.
+const unitTests = ['test/domain/**/*.test.ts', 'test/docs/**/*.test.ts'];
 // Pages in headless Chromium, once (on PGlite): only where Chromium is installed, and always when
 // BROWSER_TESTS=1 (CI), which fails the run if it is missing.
 const browserTests = ['test/browser/**/*.test.ts'];
