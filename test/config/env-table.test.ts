@@ -48,6 +48,16 @@ describe.runIf(databaseKind === 'pglite')('docs/configuration.md', () => {
     expect(missing).toEqual([]);
   });
 
+  it('lists every variable docs/limits.md names as the setting of a limit', async () => {
+    const limits = await readFile(path.join(root, 'docs/limits.md'), 'utf8');
+    const settings = [
+      ...limits.matchAll(/`([A-Z][A-Z0-9_]*(?:_MS|_BYTES|_SIZE|_SECONDS|_HOURS|_PER_[A-Z]+))`/g),
+    ].map((match) => match[1] as string);
+    expect(settings.length).toBeGreaterThan(20);
+    const table = await documented();
+    expect(settings.filter((name) => !table.has(name))).toEqual([]);
+  });
+
   it('is what `npm run docs:config` writes from src/config.ts (run it after changing a variable)', async () => {
     expect(await readFile(CONFIGURATION_PAGE, 'utf8')).toBe(configurationPage());
   });
