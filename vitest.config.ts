@@ -25,8 +25,9 @@ export default defineConfig({
     // WebAssembly (PGlite's PostgreSQL, Prisma's query compiler) runs on V8's baseline compiler only: a test
     // process lives seconds, too short for optimized code to repay its compilation, which runs on background
     // threads beside the tests (PGlite files ~20% faster on Node 24, PostgreSQL files unchanged). It also
-    // takes away the background compilation in flight when V8's JIT-page check fails (docs/decisions/0011-test-processes.md,
-    // "A test process on Node 24 that dies of V8's JIT-page check"). The server itself keeps V8's tiers.
+    // takes away the background compilation in flight when V8's JIT-page check fails
+    // (docs/decisions/0011-test-processes.md, "A test process on Node 24 that dies of V8's JIT-page check").
+    // The server itself keeps V8's tiers.
     execArgv: ['--liftoff-only'],
     projects: [
       { extends: true as const, test: { name: 'unit', include: unitTests } },

@@ -342,8 +342,8 @@ const decodeBuffers = new BufferPool({
 /**
  * A buffer for more than `length` decoded bytes: for a large attachment a kept one (BufferPool). A 4 MiB
  * attachment decoded into new memory each time costs that memory's first touch and, counted by V8 as
- * external memory until a full collection finds it dead, more full collections (docs/decisions/0027-chat-attachments.md, "Chat
- * attachments").
+ * external memory until a full collection finds it dead, more full collections
+ * (docs/decisions/0027-chat-attachments.md, "Chat attachments").
  */
 function decodeBuffer(length: number): Buffer {
   const buffer = decodeBuffers.take(length + 1);
