@@ -3,7 +3,7 @@ import { browserTestsEnabled } from './test/browser/support/chromium.js';
 
 /**
  * The test projects, split by what they prove (docs/testing.md):
- * - `unit`: pure domain logic, once.
+ * - `unit`: pure domain logic and the documents' links, once.
  * - `storage:pglite` and `storage:postgres`: what depends on the database engine (the queue, budgets,
  *   claims, leases, approvals decided once, the outbox and its relay, webhook delivery across instances,
  *   migrations, outages, tenant isolation, starting on either engine), on both. The PostgreSQL run uses
@@ -14,7 +14,7 @@ import { browserTestsEnabled } from './test/browser/support/chromium.js';
  * - `browser`: pages in headless Chromium, once (on PGlite): only where Chromium is installed, and always
  *   when BROWSER_TESTS=1 (CI), which fails the run if it is missing.
  */
-const unitTests = ['test/domain/**/*.test.ts'];
+const unitTests = ['test/domain/**/*.test.ts', 'test/docs/**/*.test.ts'];
 const browserTests = ['test/browser/**/*.test.ts'];
 const storageTests = [
   'test/db/**/*.test.ts',
@@ -63,8 +63,9 @@ export default defineConfig({
     // WebAssembly (PGlite's PostgreSQL, Prisma's query compiler) runs on V8's baseline compiler only: a test
     // process lives seconds, too short for optimized code to repay its compilation, which runs on background
     // threads beside the tests (PGlite files ~20% faster on Node 24, PostgreSQL files unchanged). It also
-    // takes away the background compilation in flight when V8's JIT-page check fails (docs/decisions.md,
-    // "A test process on Node 24 that dies of V8's JIT-page check"). The server itself keeps V8's tiers.
+    // takes away the background compilation in flight when V8's JIT-page check fails
+    // (docs/decisions/0011-test-processes.md, "A test process on Node 24 that dies of V8's JIT-page check").
+    // The server itself keeps V8's tiers.
     execArgv: ['--liftoff-only'],
     projects: [
       { extends: true as const, test: { name: 'unit', include: unitTests, isolate: false } },

@@ -1,6 +1,6 @@
 // Subscription fan-out: opens graphql-ws clients subscribed to `agentPaused`, pauses and resumes the CEO
 // agent over HTTP, and times each pause from the request to every client's receipt. Run it in a process of
-// its own against servers started as users start them (`node dist/main.js`, see README "Benchmarks"):
+// its own against servers started as users start them (`node dist/main.js`, see bench/README.md, "Subscription fan-out by hand"):
 //
 //   npx tsx bench/fanout.ts --url http://127.0.0.1:4000 --token <chairman JWT> --clients 10000 --events 5 \
 //     [--urls http://127.0.0.1:4000,http://127.0.0.1:4001]   spread the clients over instances (round robin)

@@ -1,7 +1,7 @@
 // npm run bench: the built server (`node dist/main.js`, NODE_ENV=production) on PGlite and on PostgreSQL,
 // each in a process of its own, loaded from another process and compared with bare graphql-yoga in
 // interleaved rounds; then ingestion at scale, subscription fan-out, start-up and idle memory.
-// `npm run bench -- --help` lists the options; README.md ("Benchmarks") explains each case.
+// `npm run bench -- --help` lists the options; bench/README.md explains each case.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import os from 'node:os';

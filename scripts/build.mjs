@@ -1,6 +1,6 @@
 // npm run build: generates the Prisma client and the typed GraphQL documents, then bundles the server,
-// the operator commands (token, migrate), the reference agent runtime (agent) and the dashboard into dist/ with esbuild. See docs/decisions.md ("Build") for
-// why a bundle and not tsc output.
+// the operator commands (token, migrate), the reference agent runtime (agent) and the dashboard into dist/
+// with esbuild. See docs/decisions/0010-build-and-start-up.md ("Build") for why a bundle and not tsc output.
 import { spawnSync } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

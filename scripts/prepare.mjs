@@ -1,6 +1,6 @@
 // `npm install` / `npm ci` run this: with the dev dependencies present it builds (which also generates the
 // Prisma client and the typed documents the tests import). `npm ci --omit=dev` has no build tools, so it
-// only says so; such a tree needs a dist/ built elsewhere (see README, "Production").
+// only says so; such a tree needs a dist/ built elsewhere (see docs/production.md).
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 

@@ -2,7 +2,8 @@
 // Prints, as Markdown tables, how often a test watched after every batch and stopped at its first
 // decision is wrongly significant, how often it finds a real difference, and when it stops: for the
 // sequential comparison, for the fixed-horizon z-test watched the same way, and for the z-test looked at once.
-// Then the same for canary guardrails. docs/decisions.md ("Sequential A/B analysis") quotes its output.
+// Then the same for canary guardrails. docs/decisions/0020-sequential-ab-analysis.md ("Sequential A/B
+// analysis") quotes its output.
 import { parseArgs } from 'node:util';
 import {
   type AbScenario,

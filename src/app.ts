@@ -92,7 +92,7 @@ export interface AppOptions {
   egress?: Pick<EgressClientOptions, 'ca' | 'lookup'>;
   /**
    * Webhook delivery settings: tests shorten the retry schedule, the disable threshold and the call
-   * timeout. Default: the documented ones (docs/decisions.md, "Webhooks").
+   * timeout. Default: the documented ones (docs/decisions/0040-webhooks.md, "Webhooks").
    */
   webhooks?: Pick<WebhookDispatcherOptions, 'retry' | 'idleMs' | 'callTimeoutMs'>;
 }

@@ -12,8 +12,9 @@ export interface BufferPoolOptions {
 /**
  * Buffers for large, short-lived bytes (a request body, an attachment's decoded bytes), kept for the next
  * such bytes instead of made anew: V8 counts each new large buffer as external memory until a full
- * collection finds it dead, and new memory costs its first touch (docs/decisions.md, "Chat attachments").
- * A buffer is lent by `take` and kept again by `give`, once, after its last reader is done; never shared.
+ * collection finds it dead, and new memory costs its first touch (docs/decisions/0027-chat-attachments.md,
+ * "Chat attachments"). A buffer is lent by `take` and kept again by `give`, once, after its last reader is
+ * done; never shared.
  */
 export class BufferPool {
   private readonly kept: ArrayBuffer[] = [];

@@ -22,6 +22,9 @@ export const DATABASE_DEFAULTS: DatabaseLimits = {
   statementTimeoutMs: 5000,
 };
 
+/** WebSockets, SSE subscriptions and MCP streams one caller may hold on one instance, unless configured. */
+const STREAMS_PER_CALLER_DEFAULT = 20;
+
 const optionalString = z
   .string()
   .trim()
@@ -167,6 +170,149 @@ const environment = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
 
+/** One variable as docs/configuration.md shows it. */
+export interface VariableDocs {
+  /** What it does, in Markdown. */
+  meaning: string;
+  /** The default as shown, where parsing the variable unset does not give it (computed later, or not text). */
+  shownDefault?: string;
+}
+
+/**
+ * What each variable does: the one source of docs/configuration.md (`npm run docs:config` writes it, a
+ * test fails when it is stale). Defaults come from the schema above; the order is the page's.
+ */
+export const ENVIRONMENT_DOCS: Record<keyof typeof environment.shape, VariableDocs> = {
+  PORT: { meaning: 'HTTP and WebSocket port (`0` picks a free one)' },
+  HOST: { meaning: 'Interface to listen on' },
+  DATA_DIR: { meaning: 'PGlite files, attachment blobs, the development JWT secret' },
+  DATABASE_URL: { meaning: '`postgres://…`: use PostgreSQL instead of PGlite' },
+  REDIS_URL: { meaning: '`redis://…`: carry events between instances (required to run more than one)' },
+  AUTH_JWT_SECRET: { meaning: 'HS256 secret (≥ 32 characters); generated under `DATA_DIR` in development' },
+  AUTH_JWKS_URL: { meaning: 'JWKS endpoint for RS256/ES256 tokens' },
+  AUTH_ISSUER: { meaning: 'When set, `iss` must match' },
+  AUTH_AUDIENCE: { meaning: 'When set, `aud` must match' },
+  WS_MAX_SUBSCRIPTIONS_PER_SOCKET: {
+    meaning: 'Operations open at once on one WebSocket (see [limits.md](limits.md))',
+  },
+  MAX_STREAMS_PER_CALLER: {
+    shownDefault: String(STREAMS_PER_CALLER_DEFAULT),
+    meaning:
+      'WebSockets, SSE subscriptions and MCP streams one caller (tenant and subject) may hold open on one instance, counted together',
+  },
+  WS_MAX_SOCKETS_PER_CALLER: {
+    meaning: 'Older name of `MAX_STREAMS_PER_CALLER`, read when that one is unset',
+  },
+  WS_MAX_FRAME_BYTES: { meaning: 'Largest WebSocket frame once the connection is acknowledged' },
+  WS_MAX_INIT_BYTES: { meaning: 'Bytes a WebSocket may send before its connection_init is acknowledged' },
+  WS_CONNECTION_INIT_TIMEOUT_MS: { meaning: 'Time a new WebSocket has to send connection_init' },
+  SHUTDOWN_TIMEOUT_MS: {
+    meaning: 'Time a shutdown may take; WebSockets get a fifth of it to close, then are cut',
+  },
+  HTTP_HEADERS_TIMEOUT_MS: {
+    meaning:
+      "Time a request's headers may take to arrive, from its first byte; then 408 and the connection is closed",
+  },
+  HTTP_BODY_TIMEOUT_MS: {
+    meaning:
+      'Time a whole request (headers and body) may take to arrive, from its first byte; then 408. At least `HTTP_HEADERS_TIMEOUT_MS`; raise it for large attachments over slow links',
+  },
+  HTTP_MAX_ANONYMOUS_PER_ADDRESS: {
+    meaning: 'Requests without a valid token one client address may have in flight at once; one more is 429',
+  },
+  HTTP_LINGER_MS: {
+    meaning:
+      "Time a connection is held after an answer written while its request's body was still arriving (413, or 401/403/429 before the body was read), reading and dropping what the client still sends so that it can read the answer; then it is closed",
+  },
+  HTTP_LINGER_BYTES: {
+    meaning:
+      "Bytes read and dropped in that time at most, and never more than the request's body limit (1 MiB without a verified caller); past them the connection is no longer read",
+  },
+  DATABASE_POOL_SIZE: { meaning: 'PostgreSQL connections one instance opens at most' },
+  DATABASE_QUEUE_SIZE: {
+    meaning: 'Requests that may wait for a busy pool; beyond it a request gets 503 at once',
+  },
+  DATABASE_CONNECT_TIMEOUT_MS: {
+    meaning: 'Longest wait for a PostgreSQL connection (queue plus connecting), then 503',
+  },
+  DATABASE_STATEMENT_TIMEOUT_MS: {
+    meaning: 'Longest a PostgreSQL statement may run or wait for an answer, then 503',
+  },
+  READYZ_TIMEOUT_MS: { meaning: 'Time `/readyz` waits for the database before answering unready (503)' },
+  RETRY_AFTER_SECONDS: {
+    meaning:
+      '`Retry-After` of a 503 when the database is unavailable, overloaded or full, and of a 429 for too many streams',
+  },
+  EVENT_RETENTION_HOURS: {
+    meaning: 'How long published events are kept, i.e. how far back a subscriber resumes',
+  },
+  CORS_ORIGINS: { meaning: 'Comma-separated origins allowed cross-origin access (with credentials); none' },
+  MCP_ALLOWED_ORIGINS: {
+    meaning:
+      "Comma-separated origins whose pages may call `/mcp` (`Origin`); any other `Origin` is 403, except the server's own on a loopback host. Requests without `Origin` (every non-browser client) are not concerned",
+  },
+  MCP_ALLOWED_HOSTS: {
+    meaning:
+      'Comma-separated host names (no port) `Host` may name on `/mcp` besides loopback ones while `HOST` is loopback (a reverse proxy on the same machine that forwards its own name); otherwise 403',
+  },
+  CONNECTOR_EGRESS_ALLOW: {
+    shownDefault: 'unset',
+    meaning:
+      'Comma-separated CIDRs, addresses and host names connector calls may reach although not public, each with an optional port (`host:8443`, `10.0.0.5:8443`, `[fd00::5]:8443`, `10.0.0.0/8:8443`); without one, port 443 only (docs/decisions/0023-connector-egress.md, Connector egress); metadata addresses never',
+  },
+  CONNECTOR_CALL_TIMEOUT_MS: {
+    meaning:
+      'Time for a whole connector call (OAuth token request, redirects and body included), then 504 `UPSTREAM_TIMEOUT`',
+  },
+  CONNECTOR_CALLS_PER_TENANT: {
+    meaning:
+      'Connector calls (invocations, probes, OAuth token requests) one tenant may have in flight per instance, then 429',
+  },
+  WEBHOOK_IN_FLIGHT_PER_TENANT: {
+    meaning:
+      'Webhook attempts one tenant may have in flight at once, across all instances (each instance sends 16 at once); its other deliveries wait their turn',
+  },
+  WEBHOOK_QUEUE_PER_TENANT: {
+    meaning:
+      'Webhook deliveries one tenant may have pending; one more is recorded `dropped` and never sent (docs/operations.md, "Webhook deliveries per tenant")',
+  },
+  RATE_LIMIT_PER_MINUTE: {
+    meaning: 'Requests per caller (tenant and subject; client address without a token)',
+  },
+  AUTH_FAILURES_PER_MINUTE: {
+    meaning: 'Refused tokens per client address before 429 (limits token guessing)',
+  },
+  CONNECTOR_SECRETS_KEY: {
+    meaning:
+      'Keys sealing connector credentials: `id:base64` (32 bytes) entries, comma-separated, the current first; unset: credentials cannot be set (503)',
+  },
+  LOG_LEVEL: { meaning: 'pino level (`silent` … `trace`); logs are JSON lines with request id' },
+  NODE_ENV: {
+    meaning:
+      '`production` requires a secret or JWKS URL, hides GraphiQL, introspection and "Did you mean" suggestions; in development a Prisma query a resolver prepared but never used is logged as a warning',
+  },
+  METRICS_PORT: { meaning: 'Serve Prometheus `/metrics` on this port of `HOST` instead of the main port' },
+  METRICS_TOKEN: { meaning: 'Bearer token (≥ 16 characters) required to read `/metrics`, on either port' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    meaning: 'OTLP/HTTP collector (`http://…:4318`): turns tracing on; off when unset',
+  },
+};
+
+/** Variables read by the build and scripts rather than by `loadConfig`. */
+export const BUILD_ENVIRONMENT_DOCS: Record<string, VariableDocs> = {
+  PRISMA_SCHEMA_ENGINE_BINARY: {
+    shownDefault: 'node itself',
+    meaning: 'Build only: the file `prisma generate` is told is its engine (never run)',
+  },
+};
+
+/** What each variable of the environment gives when it is unset, as parsed (before `loadConfig` combines them). */
+export function environmentDefaults(): Record<keyof typeof environment.shape, unknown> {
+  return Object.fromEntries(
+    Object.entries(environment.shape).map(([name, variable]) => [name, variable.safeParse(undefined).data]),
+  ) as Record<keyof typeof environment.shape, unknown>;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -208,7 +354,7 @@ export interface Config {
     /** Deliveries one tenant may have pending; the relay records any beyond it as dropped. */
     queuePerTenant: number;
   };
-  /** Limits of graphql-ws sockets (see README, Limits). */
+  /** Limits of graphql-ws sockets (see docs/limits.md). */
   websocket: {
     /** Operations open at once on one socket (subscriptions and queries in flight). */
     maxSubscriptionsPerSocket: number;
@@ -226,7 +372,7 @@ export interface Config {
   maxStreamsPerCaller: number;
   /** Time `close()` may take in all: in-flight requests, sockets, then background work. */
   shutdownTimeoutMs: number;
-  /** Bounds of HTTP clients before they are authenticated and their request is read (see README, Limits). */
+  /** Bounds of HTTP clients before they are authenticated and their request is read (see docs/limits.md). */
   http: {
     /** Time a request's headers may take to arrive, from its first byte (node:http `headersTimeout`). */
     headersTimeoutMs: number;
@@ -329,7 +475,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxInitBytes: values.WS_MAX_INIT_BYTES,
       connectionInitTimeoutMs: values.WS_CONNECTION_INIT_TIMEOUT_MS,
     },
-    maxStreamsPerCaller: values.MAX_STREAMS_PER_CALLER ?? values.WS_MAX_SOCKETS_PER_CALLER ?? 20,
+    maxStreamsPerCaller:
+      values.MAX_STREAMS_PER_CALLER ?? values.WS_MAX_SOCKETS_PER_CALLER ?? STREAMS_PER_CALLER_DEFAULT,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     http: {
       headersTimeoutMs: values.HTTP_HEADERS_TIMEOUT_MS,

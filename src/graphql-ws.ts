@@ -14,7 +14,8 @@ import { callerKey as callerKeyOf } from './rate-limit.js';
 
 /**
  * Close codes beside graphql-ws's own (4400 bad message, 4401 unauthorized or expired token, 4408 no
- * connection_init in time, 4409 duplicate id). Standard codes where one fits; see docs/decisions.md.
+ * connection_init in time, 4409 duplicate id). Standard codes where one fits; see
+ * docs/decisions/0015-websocket.md.
  */
 export const WebSocketClose = {
   GoingAway: 1001,

@@ -74,8 +74,8 @@ const INVALID = Symbol('invalid');
 /**
  * The string a content range stands for, when it can be made from the bytes as they are: plain (no
  * escape) and ASCII, copied with `toString('latin1')`, which makes a string of over 1 MB outside V8's heap
- * in one copy (docs/decisions.md). Undefined when the range is not plain ASCII (JSON.parse reads it);
- * INVALID when it holds a raw control character.
+ * in one copy (docs/decisions/0027-chat-attachments.md). Undefined when the range is not plain ASCII
+ * (JSON.parse reads it); INVALID when it holds a raw control character.
  *
  * A long string is most often base64 (an attachment), and Node's base64 decoder, native and vectorised,
  * then answers every question in one pass: it skips any byte outside its alphabet (`A-Z a-z 0-9 + / - _`;

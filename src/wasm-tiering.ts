@@ -13,7 +13,8 @@ export const WASM_TIERING_BUDGET = 30_000_000;
 /**
  * Whether the raised budget is set on this Node: only on Node 20 (V8 11), where it lowers idle memory. On
  * Node 24 (V8 13) it made no measurable difference to idle RSS, so the container's runtime keeps V8's default;
- * Node 22 is left at the default, untried (docs/decisions.md, "WebAssembly tiers up later").
+ * Node 22 is left at the default, untried (docs/decisions/0010-build-and-start-up.md, "WebAssembly tiers up
+ * later").
  */
 export function raisesWasmTieringBudget(nodeVersion = process.versions.node): boolean {
   return Number(nodeVersion.split('.')[0]) === 20;

@@ -65,7 +65,8 @@ export interface DatabaseOptions {
 }
 
 // Each driver is imported only when chosen: a gateway on PostgreSQL never evaluates PGlite, and one on
-// PGlite never evaluates pg and its adapter (start-up time and idle memory, see docs/decisions.md).
+// PGlite never evaluates pg and its adapter (start-up time and idle memory, see
+// docs/decisions/0010-build-and-start-up.md).
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);

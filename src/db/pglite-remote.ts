@@ -24,8 +24,8 @@ import type {
  * The embedded database as the gateway's thread sees it: PGlite runs in a worker thread
  * (src/db/pglite-worker.ts) and every statement goes there as a message, so the event loop stays free
  * while PostgreSQL works. Prisma talks to it through a driver adapter that forwards each call; the
- * migration session, LISTEN and close go through the same thread. See docs/decisions.md ("PGlite in a
- * worker thread").
+ * migration session, LISTEN and close go through the same thread. See
+ * docs/decisions/0002-pglite-worker-thread.md ("PGlite in a worker thread").
  */
 export interface PGliteWorker {
   /** Prisma's driver adapter: every call runs on the worker's PGlite adapter. */

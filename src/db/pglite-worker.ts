@@ -107,8 +107,9 @@ function adapterClient(pglite: PGlite): { client: PGlite; ownParsers: Parsers } 
  * WebAssembly compilation, which V8 runs as background tasks; with no active handle the loop would end, and
  * Node then blocks the thread until every background task is done. A concurrent (Maglev) compilation for this
  * thread that needs a garbage collection waits for this very thread, so both waited forever: start-up never
- * finished, one start in four on Node 24 (nodejs/node#54918; docs/decisions.md, "The database thread's
- * start-up"). With a timer pending the loop waits in epoll, where V8's requests reach it.
+ * finished, one start in four on Node 24 (nodejs/node#54918; docs/decisions/0002-pglite-worker-thread.md,
+ * "The database thread's start-up"). With a timer pending the loop waits in epoll, where V8's requests reach
+ * it.
  */
 const keepAlive = setInterval(() => {}, 2 ** 30);
 

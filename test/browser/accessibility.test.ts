@@ -248,7 +248,8 @@ describe('the pages whose markup is a library’s', () => {
     const violations = await audit(page, 'GraphiQL');
     console.log(`GraphiQL: ${JSON.stringify(describeViolations(violations), null, 2)}`);
     // Its editor tab (an <li> with role "tab") holds the tab's close button: no option of GraphiQL leaves the
-    // tabs or the button out, and no style or label changes what the markup nests (docs/decisions.md).
+    // tabs or the button out, and no style or label changes what the markup nests
+    // (docs/decisions/0037-dashboard.md).
     expect(violations.map((violation) => violation.rule)).toEqual(['nested-interactive']);
     await page.close();
   });

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CONFIGURATION_PAGE, configurationPage } from '../../scripts/docs-config.js';
 import { databaseKind } from '../support/database.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -28,10 +29,9 @@ async function variablesRead(): Promise<Set<string>> {
   return names;
 }
 
-/** Variables named in the first cell of a row of the README's "Configuration" table. */
+/** Variables named in the first cell of a row of the table of docs/configuration.md. */
 async function documented(): Promise<Set<string>> {
-  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
-  const section = readme.split(/^## Configuration$/m)[1]?.split(/^## /m)[0] ?? '';
+  const section = await readFile(path.join(root, 'docs/configuration.md'), 'utf8');
   const names = new Set<string>();
   for (const row of section.split('\n').filter((line) => line.startsWith('| `'))) {
     const firstCell = row.split('|')[1] ?? '';
@@ -41,10 +41,24 @@ async function documented(): Promise<Set<string>> {
 }
 
 // Reads files only: one project is enough.
-describe.runIf(databaseKind === 'pglite')('README configuration table', () => {
+describe.runIf(databaseKind === 'pglite')('docs/configuration.md', () => {
   it('lists every environment variable the code reads', async () => {
     const table = await documented();
     const missing = [...(await variablesRead())].filter((name) => !table.has(name)).sort();
     expect(missing).toEqual([]);
+  });
+
+  it('lists every variable docs/limits.md names as the setting of a limit', async () => {
+    const limits = await readFile(path.join(root, 'docs/limits.md'), 'utf8');
+    const settings = [
+      ...limits.matchAll(/`([A-Z][A-Z0-9_]*(?:_MS|_BYTES|_SIZE|_SECONDS|_HOURS|_PER_[A-Z]+))`/g),
+    ].map((match) => match[1] as string);
+    expect(settings.length).toBeGreaterThan(20);
+    const table = await documented();
+    expect(settings.filter((name) => !table.has(name))).toEqual([]);
+  });
+
+  it('is what `npm run docs:config` writes from src/config.ts (run it after changing a variable)', async () => {
+    expect(await readFile(CONFIGURATION_PAGE, 'utf8')).toBe(configurationPage());
   });
 });

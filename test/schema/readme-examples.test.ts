@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import {
   type DocumentNode,
   getOperationAST,
@@ -18,7 +18,15 @@ interface Example {
   variables?: Record<string, unknown>;
 }
 
-const FILES = ['README.md', 'docs/architecture.md', 'docs/decisions.md', 'docs/operations.md'];
+/** The README, every page under docs/ (decision records included) and the bench's page. */
+const FILES = [
+  'README.md',
+  'bench/README.md',
+  ...(await readdir('docs', { recursive: true }))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name.split('\\').join('/')}`)
+    .sort(),
+];
 
 /** Every GraphQL example of a Markdown file: ```graphql blocks, and the `query` of curl calls to /graphql. */
 function examplesOf(file: string, text: string): Example[] {
@@ -71,9 +79,12 @@ const examples = (
 
 describe('the GraphQL examples of the README and docs', () => {
   it('are found (a block the extraction missed would go unchecked)', () => {
+    expect(FILES).toContain('docs/api-examples.md');
     const inReadme = examples.filter((example) => example.at.startsWith('README.md'));
-    expect(inReadme.length).toBeGreaterThanOrEqual(4);
-    expect(inReadme.some((example) => example.source.includes('invokeConnector'))).toBe(true);
+    expect(inReadme.length).toBeGreaterThanOrEqual(2);
+    const inExamples = examples.filter((example) => example.at.startsWith('docs/api-examples.md'));
+    expect(inExamples.length).toBeGreaterThanOrEqual(4);
+    expect(inExamples.some((example) => example.source.includes('invokeConnector'))).toBe(true);
   });
 
   it.each(examples.map((example) => [example.at, example] as const))(

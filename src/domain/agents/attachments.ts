@@ -298,7 +298,7 @@ function decodeWithDigest(data: string): { bytes: Buffer; sha256: string } | str
 /**
  * Characters of `data` checked, decoded and hashed at a time (192 KiB of bytes): each piece is still in the
  * processor's cache for the next step, where whole-string passes would each read megabytes from memory
- * (docs/decisions.md, "Chat attachments").
+ * (docs/decisions/0027-chat-attachments.md, "Chat attachments").
  */
 const DECODED_PIECE_CHARACTERS = 256 * 1024;
 
@@ -342,8 +342,8 @@ const decodeBuffers = new BufferPool({
 /**
  * A buffer for more than `length` decoded bytes: for a large attachment a kept one (BufferPool). A 4 MiB
  * attachment decoded into new memory each time costs that memory's first touch and, counted by V8 as
- * external memory until a full collection finds it dead, more full collections (docs/decisions.md, "Chat
- * attachments").
+ * external memory until a full collection finds it dead, more full collections
+ * (docs/decisions/0027-chat-attachments.md, "Chat attachments").
  */
 function decodeBuffer(length: number): Buffer {
   const buffer = decodeBuffers.take(length + 1);

@@ -22,8 +22,8 @@ import { assertVariantCounts, type VariantCounts } from './statistics.js';
  * the theory only asks for a variance estimate that is consistent when delta is the true difference, which
  * the restricted one is. It keeps a low rate's skew from pushing one-sided errors past alpha (the plug-in,
  * even with one success and one failure added, let 5.5% of canaries failing exactly at their tolerance pass
- * at alpha 0.05 in our simulation; docs/decisions.md), and it is not 0 where the bare plug-in is (0 of 3
- * against 3 of 3 would look certain).
+ * at alpha 0.05 in our simulation; docs/decisions/0020-sequential-ab-analysis.md), and it is not 0 where the
+ * bare plug-in is (0 of 3 against 3 of 3 would look certain).
  */
 
 /** Total observations (control plus treatment) at which the confidence sequence is tuned to be narrowest. */
