@@ -56,6 +56,11 @@ export default defineConfig({
     reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Files of one worker share a module graph (`isolate: false`): what a test stubs or spies on is put
+    // back before the next.
+    restoreMocks: true,
+    unstubEnvs: true,
+    unstubGlobals: true,
     // Vitest's default in run mode is one worker per core but one (a single worker on two cores); the
     // database tests spend much of their time waiting on PostgreSQL, Redis and sockets, so two files at a
     // time keep both cores busy.
