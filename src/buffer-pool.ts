@@ -60,4 +60,10 @@ export class BufferPool {
   keptBytes(): number {
     return this.kept.reduce((total, buffer) => total + buffer.byteLength, 0);
   }
+
+  /** Lets go of every kept buffer (those lent out are not given back to it). */
+  clear(): void {
+    for (const buffer of this.kept) this.lent.delete(buffer);
+    this.kept.length = 0;
+  }
 }

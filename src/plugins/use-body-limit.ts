@@ -98,6 +98,11 @@ export function pooledBodyBytes(): number {
   return bodyBuffers.keptBytes();
 }
 
+/** Lets go of the buffers kept for the next large bodies (a test starts from an empty pool). */
+export function releasePooledBodies(): void {
+  bodyBuffers.clear();
+}
+
 /**
  * Reads a body's bytes and hands them to `use`, synchronously; once `use` returns or throws, a large body's
  * buffer is kept for the next one. `use` must not keep the bytes or a view of them: it copies what it needs
