@@ -124,22 +124,26 @@ describe('parseJsonBody', () => {
     }
   });
 
-  it('answers as JSON.parse does for every byte anywhere in a long base64 string, padded or not', () => {
-    // Long strings of 4n bytes are checked by decoding them as base64 first: every byte value in every
-    // place of a 4-byte group, at the start, in the middle and in the padding, must still get JSON.parse's
-    // answer (a value when the byte may stand in a JSON string, its error otherwise).
-    for (const padding of ['', '=', '==']) {
-      const data = `${'QUJD'.repeat(LONG / 4)}${padding === '' ? 'QUJD' : padding === '=' ? 'QUI=' : 'QQ=='}`;
-      const run = (from: number) => Array.from({ length: 4 }, (_, i) => from + i);
-      for (const at of [...run(0), ...run(LONG / 2), ...run(data.length - 4)]) {
-        for (let byte = 0; byte < 0x100; byte++) {
-          const changed = Buffer.from(`{"data": "${data}"}`, 'latin1');
-          changed[at + 10] = byte;
-          expectSameAsJsonParse(changed);
+  it(
+    'answers as JSON.parse does for every byte anywhere in a long base64 string, padded or not',
+    () => {
+      // Long strings of 4n bytes are checked by decoding them as base64 first: every byte value in every
+      // place of a 4-byte group, at the start, in the middle and in the padding, must still get JSON.parse's
+      // answer (a value when the byte may stand in a JSON string, its error otherwise).
+      for (const padding of ['', '=', '==']) {
+        const data = `${'QUJD'.repeat(LONG / 4)}${padding === '' ? 'QUJD' : padding === '=' ? 'QUI=' : 'QQ=='}`;
+        const run = (from: number) => Array.from({ length: 4 }, (_, i) => from + i);
+        for (const at of [...run(0), ...run(LONG / 2), ...run(data.length - 4)]) {
+          for (let byte = 0; byte < 0x100; byte++) {
+            const changed = Buffer.from(`{"data": "${data}"}`, 'latin1');
+            changed[at + 10] = byte;
+            expectSameAsJsonParse(changed);
+          }
         }
       }
-    }
-  }, CPU_BOUND_MS);
+    },
+    CPU_BOUND_MS,
+  );
 
   it('lifts a long base64 string with or without padding', () => {
     for (const data of [base64, `${base64.slice(0, -4)}QUI=`, `${base64.slice(0, -4)}QQ==`]) {
