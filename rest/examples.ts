@@ -3,8 +3,9 @@ import { INVALID_SIGNATURE } from '../src/auth/tokens.js';
 import { loadConfig } from '../src/config.js';
 import { unknownAgentRole } from '../src/domain/agents/registry.js';
 import { C_SUITE_ROLES } from '../src/domain/agents/roles.js';
+import { forbidden } from '../src/domain/errors.js';
 import { abTestNotFound } from '../src/domain/experiments/lifecycle.js';
-import { forbidden, serviceUnavailable } from '../src/errors.js';
+import { serviceUnavailable } from '../src/errors.js';
 import { payloadTooLarge } from '../src/plugins/use-body-limit.js';
 import { snakeCase } from '../src/validation/schema-walk.js';
 

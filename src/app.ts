@@ -17,21 +17,19 @@ import { type Database, openDatabase } from './db/client.js';
 import { checkDataDir } from './db/data-dir.js';
 import { createStorageGuard } from './db/storage-guard.js';
 import { databaseUnavailableCause } from './db/unavailable.js';
-import { createBlobStore } from './domain/agents/blob-store.js';
-import { startLeaseSweeper } from './domain/agents/lease-sweeper.js';
-import { startApprovalSweeper } from './domain/connectors/call-approvals-store.js';
 import { createConnectorCallSlots } from './domain/connectors/call-slots.js';
 import { credentialsUnderMissingKeys } from './domain/connectors/credential-store.js';
-import { createEgressClient, type EgressClientOptions } from './domain/connectors/egress/index.js';
-import { startModelCacheInvalidation } from './domain/finetuning/cache-invalidation.js';
-import { startCanaryAnalysis } from './domain/finetuning/canary-rollout.js';
 import { recordWebhookDeliveries } from './domain/webhooks/deliveries.js';
-import { createWebhookDispatcher, type WebhookDispatcherOptions } from './domain/webhooks/dispatcher.js';
 import { webhooksUnderMissingKeys } from './domain/webhooks/store.js';
 import { domainRefusalOf, isInputCoercionError, MCP_PATH, unavailableErrorOf } from './errors.js';
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
+import { createBlobStore } from './infra/blob-store.js';
+import { createEgressClient, type EgressClientOptions } from './infra/egress-client.js';
+import { invalidateModelVersions, startModelCacheInvalidation } from './infra/model-cache-invalidation.js';
+import { startApprovalSweeper, startCanaryAnalysis, startLeaseSweeper } from './infra/sweepers.js';
+import { createWebhookDispatcher, type WebhookDispatcherOptions } from './infra/webhook-dispatcher.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, metricsAccess } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
@@ -199,6 +197,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     }),
     blobs: createBlobStore(path.join(config.dataDir, 'blobs')),
     responseCache,
+    modelVersionsChanged: () => invalidateModelVersions(responseCache),
     rateLimiter,
     streams: createStreamSlots(config.maxStreamsPerCaller),
     metrics,

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { Viewer } from './auth/viewer.js';
 import type { Context } from './context.js';
 import type { ReceivedFile } from './domain/agents/attachments.js';
-import { forbidden, unauthenticated } from './errors.js';
+import { forbidden, unauthenticated } from './domain/errors.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
 import { parseArgs } from './validation/index.js';

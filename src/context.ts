@@ -3,7 +3,8 @@ import { authenticateRequest } from './auth/request.js';
 import { AuthenticationError } from './auth/tokens.js';
 import type { Viewer } from './auth/viewer.js';
 import type { PrismaClient } from './db/client.js';
-import { unauthenticated } from './errors.js';
+import { unauthenticated } from './domain/errors.js';
+import { graphQLErrorOf } from './errors.js';
 import type { Logger } from './logger.js';
 import { requestIdOf } from './plugins/use-request-id.js';
 import type { Services } from './services.js';
@@ -60,7 +61,7 @@ async function viewerOf(
     );
   }
   const outcome = await authenticateRequest(services.tokens, initial.request);
-  if (outcome.status === 'failed') throw unauthenticated(outcome.error.message);
+  if (outcome.status === 'failed') throw graphQLErrorOf(unauthenticated(outcome.error.message));
   if (outcome.status === 'anonymous') return null;
   await services.tenants.ensure(outcome.viewer.tenantId);
   return outcome.viewer;
@@ -74,7 +75,7 @@ export async function authenticate(services: Services, authorization: string | n
     await services.tenants.ensure(viewer.tenantId);
     return viewer;
   } catch (error) {
-    if (error instanceof AuthenticationError) throw unauthenticated(error.message);
+    if (error instanceof AuthenticationError) throw graphQLErrorOf(unauthenticated(error.message));
     throw error;
   }
 }

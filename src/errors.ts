@@ -70,24 +70,8 @@ export function domainRefusalOf(error: unknown): GraphQLError | null {
   return null;
 }
 
-// The refusals the transports and the schema raise themselves; the domain's are in src/domain/errors.ts.
-export const unauthenticated = (message = 'Not authenticated') =>
-  serviceError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
-export const forbidden = (message = 'Not allowed for your role') => serviceError('FORBIDDEN', message);
-export const badRequest = (message: string) => serviceError('BAD_REQUEST', message);
-
-/** 429 with `Retry-After` over HTTP (REST passes it on) and `retryAfter` (seconds) in the extensions. */
-export const rateLimited = (message: string, retryAfter: number) =>
-  serviceError('RATE_LIMITED', message, {
-    headers: { 'Retry-After': String(retryAfter) },
-    extensions: { retryAfter },
-  });
-
-/** 422 with Pydantic-style items; `loc` is relative to the field's arguments (e.g. ["input", "message"]). */
-export const invalidInput = (detail: ValidationDetail[]) =>
-  serviceError('BAD_USER_INPUT', detail.map((item) => `${item.loc.join('.')}: ${item.msg}`).join('; '), {
-    extensions: { detail },
-  });
+// Refusals are DomainErrors, made by the helpers of src/domain/errors.ts (forbidden, badRequest,
+// unauthenticated, rateLimited, invalidInput…); what follows are the transports' own protocol errors.
 
 /**
  * 503 with Retry-After: the database is unreachable, overloaded or out of disk. Nothing of the request was

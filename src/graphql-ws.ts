@@ -9,7 +9,8 @@ import { hasExpired, onExpiry } from './auth/expiry.js';
 import { authenticateRequest } from './auth/request.js';
 import type { Viewer } from './auth/viewer.js';
 import { authenticate } from './context.js';
-import { badRequest, serviceError, unauthenticated, withoutInternals } from './errors.js';
+import { badRequest, unauthenticated } from './domain/errors.js';
+import { graphQLErrorOf, serviceError, withoutInternals } from './errors.js';
 import { callerKey as callerKeyOf } from './rate-limit.js';
 
 /**
@@ -230,16 +231,20 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
           errors: false,
         });
         const { viewer, callerKey } = connection;
-        if (!viewer || !callerKey) return [unauthenticated()];
+        if (!viewer || !callerKey) return [graphQLErrorOf(unauthenticated())];
         if (expired(connection)) {
           closeExpired(socket);
-          return [unauthenticated('Token has expired')];
+          return [graphQLErrorOf(unauthenticated('Token has expired'))];
         }
         try {
           // graphql-ws registers the id before this hook runs: it counts itself.
           if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptionsPerSocket) {
             return [
-              badRequest(`At most ${limits.maxSubscriptionsPerSocket} operations may be open on one socket`),
+              graphQLErrorOf(
+                badRequest(
+                  `At most ${limits.maxSubscriptionsPerSocket} operations may be open on one socket`,
+                ),
+              ),
             ];
           }
           const retryAfter = await services.rateLimiter.consume(callerKey);
@@ -260,7 +265,7 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
           const errors = enveloped.validate(enveloped.schema, document);
           if (errors.length > 0) return errors;
           const operation = getOperationAST(document, payload.operationName);
-          if (!operation) return [badRequest('Unable to identify the operation to run')];
+          if (!operation) return [graphQLErrorOf(badRequest('Unable to identify the operation to run'))];
           const logged = connection.operations.get(id);
           if (logged) {
             logged.type = operation.operation;

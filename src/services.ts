@@ -6,6 +6,7 @@ import type { StorageGuard } from './db/storage-guard.js';
 import type { BlobStore } from './domain/agents/blob-store.js';
 import type { ConnectorCallSlots } from './domain/connectors/call-slots.js';
 import type { EgressClient } from './domain/connectors/egress/index.js';
+import type { ModelVersionsChanged } from './domain/finetuning/version-changes.js';
 import type { WebhookDispatcher } from './domain/webhooks/dispatcher.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxRelay } from './events/relay.js';
@@ -27,6 +28,8 @@ export interface Services {
   relay: OutboxRelay;
   blobs: BlobStore;
   responseCache: Cache;
+  /** Drops this instance's cached model versions once a change to them committed (the response cache). */
+  modelVersionsChanged: ModelVersionsChanged;
   /** Request budgets per caller, shared by HTTP and the WebSocket transport. */
   rateLimiter: RateLimiter;
   /** Open WebSockets and SSE subscriptions per caller, counted together (MAX_STREAMS_PER_CALLER). */

@@ -2,12 +2,18 @@ import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, SignJWT } from 
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { AGENT_ROLE_PATTERN, normalizeRole } from '../domain/agents/roles.js';
+import { DomainError } from '../domain/errors.js';
 import { textProblem } from '../validation/input-rules.js';
 import { TokenCache } from './token-cache.js';
 import { ROLES, type Viewer } from './viewer.js';
 
-export class AuthenticationError extends Error {
+/** A credential that does not verify: answered 401 with its message, as `unauthenticated` (src/domain/errors.ts). */
+export class AuthenticationError extends DomainError {
   override name = 'AuthenticationError';
+  readonly code = 'UNAUTHENTICATED';
+  override headers() {
+    return { 'WWW-Authenticate': 'Bearer' };
+  }
 }
 
 /** Longest `sub` accepted: it is stored as the actor of audit rows, tasks and events. */

@@ -72,6 +72,14 @@ export class Refusal extends DomainError {
   }
 }
 
+/**
+ * The refusals, one helper each, for the domain and every layer above it alike. A resolver throws them as
+ * they are; a transport that answers outside execution turns one into its GraphQL error with
+ * `graphQLErrorOf` (src/errors.ts).
+ */
+/** Not authenticated (401); the answer names the scheme (`WWW-Authenticate: Bearer`). */
+export const unauthenticated = (message = 'Not authenticated') =>
+  new Refusal('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
 export const forbidden = (message = 'Not allowed for your role') => new Refusal('FORBIDDEN', message);
 export const notFound = (message: string) => new Refusal('NOT_FOUND', message);
 export const badRequest = (message: string) => new Refusal('BAD_REQUEST', message);

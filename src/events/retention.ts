@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../db/client.js';
+import { runPeriodically } from '../infra/periodic.js';
 import type { Logger } from '../logger.js';
-import { runPeriodically } from '../periodic.js';
 
 export interface PruneOptions {
   /** Published events older than this are deleted; it is also how far back subscribers can resume. */

@@ -26,7 +26,7 @@ export const EVENT_TYPES = [
   'BUDGET_EXHAUSTED',
   /** The chairman set a budget (created or changed its limits, estimates or period): it wakes waiting claims. */
   'BUDGET_CHANGED',
-  /** A webhook's deliveries kept failing and it was disabled (domain/webhooks/dispatcher.ts). */
+  /** A webhook's deliveries kept failing and it was disabled (infra/webhook-dispatcher.ts). */
   'WEBHOOK_DISABLED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -3,7 +3,8 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { hasExpired, onExpiry } from '../auth/expiry.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { Context } from '../context.js';
-import { rateLimited, unauthenticated } from '../errors.js';
+import { rateLimited, unauthenticated } from '../domain/errors.js';
+import { graphQLErrorOf } from '../errors.js';
 import { callerKey } from '../rate-limit.js';
 import type { StreamSlots } from '../stream-slots.js';
 
@@ -41,7 +42,7 @@ function untilExpiry(
   };
   const expire = (): Step => {
     if (finish()) Promise.resolve(events.return?.()).catch(() => undefined);
-    return { value: { errors: [unauthenticated('Token has expired')] }, done: false };
+    return { value: { errors: [graphQLErrorOf(unauthenticated('Token has expired'))] }, done: false };
   };
   return {
     [Symbol.asyncIterator]() {
@@ -121,9 +122,11 @@ export function useSubscriptionStreams({
           );
           setResultAndStopExecution({
             errors: [
-              rateLimited(
-                `Too many open streams: at most ${slots.maxPerCaller} WebSockets and server-sent event subscriptions per caller`,
-                retryAfterSeconds,
+              graphQLErrorOf(
+                rateLimited(
+                  `Too many open streams: at most ${slots.maxPerCaller} WebSockets and server-sent event subscriptions per caller`,
+                  retryAfterSeconds,
+                ),
               ),
             ],
           });

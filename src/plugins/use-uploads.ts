@@ -13,7 +13,8 @@ import {
   ReceivedFile,
   SIGNATURE_BYTES,
 } from '../domain/agents/attachments.js';
-import { badRequest, serviceError, unauthenticated } from '../errors.js';
+import { badRequest, unauthenticated } from '../domain/errors.js';
+import { graphQLErrorOf, serviceError } from '../errors.js';
 import { operationOf, parseWithinLimits, rootFieldNamesOf } from '../validation/document-limits.js';
 import { MAX_BODY_BYTES } from './use-body-limit.js';
 
@@ -37,7 +38,7 @@ const GRAPHQL_PATH = '/graphql';
 const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** A refusal of the multipart request itself (400), answered at once; the rest of the body is not read. */
-const malformed = (message: string) => badRequest(`Invalid multipart request: ${message}`);
+const malformed = (message: string) => graphQLErrorOf(badRequest(`Invalid multipart request: ${message}`));
 
 function isMultipart(request: Request): boolean {
   return (
@@ -168,7 +169,9 @@ export function useUploads({
   function parse(request: Request, original: Request): Promise<GraphQLParams> {
     const outcome = authenticationOf(original);
     if (outcome?.status !== 'verified') {
-      throw outcome?.status === 'failed' ? unauthenticated(outcome.error.message) : unauthenticated();
+      throw graphQLErrorOf(
+        outcome?.status === 'failed' ? unauthenticated(outcome.error.message) : unauthenticated(),
+      );
     }
     const body = request.body;
     if (!body) throw malformed('no body');
@@ -235,7 +238,9 @@ export function useUploads({
             map = parseMap(value, maxFiles);
             filesAllowed = map.size === 0 || takesFiles(operations, fields);
             if (!filesAllowed) {
-              throw badRequest(`Files may be sent only with ${fields.join(', ') || 'no operation'}`);
+              throw graphQLErrorOf(
+                badRequest(`Files may be sent only with ${fields.join(', ') || 'no operation'}`),
+              );
             }
           }
         } catch (error) {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { builder, validatedArgs } from '../builder.js';
-import { invalidateModelVersions } from '../domain/finetuning/cache-invalidation.js';
 import {
   CANARY_MAX_PCT,
   CANARY_MIN_PCT,
@@ -183,7 +182,7 @@ builder.mutationField('registerModelVersion', (t) =>
     args: { input: t.arg({ type: RegisterModelVersionInput, required: true }) },
     ...validatedArgs(registerArgs, async (_root, { input }, context) => {
       const version = await registerModelVersion(context, input);
-      await invalidateModelVersions(context.services);
+      await context.services.modelVersionsChanged();
       return version;
     }),
   }),
@@ -198,7 +197,7 @@ builder.mutationField('promoteModelVersion', (t) =>
     args: { id: t.arg.id({ required: true }), canaryTrafficPct: t.arg.int() },
     ...validatedArgs(promoteArgs, async (_root, { id, canaryTrafficPct }, context) => {
       const version = await promoteModelVersion(context, { id, canaryTrafficPct: canaryTrafficPct ?? null });
-      await invalidateModelVersions(context.services);
+      await context.services.modelVersionsChanged();
       return version;
     }),
   }),
@@ -222,7 +221,7 @@ builder.mutationField('rollbackModel', (t) =>
         reason: input.reason,
         performedBy: input.performedBy ?? null,
       });
-      await invalidateModelVersions(context.services);
+      await context.services.modelVersionsChanged();
       return version;
     }),
   }),

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { invalidInput } from '../errors.js';
+import { invalidInput } from '../domain/errors.js';
 import { toValidationDetail } from './pydantic.js';
 
 export type { ValidationDetail } from './pydantic.js';

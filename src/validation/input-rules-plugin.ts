@@ -1,6 +1,6 @@
 import SchemaBuilder, { BasePlugin, type PothosOutputFieldConfig, type SchemaTypes } from '@pothos/core';
 import type { GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
-import { invalidInput } from '../errors.js';
+import { invalidInput } from '../domain/errors.js';
 import { inspectArguments } from './input-rules.js';
 
 declare global {

@@ -2,12 +2,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createEgressClient,
   type EgressClient,
-  type EgressClientOptions,
   EgressError,
   parseEgressAllowlist,
 } from '../../src/domain/connectors/egress/index.js';
+import { createEgressClient, type EgressClientOptions } from '../../src/infra/egress-client.js';
 import { HOSTILE_BASE_URLS, REBINDING_NAMES } from '../fixtures/hostile-base-urls.js';
 import {
   createTestCertificate,

@@ -1,6 +1,4 @@
 import type { PrismaClient } from '../../db/client.js';
-import type { Logger } from '../../logger.js';
-import { runPeriodically } from '../../periodic.js';
 import { reapExpiredLeases } from './queue.js';
 
 /**
@@ -15,24 +13,4 @@ export async function sweepExpiredLeases(prisma: PrismaClient): Promise<number> 
     changed += await prisma.$transaction((tx) => reapExpiredLeases(tx, group.tenant_id, group.role));
   }
   return changed;
-}
-
-export interface LeaseSweeperOptions {
-  prisma: PrismaClient;
-  logger: Logger;
-  /** Default 30 s. */
-  intervalMs?: number;
-}
-
-export function startLeaseSweeper({
-  prisma,
-  logger,
-  intervalMs = 30_000,
-}: LeaseSweeperOptions): () => Promise<void> {
-  return runPeriodically(
-    async () => {
-      await sweepExpiredLeases(prisma);
-    },
-    { intervalMs, logger, failure: 'lease sweep failed' },
-  );
 }

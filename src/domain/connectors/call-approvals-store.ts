@@ -3,10 +3,7 @@ import { recordAudit } from '../../audit.js';
 import type { PrismaClient } from '../../db/client.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Connector, ConnectorCallApproval, Prisma } from '../../generated/prisma/client.js';
-import type { Logger } from '../../logger.js';
-import { runPeriodically } from '../../periodic.js';
 import type { Actor } from '../actor.js';
-import { expireTaskApprovals } from '../agents/task-approvals.js';
 import { notConfigured } from '../errors.js';
 import type { StoredApprovalPolicy } from './approval-policy.js';
 import { originOf } from './base-url.js';
@@ -216,29 +213,4 @@ export async function expireCallApprovals(
     });
     return ended.length;
   });
-}
-
-export interface ApprovalSweeperOptions {
-  prisma: PrismaClient;
-  logger: Logger;
-  /** Default 30 s. */
-  intervalMs?: number;
-}
-
-/**
- * Expires waiting requests nobody decided in time, gated calls and tasks' decision requests alike, whether
- * or not their approvers are still around.
- */
-export function startApprovalSweeper({
-  prisma,
-  logger,
-  intervalMs = 30_000,
-}: ApprovalSweeperOptions): () => Promise<void> {
-  return runPeriodically(
-    async () => {
-      await expireCallApprovals(prisma);
-      await expireTaskApprovals(prisma);
-    },
-    { intervalMs, logger, failure: 'approval expiry sweep failed' },
-  );
 }

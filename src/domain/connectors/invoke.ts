@@ -6,7 +6,7 @@ import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { RateLimiter } from '../../rate-limit.js';
 import type { Actor } from '../actor.js';
-import { conflict, type ErrorCode, Refusal } from '../errors.js';
+import { conflict, Refusal } from '../errors.js';
 import { isGated, type StoredApprovalPolicy } from './approval-policy.js';
 import { requestCallApproval } from './call-approvals-store.js';
 import type { ConnectorCallSlots } from './call-slots.js';
@@ -99,22 +99,8 @@ interface CallRecord {
   responseBytes: number;
 }
 
-const ERROR_CODE_OF: Record<EgressFailureReason, ErrorCode> = {
-  address_refused: 'EGRESS_REFUSED',
-  scheme_refused: 'EGRESS_REFUSED',
-  redirect_refused: 'EGRESS_REFUSED',
-  dns_failed: 'UPSTREAM_FAILED',
-  tls_failed: 'UPSTREAM_FAILED',
-  connection_failed: 'UPSTREAM_FAILED',
-  response_too_large: 'UPSTREAM_FAILED',
-  connect_timeout: 'UPSTREAM_TIMEOUT',
-  headers_timeout: 'UPSTREAM_TIMEOUT',
-  body_timeout: 'UPSTREAM_TIMEOUT',
-  call_timeout: 'UPSTREAM_TIMEOUT',
-};
-
 function egressFailure(error: EgressError) {
-  return new Refusal(ERROR_CODE_OF[error.reason], `Connector call failed: ${error.message}`, {
+  return new Refusal(error.code, `Connector call failed: ${error.message}`, {
     reason: error.reason,
   });
 }

@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { DomainError } from '../errors.js';
 
 /**
  * Regular expressions of tenant JSON Schemas (`pattern`, the keys of `patternProperties`) run on RE2JS, a
@@ -8,8 +9,9 @@ import { RE2JS } from 're2js';
  */
 
 /** Why a pattern cannot be evaluated here; thrown by the engine ajv uses, so ajv refuses the schema. */
-export class PatternRefusedError extends Error {
+export class PatternRefusedError extends DomainError {
   override name = 'PatternRefusedError';
+  readonly code = 'BAD_USER_INPUT';
   constructor(
     readonly pattern: string,
     readonly why: string,

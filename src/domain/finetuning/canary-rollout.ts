@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
 import type { PrismaClient } from '../../db/client.js';
 import type { CanaryPolicy, Prisma } from '../../generated/prisma/client.js';
-import type { Logger } from '../../logger.js';
-import { runPeriodically } from '../../periodic.js';
 import type { Actor } from '../actor.js';
 import { notFound } from '../errors.js';
 import {
@@ -266,21 +264,4 @@ export async function evaluateCanaries(
     if (decision) decisions.push(decision);
   }
   return decisions;
-}
-
-export interface CanaryAnalysisOptions {
-  prisma: PrismaClient;
-  logger: Logger;
-  /** Default 5 s. */
-  intervalMs?: number;
-}
-
-/** Runs `evaluateCanaries` in the background; returns the function that stops it. */
-export function startCanaryAnalysis({ prisma, logger, intervalMs = 5_000 }: CanaryAnalysisOptions) {
-  return runPeriodically(
-    async () => {
-      for (const decision of await evaluateCanaries(prisma)) logger.info(decision, 'canary decision');
-    },
-    { intervalMs, logger, failure: 'canary analysis failed' },
-  );
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { builder } from '../../builder.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
-import { forbidden } from '../../errors.js';
+import { forbidden } from '../../domain/errors.js';
 
 export const TASK_STATUSES = [
   'pending',

@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type BlobStore, createBlobStore, isSha256Hex } from '../../../src/domain/agents/blob-store.js';
+import { type BlobStore, isSha256Hex } from '../../../src/domain/agents/blob-store.js';
+import { createBlobStore } from '../../../src/infra/blob-store.js';
 import { PDF, PNG } from './attachment-samples.js';
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');

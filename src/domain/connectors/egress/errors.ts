@@ -1,3 +1,5 @@
+import { DomainError, type ErrorCode } from '../../errors.js';
+
 /** Why the egress client did not return a response; each reason has its own error class. */
 export type EgressFailureReason =
   | 'address_refused'
@@ -12,12 +14,31 @@ export type EgressFailureReason =
   | 'connection_failed'
   | 'response_too_large';
 
+/** The code each reason answers with, wherever an outbound request's failure reaches a client. */
+const CODE_OF: Record<EgressFailureReason, ErrorCode> = {
+  address_refused: 'EGRESS_REFUSED',
+  scheme_refused: 'EGRESS_REFUSED',
+  redirect_refused: 'EGRESS_REFUSED',
+  dns_failed: 'UPSTREAM_FAILED',
+  tls_failed: 'UPSTREAM_FAILED',
+  connection_failed: 'UPSTREAM_FAILED',
+  response_too_large: 'UPSTREAM_FAILED',
+  connect_timeout: 'UPSTREAM_TIMEOUT',
+  headers_timeout: 'UPSTREAM_TIMEOUT',
+  body_timeout: 'UPSTREAM_TIMEOUT',
+  call_timeout: 'UPSTREAM_TIMEOUT',
+};
+
 /**
  * A refusal or failure of an outbound connector request. Messages name hosts, ports and addresses, never
- * bodies, headers or query strings, so none carries a credential.
+ * bodies, headers or query strings, so none carries a credential. Connector calls answer it with their
+ * own message (invoke.ts), webhook registration as a refused URL (webhooks/store.ts).
  */
-export abstract class EgressError extends Error {
-  abstract readonly reason: EgressFailureReason;
+export abstract class EgressError extends DomainError {
+  abstract override readonly reason: EgressFailureReason;
+  get code(): ErrorCode {
+    return CODE_OF[this.reason];
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
-import type { EventBus } from '../../events/bus.js';
-import type { Logger } from '../../logger.js';
+import type { EventBus } from '../events/bus.js';
+import type { Logger } from '../logger.js';
 
 /** The instance's response cache, as far as dropping entries by type goes. */
 export interface ResponseCache {
@@ -15,9 +15,12 @@ const MODEL_VERSION_ENTITIES = [{ typename: 'ModelVersion' }];
  */
 const SECOND_PASS_MS = 250;
 
-/** Drops every cached response of this instance that holds a model version. */
-export async function invalidateModelVersions(services: { responseCache: ResponseCache }): Promise<void> {
-  await services.responseCache.invalidate(MODEL_VERSION_ENTITIES);
+/**
+ * Drops every cached response of this instance that holds a model version: what app.ts answers the
+ * domain's ModelVersionsChanged with.
+ */
+export async function invalidateModelVersions(responseCache: ResponseCache): Promise<void> {
+  await responseCache.invalidate(MODEL_VERSION_ENTITIES);
 }
 
 /**
@@ -34,7 +37,7 @@ export function startModelCacheInvalidation(services: {
   const events = services.bus.subscribeAll('MODEL_VERSION_CHANGED')[Symbol.asyncIterator]();
   const timers = new Set<NodeJS.Timeout>();
   const invalidate = () =>
-    Promise.resolve(invalidateModelVersions(services)).catch((error: unknown) =>
+    Promise.resolve(invalidateModelVersions(services.responseCache)).catch((error: unknown) =>
       services.logger.error({ err: error }, 'model version cache invalidation failed'),
     );
 

@@ -1,0 +1,56 @@
+import type { PrismaClient } from '../db/client.js';
+import { sweepExpiredLeases } from '../domain/agents/lease-sweeper.js';
+import { expireTaskApprovals } from '../domain/agents/task-approvals.js';
+import { expireCallApprovals } from '../domain/connectors/call-approvals-store.js';
+import { evaluateCanaries } from '../domain/finetuning/canary-rollout.js';
+import type { Logger } from '../logger.js';
+import { runPeriodically } from './periodic.js';
+
+/** What every sweeper runs with; each has its own default interval. */
+export interface SweeperOptions {
+  prisma: PrismaClient;
+  logger: Logger;
+  intervalMs?: number;
+}
+
+/** Runs `sweepExpiredLeases` in the background (default every 30 s); returns the function that stops it. */
+export function startLeaseSweeper({
+  prisma,
+  logger,
+  intervalMs = 30_000,
+}: SweeperOptions): () => Promise<void> {
+  return runPeriodically(
+    async () => {
+      await sweepExpiredLeases(prisma);
+    },
+    { intervalMs, logger, failure: 'lease sweep failed' },
+  );
+}
+
+/**
+ * Expires waiting requests nobody decided in time, gated calls and tasks' decision requests alike, whether
+ * or not their approvers are still around (default every 30 s).
+ */
+export function startApprovalSweeper({
+  prisma,
+  logger,
+  intervalMs = 30_000,
+}: SweeperOptions): () => Promise<void> {
+  return runPeriodically(
+    async () => {
+      await expireCallApprovals(prisma);
+      await expireTaskApprovals(prisma);
+    },
+    { intervalMs, logger, failure: 'approval expiry sweep failed' },
+  );
+}
+
+/** Runs `evaluateCanaries` in the background (default every 5 s); returns the function that stops it. */
+export function startCanaryAnalysis({ prisma, logger, intervalMs = 5_000 }: SweeperOptions) {
+  return runPeriodically(
+    async () => {
+      for (const decision of await evaluateCanaries(prisma)) logger.info(decision, 'canary decision');
+    },
+    { intervalMs, logger, failure: 'canary analysis failed' },
+  );
+}
