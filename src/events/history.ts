@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../db/client.js';
+import { eventFromRow, type OutboxRow, PUBLISHED_EVENT_COLUMNS } from './outbox.js';
 import type { BusEvent, EventType } from './topics.js';
 
 /** An event the outbox keeps, with the time its change was committed. */
@@ -26,18 +27,9 @@ export async function recentEvents(
   prisma: PrismaClient,
   options: RecentEventsOptions,
 ): Promise<RecordedEvent[]> {
-  const rows = await prisma.$queryRawUnsafe<
-    {
-      id: string;
-      tenant_id: string;
-      type: string;
-      payload: Record<string, unknown>;
-      seq: string;
-      created_at: Date;
-    }[]
-  >(
+  const rows = await prisma.$queryRawUnsafe<(OutboxRow & { created_at: Date })[]>(
     // Walks the (tenant_id, seq) index backwards from the newest event.
-    `SELECT o.id::text, o.tenant_id::text, o.type, o.payload, o.seq::text AS seq, o.created_at
+    `SELECT ${PUBLISHED_EVENT_COLUMNS}, o.created_at
      FROM outbox_events o
      WHERE o.tenant_id = $1::uuid AND o.published_at IS NOT NULL AND o.type = ANY($2::text[])
        AND o.published_at >= now() - $3::int * interval '1 hour'
@@ -47,14 +39,5 @@ export async function recentEvents(
     options.retentionHours,
     options.first,
   );
-  return rows.map((row) => ({
-    event: {
-      eventId: row.id,
-      type: row.type as EventType,
-      tenantId: row.tenant_id,
-      payload: row.payload,
-      seq: row.seq,
-    },
-    recordedAt: row.created_at,
-  }));
+  return rows.map((row) => ({ event: eventFromRow(row), recordedAt: row.created_at }));
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Prisma } from '../generated/prisma/client.js';
-import type { EventType } from './topics.js';
+import { eventPayload } from './payload.js';
+import type { BusEvent, EventType } from './topics.js';
 
 export interface OutboxEntry {
   type: EventType;
@@ -10,10 +11,30 @@ export interface OutboxEntry {
   eventId?: string;
 }
 
+/** What every outbox row's payload carries after the event's own fields. */
+interface Envelope<Value> {
+  eventId: Value;
+  type: Value;
+  tenantId: Value;
+}
+
+/**
+ * The fields every event's payload ends with, in TypeScript (outboxRow) and in SQL over expressions of
+ * the statement that writes the row (taskUpdatedInsert, the budgets' ALERT_EVENTS).
+ */
+export const EVENT_ENVELOPE = eventPayload<Envelope<string>, Envelope<Prisma.Sql | string>>()({
+  event_id: { ts: (event) => event.eventId, sql: (event) => event.eventId },
+  type: { ts: (event) => event.type, sql: (event) => event.type },
+  tenant_id: { ts: (event) => event.tenantId, sql: (event) => event.tenantId },
+});
+
 /** The row an entry becomes: its id and the payload as the bus carries it. */
 function outboxRow(entry: OutboxEntry) {
   const eventId = entry.eventId ?? randomUUID();
-  const payload = { ...entry.payload, event_id: eventId, type: entry.type, tenant_id: entry.tenantId };
+  const payload = {
+    ...entry.payload,
+    ...EVENT_ENVELOPE.of({ eventId, type: entry.type, tenantId: entry.tenantId }),
+  };
   return { eventId, payload };
 }
 
@@ -49,4 +70,31 @@ export function enqueueEventFrom(source: string, entry: OutboxEntry): { eventId:
     FROM ${Prisma.raw(source)}
     RETURNING id::text`;
   return { eventId, sql };
+}
+
+/** An outbox row as relay, replay and history read it (OUTBOX_EVENT_COLUMNS, PUBLISHED_EVENT_COLUMNS). */
+export interface OutboxRow {
+  id: string;
+  tenant_id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  /** Publication order (the relay reads unpublished rows without it, then gives them theirs). */
+  seq: string;
+}
+
+/** The columns of an outbox row (table alias `o`) that make its event. */
+export const OUTBOX_EVENT_COLUMNS = 'o.id::text, o.tenant_id::text, o.type, o.payload';
+
+/** OUTBOX_EVENT_COLUMNS with the publication order, for rows already published. */
+export const PUBLISHED_EVENT_COLUMNS = `${OUTBOX_EVENT_COLUMNS}, o.seq::text AS seq`;
+
+/** The event an outbox row is: what the relay publishes and replay and history read back. */
+export function eventFromRow(row: OutboxRow): BusEvent {
+  return {
+    eventId: row.id,
+    type: row.type as EventType,
+    tenantId: row.tenant_id,
+    payload: row.payload,
+    seq: row.seq,
+  };
 }

@@ -2,7 +2,8 @@ import type { Database, PrismaClient } from '../db/client.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus.js';
-import type { BusEvent, EventType } from './topics.js';
+import { eventFromRow, OUTBOX_EVENT_COLUMNS, type OutboxRow } from './outbox.js';
+import type { BusEvent } from './topics.js';
 
 /** What the relay needs of tracing (src/observability/tracing.ts provides it when tracing is on). */
 export interface RelayTracing {
@@ -47,13 +48,6 @@ export interface OutboxRelayOptions {
   onPublished?:
     | ((tx: Prisma.TransactionClient, events: readonly BusEvent[]) => Promise<(() => void) | undefined>)
     | undefined;
-}
-
-interface Row {
-  id: string;
-  tenant_id: string;
-  type: string;
-  payload: Record<string, unknown>;
 }
 
 /**
@@ -105,9 +99,9 @@ export function createOutboxRelay({
     const published = await prisma.$transaction(async (tx) => {
       committed = undefined;
       await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${RELAY_LOCK_SQL})`);
-      const rows = await tx.$queryRawUnsafe<Row[]>(
-        `SELECT id::text, tenant_id::text, type, payload FROM outbox_events
-         WHERE published_at IS NULL ORDER BY seq LIMIT ${batchSize} FOR UPDATE`,
+      const rows = await tx.$queryRawUnsafe<Omit<OutboxRow, 'seq'>[]>(
+        `SELECT ${OUTBOX_EVENT_COLUMNS} FROM outbox_events o
+         WHERE o.published_at IS NULL ORDER BY o.seq LIMIT ${batchSize} FOR UPDATE`,
       );
       if (rows.length === 0) return 0;
       return publishing(rows.length, async () => {
@@ -124,13 +118,7 @@ export function createOutboxRelay({
           stamped.map((row) => row.id),
           stamped.map((row) => row.seq),
         );
-        const events: BusEvent[] = stamped.map((row) => ({
-          eventId: row.id,
-          type: row.type as EventType,
-          tenantId: row.tenant_id,
-          payload: row.payload,
-          seq: row.seq,
-        }));
+        const events = stamped.map(eventFromRow);
         committed = await onPublished?.(tx, events);
         for (const event of events) await bus.publish(event);
         return rows.length;

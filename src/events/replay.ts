@@ -1,6 +1,7 @@
 import type { PrismaClient } from '../db/client.js';
 import { serviceError } from '../errors.js';
 import type { EventBus } from './bus.js';
+import { eventFromRow, type OutboxRow, PUBLISHED_EVENT_COLUMNS } from './outbox.js';
 import { RELAY_LOCK_SQL } from './relay.js';
 import type { BusEvent, EventType } from './topics.js';
 
@@ -31,14 +32,6 @@ export interface EventStreamOptions {
 }
 
 const PAGE_SIZE = 200;
-
-interface OutboxRow {
-  id: string;
-  tenant_id: string;
-  type: string;
-  payload: Record<string, unknown>;
-  seq: string;
-}
 
 /** A tenant's event stream; `start` is where it begins (see `EventStreamOptions.announceStart`). */
 export interface EventStream extends AsyncIterableIterator<BusEvent> {
@@ -258,7 +251,7 @@ function readPage(
 ): Promise<OutboxRow[]> {
   return options.prisma.$queryRawUnsafe<OutboxRow[]>(
     // Ordered by the bigint column, not by its text rendering in the select list.
-    `SELECT o.id::text, o.tenant_id::text, o.type, o.payload, o.seq::text AS seq FROM outbox_events o
+    `SELECT ${PUBLISHED_EVENT_COLUMNS} FROM outbox_events o
      WHERE o.tenant_id = $1::uuid AND o.published_at IS NOT NULL AND o.seq > $2::bigint
        AND o.type = ANY($3::text[]) AND ($4::timestamptz IS NULL OR o.published_at > $4::timestamptz)
      ORDER BY o.seq LIMIT ${PAGE_SIZE}`,
@@ -340,13 +333,7 @@ export async function openEventStream(options: EventStreamOptions): Promise<Even
         if (replayedUpTo === null || position > replayedUpTo) replayedUpTo = position;
         // A live event whose first publication rolled back is in the outbox under a later seq.
         if (delivered?.(row.id)) continue;
-        const event: BusEvent = {
-          eventId: row.id,
-          type: row.type as EventType,
-          tenantId: row.tenant_id,
-          payload: row.payload,
-          seq: row.seq,
-        };
+        const event = eventFromRow(row);
         if (accept(event)) yield event;
       }
       if (rows.length < PAGE_SIZE) return undefined;

@@ -1,5 +1,6 @@
 import { recordAudit } from '../../audit.js';
-import { enqueueEvent } from '../../events/outbox.js';
+import { EVENT_ENVELOPE, enqueueEvent } from '../../events/outbox.js';
+import { decimalSql, eventPayload, isoSql } from '../../events/payload.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { type BudgetPeriodKind, periodBounds } from './budget-period.js';
@@ -210,11 +211,6 @@ export interface Charge {
   actor: { sub: string; requestId: string };
 }
 
-/** An ISO 8601 timestamp in UTC with milliseconds, as Date#toISOString writes it. */
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-/** A decimal as Decimal#toFixed() writes it: no trailing zeros. */
-const decimal = (column: string) => `trim_scale(${column})::text`;
-
 /**
  * The CTEs of a settlement, for the statement that ends the task (`settling_budgets`, `taken`, `held`,
  * `computed`, `crossing`, `settled`, `alerts`, `audited`, `overshot`): frees what the tasks in the CTE
@@ -231,7 +227,7 @@ const decimal = (column: string) => `trim_scale(${column})::text`;
  *   reservation by. Without `cost` only the budgets the tasks held reservations on are written.
  * - A charge that passes a budget's warning threshold or exhausts it for the first time in its period
  *   (passedWarning, isExhausted) stamps it and yields one row of `alerts` (the BUDGET_WARNING or
- *   BUDGET_EXHAUSTED event, budgetAlertPayload's payload, for the statement's outbox insert: ALERT_EVENTS)
+ *   BUDGET_EXHAUSTED event, BUDGET_ALERT_PAYLOAD's payload, for the statement's outbox insert: ALERT_EVENTS)
  *   with its audit row; a cost above the task's reservation writes the `budget.overshoot` audit row.
  */
 export function settlementOf(tenantId: string, source: string, charge: Charge | null): Prisma.Sql {
@@ -301,23 +297,7 @@ export function settlementOf(tenantId: string, source: string, charge: Charge | 
     ),
     alerts AS MATERIALIZED (
       SELECT gen_random_uuid() AS event_id, s.tenant_id, s.id AS budget_id, k.type, k.action, k.outcome, k.position,
-        jsonb_build_object(
-          'budget_id', s.id::text,
-          'role', CASE WHEN s.role = ${TENANT_BUDGET} THEN NULL ELSE s.role END,
-          'period', s.period::text,
-          'period_start', ${Prisma.raw(iso('s.period_start'))},
-          'period_end', ${Prisma.raw(
-            iso(
-              `(s.period_start AT TIME ZONE 'UTC' + CASE WHEN s.period = 'month' THEN interval '1 month' ELSE interval '1 day' END) AT TIME ZONE 'UTC'`,
-            ),
-          )},
-          'limit_usd', ${Prisma.raw(decimal('s.limit_usd'))},
-          'spent_usd', ${Prisma.raw(decimal('s.spent_usd'))},
-          'reserved_usd', ${Prisma.raw(decimal('s.reserved_usd'))},
-          'warning_threshold', trim_scale(s.warning_threshold),
-          'limit_tokens', s.limit_tokens::text,
-          'spent_tokens', s.spent_tokens::text
-        ) AS payload
+        ${BUDGET_ALERT_PAYLOAD.sql('s')} AS payload
       FROM settled s
       CROSS JOIN LATERAL (VALUES
         (1, 'BUDGET_WARNING', 'budget.warning', 'threshold_passed', s.warns),
@@ -339,7 +319,7 @@ export function settlementOf(tenantId: string, source: string, charge: Charge | 
           'subject', ${sub}::text,
           'role', CASE WHEN s.role = ${TENANT_BUDGET} THEN NULL ELSE s.role END,
           'task_id', (SELECT id::text FROM ${tasks} LIMIT 1),
-          'estimate_usd', ${Prisma.raw(decimal('s.held_usd'))},
+          'estimate_usd', ${Prisma.raw(decimalSql('s.held_usd'))},
           'cost_usd', ${chargeUsd}::text,
           'overshoot_usd', trim_scale(${chargeUsd}::numeric - s.held_usd)::text
         ),
@@ -355,8 +335,11 @@ export function settlementOf(tenantId: string, source: string, charge: Charge | 
  */
 export const ALERT_EVENTS = Prisma.sql`
   SELECT * FROM (
-    SELECT event_id, tenant_id, type, payload || jsonb_build_object(
-      'event_id', event_id::text, 'type', type, 'tenant_id', tenant_id::text)
+    SELECT event_id, tenant_id, type, payload || ${EVENT_ENVELOPE.sql({
+      eventId: 'event_id::text',
+      type: 'type',
+      tenantId: 'tenant_id::text',
+    })}
     FROM alerts ORDER BY budget_id, position
   ) AS alert_events`;
 
@@ -384,21 +367,51 @@ export interface TaskCost {
 
 export type BudgetAlert = 'BUDGET_WARNING' | 'BUDGET_EXHAUSTED';
 
-/** What BUDGET_WARNING, BUDGET_EXHAUSTED and BUDGET_CHANGED carry. */
+/**
+ * What BUDGET_WARNING, BUDGET_EXHAUSTED and BUDGET_CHANGED carry. Each field in TypeScript (from the
+ * budget's state) and in SQL (from the alias of a budgets row as settlementOf settles it).
+ */
+export const BUDGET_ALERT_PAYLOAD = eventPayload<BudgetState>()({
+  budget_id: { ts: (budget): string => budget.id, sql: (b) => `${b}.id::text` },
+  role: {
+    ts: (budget): string | null => budget.role,
+    sql: (b) =>
+      Prisma.sql`CASE WHEN ${Prisma.raw(b)}.role = ${TENANT_BUDGET} THEN NULL ELSE ${Prisma.raw(b)}.role END`,
+  },
+  period: { ts: (budget): BudgetPeriodKind => budget.period, sql: (b) => `${b}.period::text` },
+  period_start: {
+    ts: (budget): string => budget.periodStart.toISOString(),
+    sql: (b) => isoSql(`${b}.period_start`),
+  },
+  period_end: {
+    ts: (budget): string => budget.periodEnd.toISOString(),
+    sql: (b) =>
+      isoSql(
+        `(${b}.period_start AT TIME ZONE 'UTC' + CASE WHEN ${b}.period = 'month' THEN interval '1 month' ELSE interval '1 day' END) AT TIME ZONE 'UTC'`,
+      ),
+  },
+  limit_usd: { ts: (budget): string => budget.limitUsd.toFixed(), sql: (b) => decimalSql(`${b}.limit_usd`) },
+  spent_usd: { ts: (budget): string => budget.spentUsd.toFixed(), sql: (b) => decimalSql(`${b}.spent_usd`) },
+  reserved_usd: {
+    ts: (budget): string => budget.reservedUsd.toFixed(),
+    sql: (b) => decimalSql(`${b}.reserved_usd`),
+  },
+  warning_threshold: {
+    ts: (budget): number => budget.warningThreshold.toNumber(),
+    sql: (b) => `trim_scale(${b}.warning_threshold)`,
+  },
+  limit_tokens: {
+    ts: (budget): string | null => (budget.limitTokens === null ? null : budget.limitTokens.toString()),
+    sql: (b) => `${b}.limit_tokens::text`,
+  },
+  spent_tokens: {
+    ts: (budget): string => budget.spentTokens.toString(),
+    sql: (b) => `${b}.spent_tokens::text`,
+  },
+});
+
 export function budgetAlertPayload(budget: BudgetState) {
-  return {
-    budget_id: budget.id,
-    role: budget.role,
-    period: budget.period,
-    period_start: budget.periodStart.toISOString(),
-    period_end: budget.periodEnd.toISOString(),
-    limit_usd: budget.limitUsd.toFixed(),
-    spent_usd: budget.spentUsd.toFixed(),
-    reserved_usd: budget.reservedUsd.toFixed(),
-    warning_threshold: budget.warningThreshold.toNumber(),
-    limit_tokens: budget.limitTokens === null ? null : budget.limitTokens.toString(),
-    spent_tokens: budget.spentTokens.toString(),
-  };
+  return BUDGET_ALERT_PAYLOAD.of(budget);
 }
 
 /**

@@ -1,43 +1,49 @@
+import { EVENT_ENVELOPE } from '../../events/outbox.js';
+import { eventPayload, isoSql, type PayloadOf } from '../../events/payload.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
 
-/** What TASK_UPDATED carries: the task's state, never its message, output or error text. */
-export interface TaskEventPayload {
-  task_id: string;
-  role: string;
-  status: string;
-  attempts: number;
-  updated_at: string;
-}
-
-export function taskEventPayload(task: {
+/** A task as TASK_UPDATED describes it. */
+export interface TaskEventSource {
   id: string;
   role: string;
   status: string;
   attempts: number;
   updatedAt: Date;
-}): Record<string, unknown> & TaskEventPayload {
-  return {
-    task_id: task.id,
-    role: task.role,
-    status: task.status,
-    attempts: task.attempts,
-    updated_at: task.updatedAt.toISOString(),
-  };
+}
+
+/**
+ * What TASK_UPDATED carries: the task's state, never its message, output or error text. Each field in
+ * TypeScript (from the task) and in SQL (from the alias of a tasks row).
+ */
+export const TASK_UPDATED_PAYLOAD = eventPayload<TaskEventSource>()({
+  task_id: { ts: (task): string => task.id, sql: (c) => `${c}.id::text` },
+  role: { ts: (task): string => task.role, sql: (c) => `${c}.role` },
+  status: { ts: (task): string => task.status, sql: (c) => `${c}.status::text` },
+  attempts: { ts: (task): number => task.attempts, sql: (c) => `${c}.attempts` },
+  updated_at: { ts: (task): string => task.updatedAt.toISOString(), sql: (c) => isoSql(`${c}.updated_at`) },
+});
+
+export type TaskEventPayload = PayloadOf<typeof TASK_UPDATED_PAYLOAD>;
+
+export function taskEventPayload(task: TaskEventSource): Record<string, unknown> & TaskEventPayload {
+  return TASK_UPDATED_PAYLOAD.of(task);
 }
 
 /**
  * The outbox insert of TASK_UPDATED for the one task a statement's CTE `source` changed (a claim, a
- * completion), built in SQL: the same payload as taskEventPayload's with enqueueEvent's fields, for
- * statements that write the task and announce it at once. The statement's outer INSERT (the outbox's NOTIFY
- * rule does not run inside WITH).
+ * completion), built in SQL: TASK_UPDATED_PAYLOAD with the envelope enqueueEvent adds, for statements that
+ * write the task and announce it at once. The statement's outer INSERT (the outbox's NOTIFY rule does not
+ * run inside WITH).
  */
 export function taskUpdatedInsert(eventId: string, tenantId: string, source: string): Prisma.Sql {
+  const envelope = EVENT_ENVELOPE.sql({
+    eventId: Prisma.sql`${eventId}::text`,
+    type: "'TASK_UPDATED'",
+    tenantId: Prisma.sql`${tenantId}::text`,
+  });
   return Prisma.sql`
     INSERT INTO outbox_events (id, tenant_id, type, payload)
-    SELECT ${eventId}::uuid, ${tenantId}::uuid, 'TASK_UPDATED', jsonb_build_object(
-      'task_id', c.id::text, 'role', c.role, 'status', c.status::text, 'attempts', c.attempts,
-      'updated_at', to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'event_id', ${eventId}::text, 'type', 'TASK_UPDATED', 'tenant_id', ${tenantId}::text)
+    SELECT ${eventId}::uuid, ${tenantId}::uuid, 'TASK_UPDATED', ${TASK_UPDATED_PAYLOAD.sql('c')} || ${envelope}
     FROM ${Prisma.raw(source)} c`;
 }
 
