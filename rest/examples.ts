@@ -5,7 +5,7 @@ import { unknownAgentRole } from '../src/domain/agents/registry.js';
 import { C_SUITE_ROLES } from '../src/domain/agents/roles.js';
 import { abTestNotFound } from '../src/domain/experiments/lifecycle.js';
 import { forbidden, serviceUnavailable } from '../src/errors.js';
-import { payloadTooLarge } from '../src/plugins/use-body-limit.js';
+import { payloadTooLarge } from '../src/http/body.js';
 import { snakeCase } from '../src/validation/schema-walk.js';
 
 /**

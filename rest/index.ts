@@ -4,7 +4,7 @@ import type { Plugin, YogaServer } from 'graphql-yoga';
 import { authenticateRequest } from '../src/auth/request.js';
 import type { Context, ServerContext } from '../src/context.js';
 import { restErrorResponse, restErrorResponseOf, unavailableErrorOf } from '../src/errors.js';
-import { requestIdOf } from '../src/plugins/use-request-id.js';
+import { requestIdOf } from '../src/http/request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
 import { restErrorAnswer, writeRestAnswer } from './answer.js';

@@ -8,8 +8,8 @@ import {
 } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import type { RestDetail } from '../src/errors.js';
-import { bodyText, parseJsonBody } from '../src/json-body.js';
-import { isPayloadTooLarge, MAX_BODY_BYTES, withBody } from '../src/plugins/use-body-limit.js';
+import { isPayloadTooLarge, MAX_BODY_BYTES, withBody } from '../src/http/body.js';
+import { bodyText, parseJsonBody } from '../src/http/json-body.js';
 import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
 import { inspectArguments, inspectNesting } from '../src/validation/input-rules.js';
 import { toValidationDetail } from '../src/validation/pydantic.js';

@@ -32,17 +32,13 @@ import { domainRefusalOf, isInputCoercionError, MCP_PATH, unavailableErrorOf } f
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
+import { MAX_BODY_BYTES, MAX_REQUEST_BYTES, MAX_UPLOAD_BYTES } from './http/body.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, metricsAccess } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import { graphiqlOptions, renderGraphiQL } from './pages/graphiql.js';
 import { useAuthentication } from './plugins/use-authentication.js';
-import {
-  MAX_BODY_BYTES,
-  MAX_REQUEST_BYTES,
-  MAX_UPLOAD_BYTES,
-  useBodyLimit,
-} from './plugins/use-body-limit.js';
+import { useBodyLimit } from './plugins/use-body-limit.js';
 import { useCallerResponseCache } from './plugins/use-caller-response-cache.js';
 import { useDashboard } from './plugins/use-dashboard.js';
 import { useErrorLog } from './plugins/use-error-log.js';

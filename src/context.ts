@@ -4,8 +4,8 @@ import { AuthenticationError } from './auth/tokens.js';
 import type { Viewer } from './auth/viewer.js';
 import type { PrismaClient } from './db/client.js';
 import { unauthenticated } from './errors.js';
+import { requestIdOf } from './http/request-id.js';
 import type { Logger } from './logger.js';
-import { requestIdOf } from './plugins/use-request-id.js';
 import type { Services } from './services.js';
 
 export interface Context {

@@ -1,7 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
+import { requestIdOf } from '../http/request-id.js';
 import type { Logger } from '../logger.js';
-import { requestIdOf } from './use-request-id.js';
 
 export interface UseRequestLogOptions {
   logger: Logger;

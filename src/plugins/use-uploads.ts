@@ -14,8 +14,8 @@ import {
   SIGNATURE_BYTES,
 } from '../domain/agents/attachments.js';
 import { badRequest, serviceError, unauthenticated } from '../errors.js';
+import { MAX_BODY_BYTES } from '../http/body.js';
 import { operationOf, parseWithinLimits, rootFieldNamesOf } from '../validation/document-limits.js';
-import { MAX_BODY_BYTES } from './use-body-limit.js';
 
 export interface UseUploadsOptions {
   /** Directory of the spool files, created when first needed. No default: `DATA_DIR/uploads`. */
