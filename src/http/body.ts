@@ -30,19 +30,8 @@ export function isPayloadTooLarge(error: unknown): error is GraphQLError {
   return (error as GraphQLError | undefined)?.extensions?.code === 'PAYLOAD_TOO_LARGE';
 }
 
-const limits = new WeakMap<Request, number>();
 /** A Content-Length header's value as node:http accepts it. */
 export const DECIMAL = /^\d+$/;
-
-/** The body limit decided for a request when it arrived. */
-export function bodyLimitOf(request: Request): number {
-  return limits.get(request) ?? MAX_BODY_BYTES;
-}
-
-/** Records the body limit decided for a request (useBodyLimit, before any body is read). */
-export function setBodyLimit(request: Request, maxBytes: number): void {
-  limits.set(request, maxBytes);
-}
 
 /** Passes a body through while counting its bytes; errors with 413 past `maxBytes`, whatever the headers say. */
 export function countingStream(

@@ -1,25 +1,19 @@
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
 import { refusalResponse } from '../errors.js';
-import {
-  bodyLimitOf,
-  countingStream,
-  DECIMAL,
-  MAX_BODY_BYTES,
-  MAX_REQUEST_BYTES,
-  MAX_UPLOAD_BYTES,
-  payloadTooLarge,
-  setBodyLimit,
-} from '../http/body.js';
+import { countingStream, DECIMAL, MAX_BODY_BYTES, MAX_UPLOAD_BYTES, payloadTooLarge } from '../http/body.js';
+import { requestStateOf } from '../http/request-context.js';
 import { allowDropping } from '../lingering-close.js';
 
 export interface UseBodyLimitOptions {
   /** Largest body of any request without a verified caller, and of requests that need no more. Default 1 MiB. */
   maxBytes?: number;
-  /** Largest body of a verified caller's request that `allowsLargeBody` admits. Default 72 MiB. */
-  maxLargeBytes?: number;
-  /** Which requests (by method and path) may carry a large body once authenticated. Default: none. */
-  allowsLargeBody?: (method: string, pathname: string) => boolean;
+  /**
+   * The limit the route a request goes to declares (by method and path; undefined for none), admitted once
+   * the caller is verified when larger than `maxBytes`. Each transport declares its own (a REST route's
+   * `maxBodyBytes`, the MCP endpoint's): the intake asks, it keeps no table. Default: none.
+   */
+  declaredLimit?: (method: string, pathname: string) => number | undefined;
   /**
    * Largest multipart/form-data body (a GraphQL multipart request, with files) a verified caller may send to
    * /graphql; a JSON body there stays at `maxBytes`, whatever its operation. Default 52 MiB (MAX_UPLOAD_BYTES).
@@ -42,20 +36,20 @@ const isMultipart = (request: Request) =>
  */
 export function useBodyLimit({
   maxBytes = MAX_BODY_BYTES,
-  maxLargeBytes = MAX_REQUEST_BYTES,
-  allowsLargeBody = () => false,
+  declaredLimit = () => undefined,
   maxUploadBytes = MAX_UPLOAD_BYTES,
 }: UseBodyLimitOptions = {}): Plugin {
-  const limitOf = (request: Request, pathname: string) => {
-    if (!verifiedViewerOf(request)) return maxBytes;
-    if (allowsLargeBody(request.method, pathname)) return maxLargeBytes;
+  const limitOf = (request: Request, pathname: string, serverContext: object) => {
+    if (!verifiedViewerOf(serverContext)) return maxBytes;
+    const declared = declaredLimit(request.method, pathname);
+    if (declared !== undefined && declared > maxBytes) return declared;
     if (pathname === '/graphql' && request.method === 'POST' && isMultipart(request)) return maxUploadBytes;
     return maxBytes;
   };
   return {
     onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      const limit = limitOf(request, url.pathname);
-      setBodyLimit(request, limit);
+      const limit = limitOf(request, url.pathname, serverContext);
+      requestStateOf(serverContext).bodyLimit = limit;
       // What the connection may drop after an answer given before the body all arrived: no more than the
       // body could have been, so 1 MiB before the caller is authenticated.
       allowDropping(serverContext, limit);
@@ -65,9 +59,9 @@ export function useBodyLimit({
         refusalResponse(url.pathname, 'PAYLOAD_TOO_LARGE', payloadTooLarge(limit).message, {}, fetchAPI),
       );
     },
-    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI, serverContext }) {
       if (!requestParser || !request.body) return;
-      const limit = bodyLimitOf(request);
+      const limit = requestStateOf(serverContext).bodyLimit ?? maxBytes;
       // node:http delivers exactly Content-Length bytes of body (a longer one is not this request's), and
       // onRequest refused a length over the limit: such a body needs no counting.
       const declared = request.headers.get('content-length');

@@ -31,7 +31,7 @@ export function useRequestLog({
       const entry = entries.get(request);
       if (entry) entry.operation = params.operationName ?? undefined;
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, serverContext }) {
       const entry = entries.get(request);
       if (!entry) return;
       const url = new URL(request.url);
@@ -42,7 +42,7 @@ export function useRequestLog({
         path: url.pathname,
         status: response.status,
         durationMs: Math.round((performance.now() - entry.start) * 10) / 10,
-        tenantId: verifiedViewerOf(request)?.tenantId,
+        tenantId: verifiedViewerOf(serverContext)?.tenantId,
         operation: entry.operation,
       });
     },
