@@ -34,6 +34,8 @@ export interface ParsedRestRequest {
   params: GraphQLParams<Record<string, unknown>>;
   /** The JSON body as sent (undefined for a route without one): REST `loc`s and `input`s point into it. */
   body: unknown;
+  /** Whether the route's rules already passed the input (checked before it ran): not checked again. */
+  inputChecked?: boolean;
 }
 
 async function readJsonBody(
@@ -192,6 +194,7 @@ export async function parseRestRequest(
   if (tooDeep || lenient) {
     const refusal = inputRefusalOf(parsed);
     if (refusal) throw refusal;
+    parsed.inputChecked = true;
   }
   return parsed;
 }
