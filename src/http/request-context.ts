@@ -26,3 +26,20 @@ export function requestStateOf(context: object): RequestState {
   holder[STATE] ??= {};
   return holder[STATE];
 }
+
+/**
+ * A piece of one plugin's own state of a request (when it started, what it admitted), kept on the request's
+ * context under a key of its own, as `requestStateOf` keeps the intake's.
+ */
+export function requestSlot<T>(name: string): {
+  get(context: object): T | undefined;
+  set(context: object, value: T | undefined): void;
+} {
+  const key = Symbol(name);
+  return {
+    get: (context) => (context as Record<symbol, T | undefined>)[key],
+    set: (context, value) => {
+      (context as Record<symbol, T | undefined>)[key] = value;
+    },
+  };
+}
