@@ -9,13 +9,13 @@ import {
 import { GraphQLError } from 'graphql';
 import type { Plugin, YogaServer } from 'graphql-yoga';
 import { allows, type CompiledOperation, compileOperation } from '../rest/compile.js';
-import { authenticateRequest } from '../src/auth/request.js';
+import { authenticate } from '../src/auth/request.js';
 import type { Viewer } from '../src/auth/viewer.js';
 import type { Context, ServerContext } from '../src/context.js';
 import { JSON_RPC, MCP_PATH, mcpErrorResponse, unavailableErrorOf } from '../src/errors.js';
-import { parseJsonBody } from '../src/json-body.js';
-import { bodyLimitOf, isPayloadTooLarge, withBody } from '../src/plugins/use-body-limit.js';
-import { requestIdOf } from '../src/plugins/use-request-id.js';
+import { isPayloadTooLarge, MAX_BODY_BYTES, withBody } from '../src/http/body.js';
+import { parseJsonBody } from '../src/http/json-body.js';
+import { requestIdOf } from '../src/http/request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
 import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
@@ -38,6 +38,14 @@ import { type AgentTool, agentTools } from './tools.js';
 
 /** Roles that may use the MCP endpoint: agent runtimes, and operators driving connectors from an MCP client. */
 const MCP_ROLES = new Set(['agent', 'operator']);
+
+/** Largest JSON-RPC message the endpoint reads (one message per request, never a batch). */
+const MCP_MAX_BODY_BYTES = MAX_BODY_BYTES;
+
+/** The body limit the MCP endpoint declares, for the intake's limit decided when a request arrives. */
+export function mcpBodyLimit(_method: string, pathname: string): number | undefined {
+  return pathname === MCP_PATH ? MCP_MAX_BODY_BYTES : undefined;
+}
 
 const PROTECTED_RESOURCE_PATHS = new Set([
   '/.well-known/oauth-protected-resource',
@@ -210,7 +218,7 @@ export function useMcp(services: Services): Plugin<Context> {
       });
     }
     // The outcome use-authentication already decided for this request: one verification per request.
-    const outcome = await authenticateRequest(services.tokens, request);
+    const outcome = await authenticate(request, serverContext, services.tokens);
     if (outcome.status !== 'verified') {
       const message = outcome.status === 'failed' ? outcome.error.message : 'Not authenticated';
       return mcpErrorResponse(401, message, {
@@ -224,7 +232,7 @@ export function useMcp(services: Services): Plugin<Context> {
     if (request.method === 'GET') return openToolListStream(services, viewer, request, newServer());
     let parsedBody: unknown;
     try {
-      parsedBody = await withBody(request, bodyLimitOf(request), parseJsonBody);
+      parsedBody = await withBody(request, MCP_MAX_BODY_BYTES, parseJsonBody);
     } catch (error) {
       if (isPayloadTooLarge(error)) return mcpErrorResponse(413, error.message);
       if (error instanceof SyntaxError) {

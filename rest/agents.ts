@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { acknowledgment } from '../src/domain/agents/chat.js';
 import { graphql } from '../src/generated/graphql/index.js';
-import { MAX_REQUEST_BYTES } from '../src/plugins/use-body-limit.js';
+import { MAX_REQUEST_BYTES } from '../src/http/body.js';
 import { defineRoute, fromBody, fromPath } from './route.js';
 
 const SendChatMessage = graphql(`

@@ -43,18 +43,26 @@ function retryAfterOf(errors: readonly GraphQLError[]): string | undefined {
   return seconds !== undefined && seconds !== null ? String(seconds) : undefined;
 }
 
-/** The REST refusal of a failed operation: its input's, if it has one, else its first error's. */
+/**
+ * The REST refusal of a failed operation. A refusal of its input by the field's rules (BAD_USER_INPUT with
+ * items), when they are the route's rules, is answered with the items that run located, re-located to REST
+ * `loc`s: the rules are not run a second time. Any other failure (GraphQL may have refused the variables
+ * before any rule ran; a field may check other rules than the ones its route documents, as chat does) is
+ * checked against the route's rules, unless the parser checked them already; else it is its first error's.
+ */
 function refusalOf(parsed: ParsedRestRequest, errors: readonly GraphQLError[]): RestError {
-  const refusal = inputRefusalOf(parsed);
-  if (refusal) return refusal;
   const error = errors[0] as GraphQLError;
   const code = error.extensions?.code;
-  if (code === 'BAD_USER_INPUT' && Array.isArray(error.extensions?.detail)) {
-    return new RestError(
-      422,
-      toRestDetail(parsed.compiled, error.extensions.detail as ValidationDetail[], parsed.body),
-    );
-  }
+  const detail =
+    code === 'BAD_USER_INPUT' && Array.isArray(error.extensions?.detail)
+      ? (error.extensions.detail as ValidationDetail[])
+      : undefined;
+  const relocated = (items: ValidationDetail[]) =>
+    new RestError(422, toRestDetail(parsed.compiled, items, parsed.body));
+  if (detail && parsed.compiled.refusesByArgsSchema) return relocated(detail);
+  const refusal = parsed.inputChecked ? null : inputRefusalOf(parsed);
+  if (refusal) return refusal;
+  if (detail) return relocated(detail);
   const status = statusOfCode(code) ?? 500;
   const retryAfter = retryAfterOf(errors);
   return new RestError(

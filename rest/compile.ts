@@ -24,6 +24,11 @@ export interface CompiledOperation {
   /** The root field's arguments, for the input rules every argument obeys. */
   args: readonly GraphQLArgument[];
   argsSchema: z.ZodType | undefined;
+  /**
+   * Whether the field refuses its input by exactly the rules the face checks (the input rules and
+   * `argsSchema`): then a refusal's items, located by that one run, are the face's, and nothing is run again.
+   */
+  refusesByArgsSchema: boolean;
   /** Each variable's type, as GraphQL coerces it. */
   variableTypes: Record<string, GraphQLInputType>;
   authScopes: ScopeMap | undefined;
@@ -59,7 +64,11 @@ export function compileOperation(document: unknown, schema: GraphQLSchema, label
         : undefined;
   const field = rootType?.getFields()[selection.name.value] as GraphQLField<unknown, unknown> | undefined;
   if (!rootType || !field) throw new Error(`${label}: no root field ${selection.name.value}`);
-  const extensions = field.extensions as { argsSchema?: z.ZodType; pothosOptions?: { authScopes?: unknown } };
+  const extensions = field.extensions as {
+    argsSchema?: z.ZodType;
+    validatedBy?: z.ZodType;
+    pothosOptions?: { authScopes?: unknown };
+  };
   const typeScopes = (rootType.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions
     ?.authScopes;
   const fieldScopes = extensions.pothosOptions?.authScopes;
@@ -69,6 +78,8 @@ export function compileOperation(document: unknown, schema: GraphQLSchema, label
     rootField: selection.alias?.value ?? selection.name.value,
     args: field.args,
     argsSchema: extensions.argsSchema,
+    refusesByArgsSchema:
+      extensions.argsSchema === undefined || extensions.validatedBy === extensions.argsSchema,
     variableTypes: Object.fromEntries(
       (operation.variableDefinitions ?? []).map((definition) => [
         definition.variable.name.value,

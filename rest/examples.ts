@@ -6,7 +6,7 @@ import { C_SUITE_ROLES } from '../src/domain/agents/roles.js';
 import { forbidden } from '../src/domain/errors.js';
 import { abTestNotFound } from '../src/domain/experiments/lifecycle.js';
 import { serviceUnavailable } from '../src/errors.js';
-import { payloadTooLarge } from '../src/plugins/use-body-limit.js';
+import { payloadTooLarge } from '../src/http/body.js';
 import { snakeCase } from '../src/validation/schema-walk.js';
 
 /**

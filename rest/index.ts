@@ -1,10 +1,10 @@
 import type { ExecutionResult } from 'graphql';
 import { GraphQLError } from 'graphql';
 import type { Plugin, YogaServer } from 'graphql-yoga';
-import { authenticateRequest } from '../src/auth/request.js';
+import { authenticate } from '../src/auth/request.js';
 import type { Context, ServerContext } from '../src/context.js';
 import { restErrorResponse, restErrorResponseOf, unavailableErrorOf } from '../src/errors.js';
-import { requestIdOf } from '../src/plugins/use-request-id.js';
+import { requestIdOf } from '../src/http/request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
 import { restErrorAnswer, writeRestAnswer } from './answer.js';
@@ -16,9 +16,21 @@ import { routes } from './routes.js';
 
 const API_PREFIX = '/api/v1';
 
+/** The route table compiled once: each route's operation, roles, argument rules and path pattern. */
+export const compiledRoutes = routes.map((route) => compileRoute(route, schema));
+
+/**
+ * The body limit the route a request goes to declares (`maxBodyBytes` beside the route), for the intake's
+ * limit decided when the request arrives; undefined for a path and method no route takes.
+ */
+export function restBodyLimit(method: string, pathname: string): number | undefined {
+  return compiledRoutes.find(({ route, pattern }) => route.method === method && pattern.test(pathname))?.route
+    .maxBodyBytes;
+}
+
 /** Serves the `/api/v1` compatibility routes, the OpenAPI document and `/docs`, by running GraphQL operations. */
 export function useRest(services: Services): Plugin<Context> {
-  const compiled = routes.map((route) => compileRoute(route, schema));
+  const compiled = compiledRoutes;
   // Built on first request, not at start: zod's JSON Schema conversion is a measurable part of a restart.
   let openApi: ReturnType<typeof buildOpenApiDocument> | undefined;
   let docsPage: string | undefined;
@@ -42,7 +54,7 @@ export function useRest(services: Services): Plugin<Context> {
         : new RestError(404, 'Not Found');
     }
     // The outcome use-authentication already decided for this request: one verification per request.
-    const outcome = await authenticateRequest(services.tokens, request);
+    const outcome = await authenticate(request, serverContext, services.tokens);
     if (outcome.status === 'failed') throw new RestError(401, outcome.error.message);
     if (outcome.status === 'anonymous') throw new RestError(401, 'Not authenticated');
     if (!allows(found.candidate, outcome.viewer)) throw new RestError(403, 'Not allowed for your role');

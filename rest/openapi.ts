@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_BODY_BYTES } from '../src/plugins/use-body-limit.js';
+import { MAX_BODY_BYTES } from '../src/http/body.js';
 import { schemaAt, snakeCase } from '../src/validation/schema-walk.js';
 import type { CompiledRoute } from './compile.js';
 import {

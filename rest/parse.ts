@@ -8,8 +8,8 @@ import {
 } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import type { RestDetail } from '../src/errors.js';
-import { bodyText, parseJsonBody } from '../src/json-body.js';
-import { isPayloadTooLarge, MAX_BODY_BYTES, withBody } from '../src/plugins/use-body-limit.js';
+import { isPayloadTooLarge, MAX_BODY_BYTES, withBody } from '../src/http/body.js';
+import { bodyText, parseJsonBody } from '../src/http/json-body.js';
 import { camelizeInput, snakePath, type ValidationDetail } from '../src/validation/index.js';
 import { inspectArguments, inspectNesting } from '../src/validation/input-rules.js';
 import { toValidationDetail } from '../src/validation/pydantic.js';
@@ -34,6 +34,8 @@ export interface ParsedRestRequest {
   params: GraphQLParams<Record<string, unknown>>;
   /** The JSON body as sent (undefined for a route without one): REST `loc`s and `input`s point into it. */
   body: unknown;
+  /** Whether the route's rules already passed the input (checked before it ran): not checked again. */
+  inputChecked?: boolean;
 }
 
 async function readJsonBody(
@@ -192,6 +194,7 @@ export async function parseRestRequest(
   if (tooDeep || lenient) {
     const refusal = inputRefusalOf(parsed);
     if (refusal) throw refusal;
+    parsed.inputChecked = true;
   }
   return parsed;
 }

@@ -3,9 +3,8 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
-import { mcpOperations, useMcp } from '../mcp/index.js';
-import { compileRoute } from '../rest/compile.js';
-import { useRest } from '../rest/index.js';
+import { mcpBodyLimit, mcpOperations, useMcp } from '../mcp/index.js';
+import { compiledRoutes, restBodyLimit, useRest } from '../rest/index.js';
 import { routes } from '../rest/routes.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createTokenVerifier } from './auth/tokens.js';
@@ -25,6 +24,7 @@ import { domainRefusalOf, isInputCoercionError, MCP_PATH, unavailableErrorOf } f
 import { createEventBus } from './events/bus.js';
 import { createOutboxRelay } from './events/relay.js';
 import { startOutboxRetention } from './events/retention.js';
+import { MAX_BODY_BYTES, MAX_UPLOAD_BYTES } from './http/body.js';
 import { createBlobStore } from './infra/blob-store.js';
 import { createEgressClient, type EgressClientOptions } from './infra/egress-client.js';
 import { invalidateModelVersions, startModelCacheInvalidation } from './infra/model-cache-invalidation.js';
@@ -35,12 +35,7 @@ import { createMetrics, metricsAccess } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import { graphiqlOptions, renderGraphiQL } from './pages/graphiql.js';
 import { useAuthentication } from './plugins/use-authentication.js';
-import {
-  MAX_BODY_BYTES,
-  MAX_REQUEST_BYTES,
-  MAX_UPLOAD_BYTES,
-  useBodyLimit,
-} from './plugins/use-body-limit.js';
+import { useBodyLimit } from './plugins/use-body-limit.js';
 import { useCallerResponseCache } from './plugins/use-caller-response-cache.js';
 import { useDashboard } from './plugins/use-dashboard.js';
 import { useErrorLog } from './plugins/use-error-log.js';
@@ -109,18 +104,6 @@ export const cacheTtlPerCoordinate: Record<string, number> = {
   'ModelVersion.canaryAnalysis': 0,
 };
 
-/**
- * Requests that may carry more than MAX_BODY_BYTES of JSON once the caller is authenticated: the REST routes
- * that declare a larger body (chat with base64 attachments, as the spec defines it). On /graphql files
- * travel as multipart requests (useUploads), and JSON stays small.
- */
-const largeBodyRoutes = routes
-  .filter((route) => (route.maxBodyBytes ?? 0) > MAX_BODY_BYTES)
-  .map((route) => compileRoute(route, schema));
-function allowsLargeBody(method: string, pathname: string): boolean {
-  return largeBodyRoutes.some(({ route, pattern }) => route.method === method && pattern.test(pathname));
-}
-
 /** How long one webhook attempt may take (connect, send, the receiver's answer), before it counts as failed. */
 const WEBHOOK_CALL_TIMEOUT_MS = 10_000;
 
@@ -155,9 +138,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const bus = await createEventBus({ redisUrl: config.redisUrl, logger });
   // The documents REST routes and MCP tools run, by their text: the only operations metrics label by name.
   const knownOperations = new Map(
-    [...routes.map((route) => compileRoute(route, schema)), ...mcpOperations()].map(
-      ({ query, operationName }) => [query, operationName],
-    ),
+    [...compiledRoutes, ...mcpOperations()].map(({ query, operationName }) => [query, operationName]),
   );
   const metrics = createMetrics({ db, knownOperations });
   const responseCache = metrics.instrumentCache(createInMemoryCache());
@@ -279,8 +260,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       useUploads({ directory: path.join(config.dataDir, 'uploads'), fields: ['sendChatMessage'] }),
       useBodyLimit({
         maxBytes: MAX_BODY_BYTES,
-        maxLargeBytes: MAX_REQUEST_BYTES,
-        allowsLargeBody,
+        // Each transport declares its routes' limits: REST beside each route, MCP for its endpoint.
+        declaredLimit: (method, pathname) =>
+          restBodyLimit(method, pathname) ?? mcpBodyLimit(method, pathname),
         maxUploadBytes: MAX_UPLOAD_BYTES,
       }),
       useInputDepthLimit(),

@@ -98,7 +98,9 @@ export function validatedArgs<Schema extends z.ZodType, Parent, Ctx, Result>(
   resolve: (parent: Parent, args: z.output<Schema>, context: Ctx, info: GraphQLResolveInfo) => Result,
 ) {
   return {
-    extensions: { argsSchema: schema },
+    // `validatedBy` tells the faces that the field's refusals come from `argsSchema` itself (a field that
+    // documents other rules for REST, such as chat's base64-only attachments, sets only `argsSchema`).
+    extensions: { argsSchema: schema, validatedBy: schema },
     resolve: (parent: Parent, args: unknown, context: Ctx, info: GraphQLResolveInfo) =>
       resolve(parent, parseArgs(schema, args), context, info),
   };

@@ -1,12 +1,12 @@
 import type { YogaInitialContext } from 'graphql-yoga';
-import { authenticateRequest } from './auth/request.js';
+import { authenticate } from './auth/request.js';
 import { AuthenticationError } from './auth/tokens.js';
 import type { Viewer } from './auth/viewer.js';
 import type { PrismaClient } from './db/client.js';
 import { unauthenticated } from './domain/errors.js';
 import { graphQLErrorOf } from './errors.js';
+import { requestIdOf } from './http/request-id.js';
 import type { Logger } from './logger.js';
-import { requestIdOf } from './plugins/use-request-id.js';
 import type { Services } from './services.js';
 
 export interface Context {
@@ -55,20 +55,26 @@ async function viewerOf(
 ): Promise<Viewer | null> {
   if (initial.connectionParams) {
     const fromSocket = initial.connectionParams.authorization ?? initial.connectionParams.Authorization;
-    return authenticate(
+    return verifySocketCredential(
       services,
       typeof fromSocket === 'string' ? fromSocket : initial.request.headers.get('authorization'),
     );
   }
-  const outcome = await authenticateRequest(services.tokens, initial.request);
+  const outcome = await authenticate(initial.request, initial, services.tokens);
   if (outcome.status === 'failed') throw graphQLErrorOf(unauthenticated(outcome.error.message));
   if (outcome.status === 'anonymous') return null;
   await services.tenants.ensure(outcome.viewer.tenantId);
   return outcome.viewer;
 }
 
-/** Verifies a bearer credential and makes sure its tenant exists; null when there is no credential. */
-export async function authenticate(services: Services, authorization: string | null): Promise<Viewer | null> {
+/**
+ * Verifies a socket's bearer credential (graphql-ws `connection_init`) and makes sure its tenant exists; null
+ * when there is no credential. Each operation of the socket then passes the viewer to `authenticate`.
+ */
+export async function verifySocketCredential(
+  services: Services,
+  authorization: string | null,
+): Promise<Viewer | null> {
   if (!authorization) return null;
   try {
     const viewer = await services.tokens.verify(authorization);

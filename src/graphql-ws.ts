@@ -6,9 +6,9 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { App } from './app.js';
 import { hasExpired, onExpiry } from './auth/expiry.js';
-import { authenticateRequest } from './auth/request.js';
+import { authenticate } from './auth/request.js';
 import type { Viewer } from './auth/viewer.js';
-import { authenticate } from './context.js';
+import { verifySocketCredential } from './context.js';
 import { badRequest, unauthenticated } from './domain/errors.js';
 import { graphQLErrorOf, serviceError, withoutInternals } from './errors.js';
 import { callerKey as callerKeyOf } from './rate-limit.js';
@@ -185,7 +185,7 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
         const authorization = typeof raw === 'string' ? raw : null;
         let viewer: Viewer | null;
         try {
-          viewer = await authenticate(services, authorization);
+          viewer = await verifySocketCredential(services, authorization);
         } catch (error) {
           if (error instanceof GraphQLError && error.extensions?.code === 'UNAUTHENTICATED') viewer = null;
           else {
@@ -294,7 +294,8 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
         try {
           // The socket's verified caller is this request's authentication, for the response cache as for
           // the context: nothing is verified twice.
-          await authenticateRequest(services.tokens, operation.request, operation.viewer);
+          const serverContext = { viewer: operation.viewer };
+          await authenticate(operation.request, serverContext, services.tokens);
           const { query, operationName, variables, extensions } = operation.payload;
           const result = (await yoga.getResultForParams(
             {
@@ -306,7 +307,7 @@ export function serveGraphQLOverWebSocket(app: App, wsServer: WebSocketServer): 
               },
               request: operation.request,
             },
-            { viewer: operation.viewer },
+            serverContext,
           )) as ExecutionResult;
           return withoutInternals(result);
         } catch (error) {

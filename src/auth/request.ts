@@ -1,3 +1,4 @@
+import { requestStateOf } from '../http/request-context.js';
 import type { TokenVerifier } from './tokens.js';
 import { AuthenticationError } from './tokens.js';
 import type { Viewer } from './viewer.js';
@@ -8,28 +9,25 @@ export type Authentication =
   | { status: 'verified'; viewer: Viewer }
   | { status: 'failed'; error: AuthenticationError };
 
-const pending = new WeakMap<Request, Promise<Authentication>>();
-const settled = new WeakMap<Request, Authentication>();
-
 /**
- * Verifies the request's bearer credential (or takes the viewer a transport already verified, as
- * graphql-ws does for each operation of a socket). Memoized per request: the rate limit, the body limit, the response cache and the
- * context all see the same outcome of one verification.
+ * The one place a request's caller is asked, by every transport: the bearer credential verified once, or the
+ * viewer a transport already verified (graphql-ws passes its socket's viewer as `context.viewer` for each
+ * operation). `context` is the request's server context (the GraphQL context to be), where the outcome is
+ * kept: the rate limit, the body limit, the response cache, REST, MCP and the context factory all see the
+ * same outcome of one verification. useAuthentication asks first, as the request arrives.
  */
-export function authenticateRequest(
-  tokens: TokenVerifier,
+export function authenticate(
   request: Request,
-  verifiedViewer?: Viewer,
+  context: object,
+  tokens: TokenVerifier,
 ): Promise<Authentication> {
-  let outcome = pending.get(request);
-  if (!outcome) {
-    outcome = decide(tokens, request, verifiedViewer).then((result) => {
-      settled.set(request, result);
-      return result;
-    });
-    pending.set(request, outcome);
-  }
-  return outcome;
+  const state = requestStateOf(context);
+  const passed = (context as { viewer?: Viewer | null }).viewer ?? undefined;
+  state.authentication ??= decide(tokens, request, passed).then((outcome) => {
+    state.authenticated = outcome;
+    return outcome;
+  });
+  return state.authentication;
 }
 
 async function decide(
@@ -48,13 +46,13 @@ async function decide(
   }
 }
 
-/** The outcome of a request's authentication once decided (undefined before, e.g. for WebSocket operations). */
-export function authenticationOf(request: Request): Authentication | undefined {
-  return settled.get(request);
+/** The outcome of a request's authentication once decided (undefined before), from its context. */
+export function authenticationOf(context: object): Authentication | undefined {
+  return requestStateOf(context).authenticated;
 }
 
-/** The verified caller of a request, or null (anonymous, refused, or not yet authenticated). */
-export function verifiedViewerOf(request: Request): Viewer | null {
-  const outcome = settled.get(request);
+/** The verified caller of a request, or null (anonymous, refused, or not yet authenticated), from its context. */
+export function verifiedViewerOf(context: object): Viewer | null {
+  const outcome = authenticationOf(context);
   return outcome?.status === 'verified' ? outcome.viewer : null;
 }

@@ -1,7 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
-import { authenticateRequest } from '../auth/request.js';
+import { authenticate } from '../auth/request.js';
 import type { TokenVerifier } from '../auth/tokens.js';
-import type { Viewer } from '../auth/viewer.js';
 
 export interface UseAuthenticationOptions {
   /** Verifies bearer tokens (the instance's configured verifier). */
@@ -16,7 +15,7 @@ export interface UseAuthenticationOptions {
 export function useAuthentication({ tokens }: UseAuthenticationOptions): Plugin {
   return {
     async onRequest({ request, serverContext }) {
-      await authenticateRequest(tokens, request, (serverContext as { viewer?: Viewer } | undefined)?.viewer);
+      await authenticate(request, serverContext, tokens);
     },
   };
 }

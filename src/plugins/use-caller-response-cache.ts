@@ -111,12 +111,12 @@ export function useCallerResponseCache({
   const bypassed = new WeakSet<Request>();
   return useResponseCache({
     cache,
-    session: (request) => {
-      const viewer = verifiedViewerOf(request);
+    session: (_request, context) => {
+      const viewer = verifiedViewerOf(context);
       return viewer ? sessionOf(viewer) : null;
     },
-    enabled: (request) => {
-      const viewer = verifiedViewerOf(request);
+    enabled: (request, context) => {
+      const viewer = verifiedViewerOf(context);
       if (!viewer || bypassed.has(request)) return false;
       const etag = request.headers.get('if-none-match');
       return !etag || etag.startsWith(`${sessionTag(sessionOf(viewer))}.`);

@@ -3,8 +3,8 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
 import { databaseUnavailableCause } from '../db/unavailable.js';
 import { domainRefusalOf, httpStatusOf, isInputCoercionError } from '../errors.js';
+import { requestIdOf } from '../http/request-id.js';
 import type { Logger } from '../logger.js';
-import { requestIdOf } from './use-request-id.js';
 
 export interface UseErrorLogOptions {
   /** Where errors found before the context exists (validation) are logged, with the request id. */

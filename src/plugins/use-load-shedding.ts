@@ -126,7 +126,7 @@ export function useLoadShedding({
   return {
     onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
       doors.set(request, door);
-      if (verifiedViewerOf(request) || exempt.includes(url.pathname)) return;
+      if (verifiedViewerOf(serverContext) || exempt.includes(url.pathname)) return;
       const address = clientAddressOf(serverContext);
       if (address === undefined) return;
       const count = anonymousByAddress.get(address) ?? 0;
@@ -147,10 +147,10 @@ export function useLoadShedding({
         ),
       );
     },
-    onParams({ request }) {
+    onParams({ request, context }) {
       // GraphQL and REST requests of a verified caller: the body is read now. Anonymous ones never reach the
       // database (the context refuses every field but introspection); WebSocket operations are not counted.
-      if (!doors.has(request) || !verifiedViewerOf(request)) return;
+      if (!doors.has(request) || !verifiedViewerOf(context)) return;
       const refusal = admitRequest(request);
       if (refusal) throw serviceUnavailable(retryAfterSeconds);
     },

@@ -2,6 +2,7 @@ import { isAsyncIterable } from '@envelop/core';
 import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { requestSlot } from '../http/request-context.js';
 import {
   type Metrics,
   type MetricsAccess,
@@ -35,7 +36,7 @@ export function useMetrics({
   routeTemplates = [],
 }: UseMetricsOptions): Plugin {
   const routeOf = routeMatcher(routeTemplates);
-  const started = new WeakMap<Request, number>();
+  const started = requestSlot<number>('metrics: started');
   const operations = new WeakMap<object, Operation>();
 
   function record(context: object, outcome: OperationOutcome) {
@@ -76,8 +77,8 @@ export function useMetrics({
       );
       registerContextErrorHandler(({ context }) => record(context, 'error'));
     },
-    async onRequest({ request, url, endResponse }) {
-      started.set(request, performance.now());
+    async onRequest({ request, url, endResponse, serverContext }) {
+      started.set(serverContext, performance.now());
       if (url.pathname === '/metrics' && request.method === 'GET') {
         endResponse(await metricsResponse(metrics, access, request.headers.get('authorization')));
       }
@@ -129,8 +130,8 @@ export function useMetrics({
         onSubscribeError: () => record(context, 'error'),
       };
     },
-    onResponse({ request, response }) {
-      const start = started.get(request);
+    onResponse({ request, response, serverContext }) {
+      const start = started.get(serverContext);
       if (start === undefined) return;
       metrics.httpRequests.observe(
         {

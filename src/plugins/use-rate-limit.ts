@@ -29,10 +29,10 @@ export function useRateLimit({
   refusals,
 }: UseRateLimitOptions): Plugin {
   return {
-    async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
+    async onRequest({ url, endResponse, fetchAPI, serverContext }) {
       if (exempt.includes(url.pathname)) return;
       const address = clientAddressOf(serverContext);
-      const outcome = authenticationOf(request);
+      const outcome = authenticationOf(serverContext);
       const retryAfter =
         outcome?.status === 'failed'
           ? await limiter.consumeAuthFailure(address)

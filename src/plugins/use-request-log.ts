@@ -1,7 +1,8 @@
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
+import { requestSlot } from '../http/request-context.js';
+import { requestIdOf } from '../http/request-id.js';
 import type { Logger } from '../logger.js';
-import { requestIdOf } from './use-request-id.js';
 
 export interface UseRequestLogOptions {
   logger: Logger;
@@ -22,17 +23,17 @@ export function useRequestLog({
   logger,
   quietPaths = ['/healthz', '/readyz'],
 }: UseRequestLogOptions): Plugin {
-  const entries = new WeakMap<Request, Entry>();
+  const entries = requestSlot<Entry>('request log: entry');
   return {
-    onRequest({ request }) {
-      entries.set(request, { start: performance.now() });
+    onRequest({ serverContext }) {
+      entries.set(serverContext, { start: performance.now() });
     },
-    onParams({ request, params }) {
-      const entry = entries.get(request);
+    onParams({ context, params }) {
+      const entry = entries.get(context);
       if (entry) entry.operation = params.operationName ?? undefined;
     },
-    onResponse({ request, response }) {
-      const entry = entries.get(request);
+    onResponse({ request, response, serverContext }) {
+      const entry = entries.get(serverContext);
       if (!entry) return;
       const url = new URL(request.url);
       if (quietPaths.includes(url.pathname)) return;
@@ -42,7 +43,7 @@ export function useRequestLog({
         path: url.pathname,
         status: response.status,
         durationMs: Math.round((performance.now() - entry.start) * 10) / 10,
-        tenantId: verifiedViewerOf(request)?.tenantId,
+        tenantId: verifiedViewerOf(serverContext)?.tenantId,
         operation: entry.operation,
       });
     },

@@ -12,8 +12,8 @@ import {
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
+import { requestIdOf } from '../http/request-id.js';
 import { routeMatcher } from '../observability/routes.js';
-import { requestIdOf } from './use-request-id.js';
 
 export interface UseTracingOptions {
   tracer: Tracer;

@@ -15,8 +15,9 @@ import {
 } from '../domain/agents/attachments.js';
 import { badRequest, unauthenticated } from '../domain/errors.js';
 import { graphQLErrorOf, serviceError } from '../errors.js';
+import { MAX_BODY_BYTES } from '../http/body.js';
+import { requestStateOf } from '../http/request-context.js';
 import { operationOf, parseWithinLimits, rootFieldNamesOf } from '../validation/document-limits.js';
-import { MAX_BODY_BYTES } from './use-body-limit.js';
 
 export interface UseUploadsOptions {
   /** Directory of the spool files, created when first needed. No default: `DATA_DIR/uploads`. */
@@ -133,8 +134,6 @@ export function useUploads({
   maxFiles = MAX_ATTACHMENTS_PER_MESSAGE,
   maxFieldBytes = MAX_BODY_BYTES,
 }: UseUploadsOptions): Plugin {
-  const spooled = new WeakMap<Request, string[]>();
-
   /** Writes one file part to a spool file: its size, digest and first bytes, read as it streams through. */
   async function spool(stream: BusboyFileStream, paths: string[]): Promise<ReceivedFile> {
     await mkdir(directory, { recursive: true });
@@ -166,8 +165,8 @@ export function useUploads({
     return new ReceivedFile(file, size, hash.digest('hex'), head.subarray(0, SIGNATURE_BYTES));
   }
 
-  function parse(request: Request, original: Request): Promise<GraphQLParams> {
-    const outcome = authenticationOf(original);
+  function parse(request: Request, serverContext: object): Promise<GraphQLParams> {
+    const outcome = authenticationOf(serverContext);
     if (outcome?.status !== 'verified') {
       throw graphQLErrorOf(
         outcome?.status === 'failed' ? unauthenticated(outcome.error.message) : unauthenticated(),
@@ -176,7 +175,7 @@ export function useUploads({
     const body = request.body;
     if (!body) throw malformed('no body');
     const paths: string[] = [];
-    spooled.set(original, paths);
+    requestStateOf(serverContext).spooled = paths;
 
     return new Promise<GraphQLParams>((resolve, reject) => {
       // yoga's bodies are native or whatwg-node streams: both iterate.
@@ -304,14 +303,15 @@ export function useUploads({
   }
 
   return {
-    onRequestParse({ request, url, setRequestParser }) {
+    onRequestParse({ request, url, setRequestParser, serverContext }) {
       if (url.pathname !== GRAPHQL_PATH || !isMultipart(request)) return;
-      setRequestParser((parsed) => parse(parsed, request));
+      setRequestParser((parsed) => parse(parsed, serverContext));
     },
-    async onResponse({ request }) {
-      const paths = spooled.get(request);
+    async onResponse({ serverContext }) {
+      const state = requestStateOf(serverContext);
+      const paths = state.spooled;
       if (!paths) return;
-      spooled.delete(request);
+      state.spooled = undefined;
       await Promise.all(paths.map((file) => rm(file, { force: true }).catch(() => {})));
     },
   };

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES } from '../../src/plugins/use-body-limit.js';
+import { MAX_BODY_BYTES } from '../../src/http/body.js';
 import type { RunningServer } from '../../src/server.js';
 import { PDF } from '../domain/agents/attachment-samples.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';

@@ -8,7 +8,7 @@ import {
   routeErrorExamples,
   sharedErrorExamples,
 } from '../../rest/examples.js';
-import { MAX_BODY_BYTES } from '../../src/plugins/use-body-limit.js';
+import { MAX_BODY_BYTES } from '../../src/http/body.js';
 import { Promote, Register } from '../schema/finetuning-support.js';
 import { type Caller, createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
 import { fixedLookup } from '../support/https-server.js';

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, MAX_UPLOAD_BYTES } from '../../src/plugins/use-body-limit.js';
+import { MAX_BODY_BYTES, MAX_UPLOAD_BYTES } from '../../src/http/body.js';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { databaseKind } from '../support/database.js';

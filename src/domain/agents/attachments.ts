@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BufferPool } from '../../buffer-pool.js';
+import { BufferPool } from '../../http/buffer-pool.js';
 
 /**
  * Pure validation of chat-message attachments. Nothing here touches the file system: the caller inspects every

@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bodyText, parseJsonBody } from '../../src/json-body.js';
 import {
   isPayloadTooLarge,
   POOLED_BODY_BUFFERS,
@@ -8,7 +7,8 @@ import {
   pooledBodyBytes,
   releasePooledBodies,
   withBody,
-} from '../../src/plugins/use-body-limit.js';
+} from '../../src/http/body.js';
+import { bodyText, parseJsonBody } from '../../src/http/json-body.js';
 
 /** A body read as REST and MCP read theirs: its bytes, bounded, then as text. */
 const readBodyText = (request: Request, maxBytes: number) => withBody(request, maxBytes, bodyText);

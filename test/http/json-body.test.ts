@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { bodyText, MIN_LIFTED_STRING_BYTES, parseJsonBody } from '../src/json-body.js';
+import { bodyText, MIN_LIFTED_STRING_BYTES, parseJsonBody } from '../../src/http/json-body.js';
 
 const LONG = MIN_LIFTED_STRING_BYTES;
 const utf8 = (text: string) => new TextEncoder().encode(text);

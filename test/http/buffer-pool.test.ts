@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BufferPool } from '../src/buffer-pool.js';
+import { BufferPool } from '../../src/http/buffer-pool.js';
 
 const MiB = 1024 * 1024;
 
