@@ -2,14 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-
-const HOST = 'api.acme-payments.com';
+import type { TestHttpsServer } from '../support/https-server.js';
+import { UPSTREAM_HOST as HOST, sealingKey, startUpstream, type Upstream } from './connectors-support.js';
 
 let server: TestHttpsServer;
 /** Answers that trickle: one byte every 50 ms, until the test ends them. */
@@ -50,8 +44,8 @@ function endTrickles() {
 }
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
+  const upstream = await startUpstream();
+  ({ server, egress } = upstream);
   server.route('/v1/slow', trickle);
   // The probe's HEAD gets no body to trickle: its answer does not even start.
   server.route('/v1', (_request, _body, response) => {
@@ -63,20 +57,19 @@ beforeAll(async () => {
   server.route('/v1/fast', (_request, _body, response) => {
     response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   });
-  egress = { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) };
 });
 afterAll(async () => {
   endTrickles();
   await server?.close();
 });
 
-let egress: { ca: string; lookup: ReturnType<typeof fixedLookup> };
+let egress: Upstream['egress'];
 
 function appWith(env: Record<string, string>): Promise<TestApp> {
   return createTestApp({
     env: {
       CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
-      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
+      ...sealingKey(),
       ...env,
     },
     egress,

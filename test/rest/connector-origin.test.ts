@@ -1,16 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-
-const HOST = 'api.acme-payments.com';
-const OTHER_HOST = 'files.acme-payments.com';
+  UPSTREAM_HOST as HOST,
+  OTHER_UPSTREAM_HOST as OTHER_HOST,
+  sealingKey,
+  startUpstream,
+} from './connectors-support.js';
 
 const UpdateConnector = graphql(`
   mutation UpdateConnectorOriginForTest($id: ID!, $input: ConnectorInput!) {
@@ -24,15 +21,9 @@ let server: TestHttpsServer;
 let t: TestApp;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
-  t = await createTestApp({
-    env: {
-      CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
-      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-    },
-    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1', [OTHER_HOST]: '127.0.0.1' }) },
-  });
+  const upstream = await startUpstream();
+  ({ server } = upstream);
+  t = await createTestApp({ env: { ...upstream.allow, ...sealingKey() }, egress: upstream.egress });
   for (const path of ['/v1/orders', '/v2/orders']) {
     server.route(path, (_request, _body, response) => {
       response.writeHead(200, { 'content-type': 'application/json' }).end('[]');

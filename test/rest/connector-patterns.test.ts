@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-import { refused, storedRows, withTemplate } from './connectors-support.js';
+  UPSTREAM_HOST as HOST,
+  refused,
+  startUpstream,
+  storedRows,
+  withTemplate,
+} from './connectors-support.js';
 
-const HOST = 'api.acme-payments.com';
 /** Catastrophic for a backtracking engine: every split of the a's is tried before the `!` fails it. */
 const NESTED = '^(a+)+$';
 // 34 a's hold a backtracking engine for minutes (twice as long for each more: 25 take 0.3 s), a linear
@@ -19,12 +19,9 @@ let server: TestHttpsServer;
 let t: TestApp;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
-  t = await createTestApp({
-    env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` },
-    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) },
-  });
+  const upstream = await startUpstream();
+  ({ server } = upstream);
+  t = await createTestApp({ env: upstream.allow, egress: upstream.egress });
   server.route('/v1/echo', (_request, body, response) => {
     response.writeHead(200, { 'content-type': 'application/json' }).end(body || '{}');
   });

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expireTaskApprovals } from '../../src/domain/agents/task-approvals.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { closeCodeFor, listen, subscribe } from '../support/ws.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { closeCodeFor, subscribe } from '../support/ws.js';
 import { ClaimTask, queueTask } from './agents-support.js';
 
 const ApprovalChanged = graphql(`
@@ -42,14 +43,7 @@ const Approve = graphql(`
 let t: TestApp;
 let server: RunningServer;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server?.close();
-  await t?.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 
 async function tenant() {
   const member = await t.caller(['member']);

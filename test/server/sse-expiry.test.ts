@@ -1,24 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { signToken } from '../../src/auth/tokens.js';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
+import { type Caller, TEST_SECRET, type TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
 import { nextSseEvent, openSse, untilSseDelivered } from '../support/sse.js';
-import { listen } from '../support/ws.js';
 
 const OnAgentPaused = 'subscription { agentPaused { eventId role } }';
 
 let t: TestApp;
 let server: RunningServer;
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 afterEach(() => {
   vi.restoreAllMocks();
 });
