@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { describe, expect, it } from 'vitest';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
 import { createConnector, storedRows, template } from './connectors-support.js';
 
 let t: TestApp;
 let chairman: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
+withTestApp(async (app) => {
+  t = app;
   chairman = await t.caller(['chairman']);
 });
-afterAll(() => t.close());
 
 describe('POST /api/v1/forge/connectors', () => {
   it('creates an active connector at version 1 and answers 201 with the Connector', async () => {

@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { describe, expect, it } from 'vitest';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
 
 let t: TestApp;
 let operator: Caller;
 let nextId = 0;
 
-beforeAll(async () => {
-  t = await createTestApp();
+withTestApp(async (app) => {
+  t = app;
   operator = await t.caller(['operator']);
 });
-afterAll(() => t.close());
 
 function onboardingBody(overrides: Record<string, unknown> = {}) {
   return {

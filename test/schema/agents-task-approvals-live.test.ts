@@ -5,7 +5,7 @@ import type { RunningServer } from '../../src/server.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { serveTestApp } from '../support/fixtures.js';
 import { closeCodeFor, subscribe } from '../support/ws.js';
-import { ClaimTask, queueTask } from './agents-support.js';
+import { approvalTenant, ClaimTask, queueTask } from './agents-support.js';
 
 const ApprovalChanged = graphql(`
   subscription TaskApprovalChangedForTest($role: String, $after: ID) {
@@ -45,14 +45,7 @@ let server: RunningServer;
 
 serveTestApp((app) => ({ t, server } = app));
 
-async function tenant() {
-  const member = await t.caller(['member']);
-  const agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: `agent-${member.sub}` });
-  const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
-  const operator = await t.caller(['operator'], { tenantId: member.tenantId });
-  await t.app.services.tenants.ensure(member.tenantId);
-  return { member, agent, chairman, operator };
-}
+const tenant = () => approvalTenant(t);
 
 /** `agent` claims a new task of `role` and asks for a decision on it; the request's id. */
 async function ask(member: Caller, agent: Caller, role = 'cfo'): Promise<{ id: string; taskId: string }> {

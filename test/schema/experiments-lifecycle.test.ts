@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { AuditLog } from '../support/audit.js';
+import { withTestApp } from '../support/fixtures.js';
 import {
   CompleteAbTest,
   CreateAbTest,
@@ -45,11 +46,10 @@ const AbTests = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
+withTestApp(async (app) => {
+  t = app;
   operator = await t.caller(['operator']);
 });
-afterAll(() => t.close());
 
 const inTenant = (roles: Caller['roles'], of: Caller = operator) =>
   t.caller(roles, { tenantId: of.tenantId });
