@@ -104,6 +104,15 @@ async function rowsOf(tenantId: string, id: string) {
 
 const requestsFor = (since: number) => server.received.slice(since);
 
+/** The chairman's OAuth 2.0 client credential, its token_url on the connector's origin. */
+const chairmanOauth = () => ({
+  oauth2_client_credentials: {
+    token_url: baseUrl(HOST, '/oauth/token'),
+    client_id: 'client-1',
+    client_secret: 'client-secret-of-the-chairman',
+  },
+});
+
 describe('an edit that moves base_url to another origin', () => {
   it.each([
     ['another host', () => baseUrl(OTHER_HOST)],
@@ -274,13 +283,7 @@ describe('the chairman moving base_url to another origin', () => {
   it('sends no OAuth 2.0 token request (and so no client secret) once the origin moved', async () => {
     const { chairman, operator, id } = await connectorWithCredential(
       baseUrl(),
-      {
-        oauth2_client_credentials: {
-          token_url: baseUrl(HOST, '/oauth/token'),
-          client_id: 'client-1',
-          client_secret: 'client-secret-of-the-chairman',
-        },
-      },
+      chairmanOauth(),
       'oauth2_client_credentials',
     );
     expect((await edit(chairman, id, baseUrl(OTHER_HOST), 'oauth2_client_credentials')).status).toBe(200);
@@ -294,13 +297,7 @@ describe('the OAuth 2.0 token_url', () => {
   it('is part of the sealed secret: changing it takes a new client secret, which an operator cannot read', async () => {
     const { operator, id } = await connectorWithCredential(
       baseUrl(),
-      {
-        oauth2_client_credentials: {
-          token_url: baseUrl(HOST, '/oauth/token'),
-          client_id: 'client-1',
-          client_secret: 'client-secret-of-the-chairman',
-        },
-      },
+      chairmanOauth(),
       'oauth2_client_credentials',
     );
     // A credential is set whole: a token_url without its client_secret is refused before anything is stored.

@@ -3,6 +3,7 @@ import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
 import {
   UPSTREAM_HOST as HOST,
+  operatedConnector,
   refused,
   startUpstream,
   storedRows,
@@ -157,23 +158,13 @@ describe('patterns the linear-time engine cannot evaluate, at save time', () => 
 });
 
 describe('patterns at call time', () => {
-  async function connector(endpoints: unknown[]) {
-    const chairman = await t.caller(['chairman']);
-    const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
-    const created = await t.rest('POST', '/api/v1/forge/connectors', {
-      caller: chairman,
-      body: {
-        template: {
-          name: 'Patterns',
-          base_url: `https://${HOST}:${server.port}/v1`,
-          auth_type: 'none',
-          endpoints,
-        },
-      },
+  const connector = (endpoints: unknown[]) =>
+    operatedConnector(t, {
+      name: 'Patterns',
+      base_url: `https://${HOST}:${server.port}/v1`,
+      auth_type: 'none',
+      endpoints,
     });
-    expect(created.status).toBe(201);
-    return { operator, id: created.body.id as string };
-  }
 
   it('answers a hostile body checked against ^(a+)+$ with 422 at its place, and sends nothing', async () => {
     const { operator, id } = await connector([

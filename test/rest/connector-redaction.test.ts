@@ -7,6 +7,7 @@ import type { TestHttpsServer } from '../support/https-server.js';
 import {
   UPSTREAM_HOST as HOST,
   OTHER_UPSTREAM_HOST as OTHER_HOST,
+  operatedConnector,
   sealingKey,
   startUpstream,
 } from './connectors-support.js';
@@ -166,29 +167,21 @@ const CASES: [string, Case][] = [
 ];
 
 async function connectorFor(testCase: Case): Promise<{ operator: Caller; id: string; tenantId: string }> {
-  const chairman = await t.caller(['chairman']);
-  const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
-  const created = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller: chairman,
-    body: {
-      template: {
-        name: 'Echo',
-        base_url: `https://${HOST}:${server.port}/v1`,
-        auth_type: testCase.authType,
-        endpoints: ENDPOINTS,
-      },
-    },
+  const { chairman, operator, id } = await operatedConnector(t, {
+    name: 'Echo',
+    base_url: `https://${HOST}:${server.port}/v1`,
+    auth_type: testCase.authType,
+    endpoints: ENDPOINTS,
   });
-  expect(created.status).toBe(201);
   const credential = JSON.parse(
     JSON.stringify(testCase.credential).replace(PORT, String(server.port)),
   ) as Record<string, unknown>;
-  const stored = await t.rest('PUT', `/api/v1/forge/connectors/${created.body.id}/credential`, {
+  const stored = await t.rest('PUT', `/api/v1/forge/connectors/${id}/credential`, {
     caller: chairman,
     body: credential,
   });
   expect(stored.status).toBe(200);
-  return { operator, id: created.body.id, tenantId: chairman.tenantId };
+  return { operator, id, tenantId: chairman.tenantId };
 }
 
 function expectNoSecret(text: string, secrets: string[]) {

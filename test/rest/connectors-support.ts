@@ -180,3 +180,12 @@ export async function accepted(t: TestApp, overrides: Record<string, unknown>) {
   expect(response.status).toBe(201);
   return response.body;
 }
+
+/** A fresh tenant's chairman and operator, and a connector the chairman created from `template` (expects 201). */
+export async function operatedConnector(t: TestApp, template: Record<string, unknown>) {
+  const chairman = await t.caller(['chairman']);
+  const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
+  const created = await t.rest('POST', '/api/v1/forge/connectors', { caller: chairman, body: { template } });
+  expect(created.status).toBe(201);
+  return { chairman, operator, id: created.body.id as string };
+}
