@@ -208,6 +208,13 @@ export async function queueTask(
   return response.body.data.task_id;
 }
 
+/** A member of a fresh tenant, its row ensured; each caller is its own response-cache session. */
+export async function freshTenant(t: TestApp): Promise<Caller> {
+  const caller = await t.caller(['member']);
+  await t.app.services.tenants.ensure(caller.tenantId);
+  return caller;
+}
+
 /** A fresh tenant, its row ensured, with a member who chats and an agent runtime (subject `agent-<member's>`). */
 export async function memberAndAgent(t: TestApp) {
   const member = await t.caller(['member']);
