@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll } from 'vitest';
+import { signToken } from '../../src/auth/tokens.js';
 import type { RunningServer } from '../../src/server.js';
-import { createTestApp, type TestApp, type TestAppOptions } from './app.js';
+import { type Caller, createTestApp, TEST_SECRET, type TestApp, type TestAppOptions } from './app.js';
 import { listen } from './ws.js';
 
 // Set-ups many files share, registered as hooks of the file (or describe block) that calls them.
@@ -40,4 +43,12 @@ export function serveTestApp(ready: (app: ListeningApp) => unknown, options: Tes
     await server?.close();
     await t?.close();
   });
+}
+
+/** A member of a fresh tenant whose token expires after `ttl`, and when it does (ms since the epoch). */
+export async function shortLivedMember(ttl: string): Promise<Caller & { expiresAt: number }> {
+  const tenantId = randomUUID();
+  const sub = `user-${randomUUID().slice(0, 8)}`;
+  const token = await signToken(TEST_SECRET, { tenantId, sub, roles: ['member'], ttl });
+  return { tenantId, sub, roles: ['member'], token, expiresAt: (decodeJwt(token).exp as number) * 1000 };
 }
