@@ -4,7 +4,7 @@ import { metricsAccess } from '../../src/observability/metrics.js';
 import { listenForMetrics } from '../../src/observability/metrics-listener.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestApp, withTestAppAndCaller } from '../support/fixtures.js';
 import { parseMetrics, sampleValue, scrape } from './metrics-support.js';
 
 const DURATION = 'boardroom_graphql_operation_duration_seconds_count';
@@ -14,9 +14,9 @@ describe('/metrics on a development instance bound to loopback', () => {
   let t: TestApp;
   let chairman: Caller;
 
-  withTestApp(async (app) => {
+  withTestAppAndCaller(['chairman'], (app, caller) => {
     t = app;
-    chairman = await t.caller(['chairman']);
+    chairman = caller;
   });
 
   it('shows a GraphQL operation by type and outcome, and the HTTP request by route', async () => {
@@ -128,9 +128,9 @@ describe('/metrics on a development instance bound to loopback', () => {
 describe('operation names as label values', () => {
   let t: TestApp;
   let chairman: Caller;
-  withTestApp(async (app) => {
+  withTestAppAndCaller(['chairman'], (app, caller) => {
     t = app;
-    chairman = await t.caller(['chairman']);
+    chairman = caller;
   });
 
   it('are only the names of operations the server knows; a name a client chose never appears', async () => {

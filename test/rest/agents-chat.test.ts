@@ -5,7 +5,7 @@ import { MAX_ATTACHMENT_BYTES } from '../../src/domain/agents/attachments.js';
 import { GIF89A, PDF, PNG, SAMPLES } from '../domain/agents/attachment-samples.js';
 import { chat, filesUnder, storedRows, TaskQuery, ThreadQuery } from '../schema/agents-support.js';
 import type { Caller, TestApp } from '../support/app.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 const b64 = (bytes: Buffer) => bytes.toString('base64');
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -15,9 +15,9 @@ const png = (extra: Record<string, unknown> = {}) => ({ data: b64(PNG), mime_typ
 let t: TestApp;
 let chairman: Caller;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['chairman'], (app, caller) => {
   t = app;
-  chairman = await t.caller(['chairman']);
+  chairman = caller;
 });
 
 describe('POST /api/v1/agents/{role}/chat', () => {

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Caller, TestApp } from '../support/app.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import { createConnector, storedRows, template } from './connectors-support.js';
 
 let t: TestApp;
 let chairman: Caller;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['chairman'], (app, caller) => {
   t = app;
-  chairman = await t.caller(['chairman']);
+  chairman = caller;
 });
 
 describe('PUT /api/v1/forge/connectors/{id}', () => {

@@ -4,14 +4,14 @@ import { expectClose, reference } from '../domain/experiments/reference.js';
 import { sequentialReference } from '../domain/experiments/sequential-reference.js';
 import { CompleteAbTest, draftTest, runningTest, seedCounts } from '../schema/experiments-support.js';
 import type { Caller, TestApp } from '../support/app.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 let t: TestApp;
 let operator: Caller;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['operator'], (app, caller) => {
   t = app;
-  operator = await t.caller(['operator']);
+  operator = caller;
 });
 
 const results = (testId: string, caller: Caller | null = operator) =>

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Caller, TestApp } from '../support/app.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 let t: TestApp;
 let operator: Caller;
 let nextId = 0;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['operator'], (app, caller) => {
   t = app;
-  operator = await t.caller(['operator']);
+  operator = caller;
 });
 
 function onboardingBody(overrides: Record<string, unknown> = {}) {

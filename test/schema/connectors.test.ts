@@ -5,7 +5,7 @@ import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { AuditLog } from '../support/audit.js';
 import { createTestDatabase } from '../support/database.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 const CreateConnectorForTest = graphql(`
   mutation CreateConnectorForTest($input: ConnectorInput!) {
@@ -65,9 +65,9 @@ const ConnectorsPage = graphql(`
 let t: TestApp;
 let chairman: Caller;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['chairman'], (app, caller) => {
   t = app;
-  chairman = await t.caller(['chairman']);
+  chairman = caller;
 });
 
 function templateInput(

@@ -3,7 +3,7 @@ import { assignVariant } from '../../src/domain/experiments/index.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import {
   CompleteAbTest,
   type CreatedTest,
@@ -43,9 +43,9 @@ const Convert = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['operator'], (app, caller) => {
   t = app;
-  operator = await t.caller(['operator']);
+  operator = caller;
 });
 
 const inTenant = (roles: Caller['roles'], of: Caller = operator) =>

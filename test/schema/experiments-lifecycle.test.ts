@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { AuditLog } from '../support/audit.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import {
   CompleteAbTest,
   CreateAbTest,
@@ -46,9 +46,9 @@ const AbTests = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['operator'], (app, caller) => {
   t = app;
-  operator = await t.caller(['operator']);
+  operator = caller;
 });
 
 const inTenant = (roles: Caller['roles'], of: Caller = operator) =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { expectClose, reference } from '../domain/experiments/reference.js';
 import type { Caller, TestApp } from '../support/app.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import { runningTest, seedCounts } from './experiments-support.js';
 
 const Results = graphql(`
@@ -25,9 +25,9 @@ const Results = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['operator'], (app, caller) => {
   t = app;
-  operator = await t.caller(['operator']);
+  operator = caller;
 });
 
 const caseNamed = (name: string) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OnboardingInput } from '../../src/generated/graphql/graphql.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { Caller, TestApp } from '../support/app.js';
-import { withTestApp } from '../support/fixtures.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 const PrepareOnboardingForTest = graphql(`
   mutation PrepareOnboardingForTest($processId: String!, $candidateId: String!, $input: OnboardingInput!) {
@@ -52,9 +52,9 @@ let t: TestApp;
 let operator: Caller;
 let nextId = 0;
 
-withTestApp(async (app) => {
+withTestAppAndCaller(['operator'], (app, caller) => {
   t = app;
-  operator = await t.caller(['operator']);
+  operator = caller;
 });
 
 function onboardingInput(overrides: Partial<OnboardingInput> = {}): OnboardingInput {

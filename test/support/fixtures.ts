@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { decodeJwt } from 'jose';
+import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { signToken } from '../../src/auth/tokens.js';
+import type { Role } from '../../src/auth/viewer.js';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, TEST_SECRET, type TestApp, type TestAppOptions } from './app.js';
 import { listen } from './ws.js';
@@ -19,6 +22,15 @@ export function withTestApp(ready: (t: TestApp) => unknown, options: TestAppOpti
     await ready(t);
   });
   afterAll(() => t?.close());
+}
+
+/** withTestApp, with a caller of `roles` of a fresh tenant, made once for the block's tests. */
+export function withTestAppAndCaller(
+  roles: Role[],
+  ready: (t: TestApp, caller: Caller) => unknown,
+  options: TestAppOptions = {},
+): void {
+  withTestApp(async (t) => ready(t, await t.caller(roles)), options);
 }
 
 export interface ListeningApp {
@@ -51,4 +63,16 @@ export async function shortLivedMember(ttl: string): Promise<Caller & { expiresA
   const sub = `user-${randomUUID().slice(0, 8)}`;
   const token = await signToken(TEST_SECRET, { tenantId, sub, roles: ['member'], ttl });
   return { tenantId, sub, roles: ['member'], token, expiresAt: (decodeJwt(token).exp as number) * 1000 };
+}
+
+/** A logger at warn whose lines the test reads (pino writes synchronously to the stream). */
+export function capturingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, logger: pino({ level: 'warn' }, destination) };
 }
