@@ -14,10 +14,7 @@ describe('/metrics on a development instance bound to loopback', () => {
   let t: TestApp;
   let chairman: Caller;
 
-  withTestAppAndCaller(['chairman'], (app, caller) => {
-    t = app;
-    chairman = caller;
-  });
+  withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
   it('shows a GraphQL operation by type and outcome, and the HTTP request by route', async () => {
     const result = await t.graphql('query WhoAmI { me { sub } }', {}, chairman);
@@ -128,10 +125,7 @@ describe('/metrics on a development instance bound to loopback', () => {
 describe('operation names as label values', () => {
   let t: TestApp;
   let chairman: Caller;
-  withTestAppAndCaller(['chairman'], (app, caller) => {
-    t = app;
-    chairman = caller;
-  });
+  withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
   it('are only the names of operations the server knows; a name a client chose never appears', async () => {
     const chosen = 'TenantB_SecretMergerWithAcme';

@@ -15,10 +15,7 @@ const png = (extra: Record<string, unknown> = {}) => ({ data: b64(PNG), mime_typ
 let t: TestApp;
 let chairman: Caller;
 
-withTestAppAndCaller(['chairman'], (app, caller) => {
-  t = app;
-  chairman = caller;
-});
+withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
 describe('POST /api/v1/agents/{role}/chat', () => {
   it('answers 202 with the ChatResponse of a pending task', async () => {

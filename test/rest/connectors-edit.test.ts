@@ -7,10 +7,7 @@ import { createConnector, storedRows, template } from './connectors-support.js';
 let t: TestApp;
 let chairman: Caller;
 
-withTestAppAndCaller(['chairman'], (app, caller) => {
-  t = app;
-  chairman = caller;
-});
+withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
 describe('PUT /api/v1/forge/connectors/{id}', () => {
   it('replaces the template as version 2 for an operator', async () => {

@@ -7,10 +7,7 @@ import { createConnector, storedRows, template } from './connectors-support.js';
 let t: TestApp;
 let chairman: Caller;
 
-withTestAppAndCaller(['chairman'], (app, caller) => {
-  t = app;
-  chairman = caller;
-});
+withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
 describe('POST /api/v1/forge/connectors', () => {
   it('creates an active connector at version 1 and answers 201 with the Connector', async () => {

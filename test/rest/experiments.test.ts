@@ -9,10 +9,7 @@ import { withTestAppAndCaller } from '../support/fixtures.js';
 let t: TestApp;
 let operator: Caller;
 
-withTestAppAndCaller(['operator'], (app, caller) => {
-  t = app;
-  operator = caller;
-});
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 const results = (testId: string, caller: Caller | null = operator) =>
   t.rest('GET', `/api/v1/ux/ab-tests/${testId}/results`, { caller });

@@ -6,10 +6,7 @@ let t: TestApp;
 let operator: Caller;
 let nextId = 0;
 
-withTestAppAndCaller(['operator'], (app, caller) => {
-  t = app;
-  operator = caller;
-});
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 function onboardingBody(overrides: Record<string, unknown> = {}) {
   return {

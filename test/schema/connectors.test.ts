@@ -65,10 +65,7 @@ const ConnectorsPage = graphql(`
 let t: TestApp;
 let chairman: Caller;
 
-withTestAppAndCaller(['chairman'], (app, caller) => {
-  t = app;
-  chairman = caller;
-});
+withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
 function templateInput(
   name: string,

@@ -43,10 +43,7 @@ const Convert = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-withTestAppAndCaller(['operator'], (app, caller) => {
-  t = app;
-  operator = caller;
-});
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 const inTenant = (roles: Caller['roles'], of: Caller = operator) =>
   t.caller(roles, { tenantId: of.tenantId });

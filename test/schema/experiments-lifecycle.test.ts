@@ -46,10 +46,7 @@ const AbTests = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-withTestAppAndCaller(['operator'], (app, caller) => {
-  t = app;
-  operator = caller;
-});
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 const inTenant = (roles: Caller['roles'], of: Caller = operator) =>
   t.caller(roles, { tenantId: of.tenantId });

@@ -25,10 +25,7 @@ const Results = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-withTestAppAndCaller(['operator'], (app, caller) => {
-  t = app;
-  operator = caller;
-});
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 const caseNamed = (name: string) => {
   const found = reference.significance.find((c) => c.name === name);

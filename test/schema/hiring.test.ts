@@ -52,10 +52,7 @@ let t: TestApp;
 let operator: Caller;
 let nextId = 0;
 
-withTestAppAndCaller(['operator'], (app, caller) => {
-  t = app;
-  operator = caller;
-});
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 function onboardingInput(overrides: Partial<OnboardingInput> = {}): OnboardingInput {
   return {

@@ -27,10 +27,10 @@ export function withTestApp(ready: (t: TestApp) => unknown, options: TestAppOpti
 /** withTestApp, with a caller of `roles` of a fresh tenant, made once for the block's tests. */
 export function withTestAppAndCaller(
   roles: Role[],
-  ready: (t: TestApp, caller: Caller) => unknown,
+  ready: (made: { t: TestApp; caller: Caller }) => unknown,
   options: TestAppOptions = {},
 ): void {
-  withTestApp(async (t) => ready(t, await t.caller(roles)), options);
+  withTestApp(async (t) => ready({ t, caller: await t.caller(roles) }), options);
 }
 
 export interface ListeningApp {
