@@ -13,15 +13,20 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** A member's token for the viewer's tenant, living `ttl` (the signer's default without one). */
+const aliceToken = (ttl?: string) =>
+  signToken(TEST_SECRET, {
+    tenantId: viewer.tenantId,
+    sub: 'alice',
+    roles: ['member'],
+    ...(ttl ? { ttl } : {}),
+  });
+
 describe('token cache', () => {
   it('remembers a verified token and answers it without verifying again', async () => {
     const cache = new TokenCache();
     const verifier = createTokenVerifier(auth, { cache });
-    const token = await signToken(TEST_SECRET, {
-      tenantId: viewer.tenantId,
-      sub: 'alice',
-      roles: ['member'],
-    });
+    const token = await aliceToken();
     const first = await verifier.verify(`Bearer ${token}`);
     expect(cache.size).toBe(1);
     expect(cache.get(token)).toBe(first);
@@ -33,12 +38,7 @@ describe('token cache', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const cache = new TokenCache();
     const verifier = createTokenVerifier(auth, { cache });
-    const token = await signToken(TEST_SECRET, {
-      tenantId: viewer.tenantId,
-      sub: 'alice',
-      roles: ['member'],
-      ttl: '30s',
-    });
+    const token = await aliceToken('30s');
     await verifier.verify(`Bearer ${token}`);
     expect(cache.size).toBe(1);
     vi.setSystemTime(Date.now() + 30_000);

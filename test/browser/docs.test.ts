@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { routes } from '../../rest/routes.js';
 import type { RunningServer } from '../../src/server.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { listen } from '../support/ws.js';
+import type { TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
 import { type Browser, launchBrowser } from './support/browser.js';
 
 let t: TestApp;
@@ -10,9 +10,8 @@ let server: RunningServer;
 let browser: Browser;
 let operations: { method: string; path: string; operationId: string }[];
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
+serveTestApp(async (app) => {
+  ({ t, server } = app);
   browser = await launchBrowser();
   const document = (await t.rest('GET', '/api/v1/openapi.json')).body as {
     paths: Record<string, Record<string, { operationId: string }>>;
@@ -23,8 +22,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
-  await t?.close();
 });
 
 describe('/docs in Chromium', () => {

@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { listen } from '../support/ws.js';
+import { serveTestApp } from '../support/fixtures.js';
 import { type Browser, launchBrowser } from './support/browser.js';
 
-let t: TestApp;
 let server: RunningServer;
 let browser: Browser;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
+serveTestApp(async (app) => {
+  ({ server } = app);
   browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
-  await t?.close();
 });
 
 describe('/ in Chromium', () => {

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationsDir, readMigrations } from '../../src/db/migrate.js';
 import { isGated, type StoredApprovalPolicy } from '../../src/domain/connectors/approval-policy.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { migrationsBefore } from './migrations-support.js';
 
 const MIGRATION = '20261130090000_approval_policy_request_paths';
 
@@ -21,17 +19,6 @@ afterAll(async () => {
   await database?.drop();
   if (before) await rm(before, { recursive: true, force: true });
 });
-
-/** The migrations folder as it was before MIGRATION. */
-async function migrationsBefore(name: string): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'boardroom-migrations-'));
-  await cp(path.join(migrationsDir, 'migration_lock.toml'), path.join(dir, 'migration_lock.toml'));
-  for (const { path: folder } of (await readMigrations()).migrationDirectories) {
-    if (folder >= name) break;
-    await cp(path.join(migrationsDir, folder), path.join(dir, folder), { recursive: true });
-  }
-  return dir;
-}
 
 const policy = (...paths: string[]) => ({
   rules: paths.map((rulePath) => ({ methods: ['DELETE'], path: rulePath })),

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrationsDir, readMigrations } from '../../src/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { migrationsBefore } from './migrations-support.js';
 
 const MIGRATION = '20261125170224_connector_credential_origin';
 
@@ -14,17 +12,6 @@ afterAll(async () => {
   await database?.drop();
   if (before) await rm(before, { recursive: true, force: true });
 });
-
-/** The migrations folder as it was before MIGRATION. */
-async function migrationsBefore(name: string): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'boardroom-migrations-'));
-  await cp(path.join(migrationsDir, 'migration_lock.toml'), path.join(dir, 'migration_lock.toml'));
-  for (const { path: folder } of (await readMigrations()).migrationDirectories) {
-    if (folder >= name) break;
-    await cp(path.join(migrationsDir, folder), path.join(dir, folder), { recursive: true });
-  }
-  return dir;
-}
 
 describe(`migration ${MIGRATION}`, () => {
   it('binds every credential stored before it to the origin its connector calls', async () => {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { queueTask } from '../schema/agents-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
 
 const SetLiveMode = graphql(`
   mutation HistoryLiveMode($enabled: Boolean!) {
@@ -41,10 +42,7 @@ const RecentEvents = graphql(`
 
 let t: TestApp;
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(() => t.close());
+withTestApp((app) => (t = app));
 
 async function liveChairman(): Promise<Caller> {
   const chairman = await t.caller(['chairman'], { sub: 'chair-history' });

@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openEventStream } from '../../src/events/replay.js';
 import type { BusEvent } from '../../src/events/topics.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { ClaimTask, queueTask } from '../schema/agents-support.js';
 import { Promote, Register } from '../schema/finetuning-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { listen, subscribe } from '../support/ws.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { subscribe } from '../support/ws.js';
 
 const SetLiveMode = graphql(`
   mutation ReplayLiveMode($enabled: Boolean!) {
@@ -76,14 +77,7 @@ const ROLES = ['ceo', 'cfo', 'coo', 'cto', 'cmo', 'cpo', 'chro', 'clo'] as const
 let t: TestApp;
 let server: RunningServer;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 
 async function liveChairman(): Promise<Caller> {
   const chairman = await t.caller(['chairman']);

@@ -1,22 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { signToken } from '../../src/auth/tokens.js';
 import type { RunningServer } from '../../src/server.js';
 import { queueTasks } from '../schema/agents-budgets-support.js';
 import { createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
 import { listen } from '../support/ws.js';
 import { callTool, connectMcp, postMcp } from './mcp-support.js';
 
 let t: TestApp;
 let server: RunningServer;
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server?.close();
-  await t?.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 
 const initialize = JSON.stringify({
   jsonrpc: '2.0',

@@ -1,23 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimWaitersOf } from '../../src/domain/agents/claim-wait.js';
 import type { RunningServer } from '../../src/server.js';
 import { budgetRows, queueTasks, setBudget } from '../schema/agents-budgets-support.js';
 import { queueTask } from '../schema/agents-support.js';
-import { createTestApp, type TestApp } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
-import { listen } from '../support/ws.js';
+import { serveTestApp } from '../support/fixtures.js';
 import { callTool, connectMcp } from './mcp-support.js';
 
 let t: TestApp;
 let server: RunningServer;
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server?.close();
-  await t?.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 
 describe('MCP agent tools', () => {
   it('initializes and lists the agent tools with input schemas from the fields’ rules', async () => {

@@ -10,6 +10,7 @@ import { callerKey } from '../../src/rate-limit.js';
 import type { RunningServer } from '../../src/server.js';
 import { queueTasks } from '../schema/agents-budgets-support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
 import { listen } from '../support/ws.js';
 import { callTool, connectMcp } from './mcp-support.js';
 
@@ -263,14 +264,7 @@ const conformanceCli = require.resolve('@modelcontextprotocol/conformance/dist/i
 describe('the MCP conformance suite', () => {
   let t: TestApp;
   let server: RunningServer;
-  beforeAll(async () => {
-    t = await createTestApp();
-    server = await listen(t);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await t?.close();
-  });
+  serveTestApp((app) => ({ t, server } = app));
 
   it('passes dns-rebinding-protection', async (context) => {
     const major = Number(process.versions.node.split('.')[0]);

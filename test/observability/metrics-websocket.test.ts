@@ -2,11 +2,12 @@ import { once } from 'node:events';
 import type { Duplex } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
-import { listen, subscribe } from '../support/ws.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { subscribe } from '../support/ws.js';
 import { parseMetrics, sampleValue, scrape } from './metrics-support.js';
 
 const TaskUpdated = parse(
@@ -17,12 +18,10 @@ let t: TestApp;
 let server: RunningServer;
 let member: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
+serveTestApp(async (app) => {
+  ({ t, server } = app);
   member = await t.caller(['member']);
 });
-afterAll(() => server.close());
 
 async function gauges() {
   const samples = parseMetrics((await scrape(t)).text);

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { metricsAccess } from '../../src/observability/metrics.js';
 import { listenForMetrics } from '../../src/observability/metrics-listener.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
+import { withTestApp, withTestAppAndCaller } from '../support/fixtures.js';
 import { parseMetrics, sampleValue, scrape } from './metrics-support.js';
 
 const DURATION = 'boardroom_graphql_operation_duration_seconds_count';
@@ -13,11 +14,7 @@ describe('/metrics on a development instance bound to loopback', () => {
   let t: TestApp;
   let chairman: Caller;
 
-  beforeAll(async () => {
-    t = await createTestApp();
-    chairman = await t.caller(['chairman']);
-  });
-  afterAll(() => t.close());
+  withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
   it('shows a GraphQL operation by type and outcome, and the HTTP request by route', async () => {
     const result = await t.graphql('query WhoAmI { me { sub } }', {}, chairman);
@@ -128,11 +125,7 @@ describe('/metrics on a development instance bound to loopback', () => {
 describe('operation names as label values', () => {
   let t: TestApp;
   let chairman: Caller;
-  beforeAll(async () => {
-    t = await createTestApp();
-    chairman = await t.caller(['chairman']);
-  });
-  afterAll(() => t.close());
+  withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
   it('are only the names of operations the server knows; a name a client chose never appears', async () => {
     const chosen = 'TenantB_SecretMergerWithAcme';
@@ -184,10 +177,7 @@ describe('operation names as label values', () => {
 
 describe('rate-limit refusals', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1' } });
-  });
-  afterAll(() => t.close());
+  withTestApp((app) => (t = app), { env: { RATE_LIMIT_PER_MINUTE: '1' } });
 
   it('are counted by surface', async () => {
     const caller = await t.caller(['member']);
@@ -204,10 +194,9 @@ describe('rate-limit refusals', () => {
 
 describe('/metrics with METRICS_TOKEN', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ env: { NODE_ENV: 'production', METRICS_TOKEN: 'scrape-token-0123456789' } });
+  withTestApp((app) => (t = app), {
+    env: { NODE_ENV: 'production', METRICS_TOKEN: 'scrape-token-0123456789' },
   });
-  afterAll(() => t.close());
 
   it('answers 401 without the bearer token or with another one, and 200 with it', async () => {
     const missing = await scrape(t);
@@ -244,10 +233,7 @@ describe('/metrics with METRICS_TOKEN', () => {
 
 describe('/metrics on a production instance without METRICS_TOKEN', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ env: { NODE_ENV: 'production' } });
-  });
-  afterAll(() => t.close());
+  withTestApp((app) => (t = app), { env: { NODE_ENV: 'production' } });
 
   it('answers 404', async () => {
     const response = await scrape(t, { authorization: 'Bearer anything-at-all-0123' });

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_ATTACHMENT_BYTES } from '../../src/domain/agents/attachments.js';
 import { GIF89A, PDF, PNG, SAMPLES } from '../domain/agents/attachment-samples.js';
 import { chat, filesUnder, storedRows, TaskQuery, ThreadQuery } from '../schema/agents-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 const b64 = (bytes: Buffer) => bytes.toString('base64');
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -14,11 +15,7 @@ const png = (extra: Record<string, unknown> = {}) => ({ data: b64(PNG), mime_typ
 let t: TestApp;
 let chairman: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  chairman = await t.caller(['chairman']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
 describe('POST /api/v1/agents/{role}/chat', () => {
   it('answers 202 with the ChatResponse of a pending task', async () => {

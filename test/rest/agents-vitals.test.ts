@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cacheTtlPerCoordinate } from '../../src/app.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { Prisma } from '../../src/generated/prisma/client.js';
@@ -6,10 +6,12 @@ import {
   ClaimTask,
   CompleteTask,
   DecideRecommendation,
+  freshTenant as memberOfFreshTenant,
   queueTask,
   RecordOutcome,
 } from '../schema/agents-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
 
 const VitalsQuery = graphql(`
   query AgentsVitalsGraphql($role: String!) {
@@ -33,17 +35,9 @@ const ago = (ms: number) => new Date(Date.now() - ms);
 
 let t: TestApp;
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(() => t.close());
+withTestApp((app) => (t = app));
 
-/** A caller of a fresh tenant; each caller is its own response-cache session. */
-async function freshTenant(): Promise<Caller> {
-  const caller = await t.caller(['member']);
-  await t.app.services.tenants.ensure(caller.tenantId);
-  return caller;
-}
+const freshTenant = () => memberOfFreshTenant(t);
 
 const vitals = async (caller: Caller, role: string) => {
   const response = await t.rest('GET', `/api/v1/agents/${role}/vitals`, { caller });

@@ -1,22 +1,17 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { listen } from '../support/ws.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
 
 let t: TestApp;
 let server: RunningServer;
 let member: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
+serveTestApp(async (app) => {
+  ({ t, server } = app);
   member = await t.caller(['member']);
   await t.app.services.tenants.ensure(member.tenantId);
-});
-afterAll(async () => {
-  await server.close();
-  await t.close();
 });
 
 /** Sends one request over a fresh connection and answers the raw bytes of the response. */

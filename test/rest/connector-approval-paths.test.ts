@@ -1,18 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
+import type { TestHttpsServer } from '../support/https-server.js';
+import { UPSTREAM_HOST as HOST, sealingKey, startUpstream } from './connectors-support.js';
 
 // A chairman's policy gates what goes out: the path of the request as sent (base_url's path and the
 // endpoint's, normalised), whatever an operator's edit of the template spells.
-
-const HOST = 'api.acme-payments.com';
 
 let server: TestHttpsServer;
 let database: TestDatabase;
@@ -21,13 +14,10 @@ let t: TestApp;
 let other: TestApp;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
-  const egress = { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) };
-  const env = {
-    CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
-    CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-  };
+  const upstream = await startUpstream();
+  ({ server } = upstream);
+  const { egress } = upstream;
+  const env = { ...upstream.allow, ...sealingKey() };
   database = await createTestDatabase();
   [t, other] = await Promise.all([
     createTestApp({ database, env, egress }),

@@ -5,16 +5,14 @@ import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, type TestApp, type TestAppOptions } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import { listen, subscribe } from '../support/ws.js';
-
-const HOST = 'api.acme-payments.com';
-const OTHER_HOST = 'files.acme-payments.com';
+import {
+  UPSTREAM_HOST as HOST,
+  OTHER_UPSTREAM_HOST as OTHER_HOST,
+  sealingKey,
+  startUpstream,
+} from './connectors-support.js';
 
 const MemberEvents = graphql(`
   subscription MemberEventsForTest {
@@ -47,13 +45,9 @@ let t: TestApp;
 let other: TestApp;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
-  egress = { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1', [OTHER_HOST]: '127.0.0.1' }) };
-  env = {
-    CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
-    CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-  };
+  let allow: Record<string, string>;
+  ({ server, egress, allow } = await startUpstream());
+  env = { ...allow, ...sealingKey() };
   database = await createTestDatabase();
   [t, other] = await Promise.all([
     createTestApp({ database, env, egress }),

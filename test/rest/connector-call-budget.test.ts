@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-
-const HOST = 'api.acme-payments.com';
+  UPSTREAM_HOST as HOST,
+  operatedConnector,
+  sealingKey,
+  startUpstream,
+  type Upstream,
+} from './connectors-support.js';
 
 let server: TestHttpsServer;
 /** Answers that trickle: one byte every 50 ms, until the test ends them. */
@@ -50,8 +50,8 @@ function endTrickles() {
 }
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
+  const upstream = await startUpstream();
+  ({ server, egress } = upstream);
   server.route('/v1/slow', trickle);
   // The probe's HEAD gets no body to trickle: its answer does not even start.
   server.route('/v1', (_request, _body, response) => {
@@ -63,46 +63,52 @@ beforeAll(async () => {
   server.route('/v1/fast', (_request, _body, response) => {
     response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   });
-  egress = { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) };
 });
 afterAll(async () => {
   endTrickles();
   await server?.close();
 });
 
-let egress: { ca: string; lookup: ReturnType<typeof fixedLookup> };
+let egress: Upstream['egress'];
 
 function appWith(env: Record<string, string>): Promise<TestApp> {
   return createTestApp({
     env: {
       CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
-      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
+      ...sealingKey(),
       ...env,
     },
     egress,
   });
 }
 
-async function connector(t: TestApp, overrides: Record<string, unknown> = {}) {
-  const chairman = await t.caller(['chairman']);
-  const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
-  const created = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller: chairman,
+const connector = (t: TestApp, overrides: Record<string, unknown> = {}) =>
+  operatedConnector(t, {
+    name: `Slow ${randomBytes(3).toString('hex')}`,
+    base_url: `https://${HOST}:${server.port}/v1`,
+    auth_type: 'none',
+    endpoints: [
+      { method: 'GET', path: '/slow' },
+      { method: 'GET', path: '/fast' },
+    ],
+    ...overrides,
+  });
+
+/** A connector whose calls first ask the trickling /oauth/token for a token (its credential stored, 200). */
+async function oauthConnector(t: TestApp) {
+  const created = await connector(t, { auth_type: 'oauth2_client_credentials' });
+  const stored = await t.rest('PUT', `/api/v1/forge/connectors/${created.id}/credential`, {
+    caller: created.chairman,
     body: {
-      template: {
-        name: `Slow ${randomBytes(3).toString('hex')}`,
-        base_url: `https://${HOST}:${server.port}/v1`,
-        auth_type: 'none',
-        endpoints: [
-          { method: 'GET', path: '/slow' },
-          { method: 'GET', path: '/fast' },
-        ],
-        ...overrides,
+      oauth2_client_credentials: {
+        token_url: `https://${HOST}:${server.port}/oauth/token`,
+        client_id: 'c',
+        client_secret: 's',
       },
     },
   });
-  expect(created.status).toBe(201);
-  return { chairman, operator, id: created.body.id as string };
+  expect(stored.status).toBe(200);
+  return created;
 }
 
 const invoke = (t: TestApp, caller: Caller, id: string, path = '/slow') =>
@@ -202,18 +208,7 @@ describe('the deadline of a connector call', () => {
   });
 
   it('is shared by the OAuth 2.0 token request and the call', async () => {
-    const { chairman, operator, id } = await connector(t, { auth_type: 'oauth2_client_credentials' });
-    const stored = await t.rest('PUT', `/api/v1/forge/connectors/${id}/credential`, {
-      caller: chairman,
-      body: {
-        oauth2_client_credentials: {
-          token_url: `https://${HOST}:${server.port}/oauth/token`,
-          client_id: 'c',
-          client_secret: 's',
-        },
-      },
-    });
-    expect(stored.status).toBe(200);
+    const { operator, id } = await oauthConnector(t);
     const response = await invoke(t, operator, id, '/fast');
     expect(response.status).toBe(504);
     expect(response.body.detail).toBe(
@@ -266,18 +261,7 @@ describe('CONNECTOR_CALLS_PER_TENANT', () => {
   });
 
   it('counts an OAuth 2.0 token request as a call', async () => {
-    const oauth = await connector(t, { auth_type: 'oauth2_client_credentials' });
-    const stored = await t.rest('PUT', `/api/v1/forge/connectors/${oauth.id}/credential`, {
-      caller: oauth.chairman,
-      body: {
-        oauth2_client_credentials: {
-          token_url: `https://${HOST}:${server.port}/oauth/token`,
-          client_id: 'c',
-          client_secret: 's',
-        },
-      },
-    });
-    expect(stored.status).toBe(200);
+    const oauth = await oauthConnector(t);
     const arrived = arrivals(2);
     const hanging = [1, 2].map(() => invoke(t, oauth.operator, oauth.id, '/fast'));
     await arrived;

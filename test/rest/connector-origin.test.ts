@@ -1,16 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-
-const HOST = 'api.acme-payments.com';
-const OTHER_HOST = 'files.acme-payments.com';
+  UPSTREAM_HOST as HOST,
+  OTHER_UPSTREAM_HOST as OTHER_HOST,
+  sealingKey,
+  startUpstream,
+} from './connectors-support.js';
 
 const UpdateConnector = graphql(`
   mutation UpdateConnectorOriginForTest($id: ID!, $input: ConnectorInput!) {
@@ -24,15 +21,9 @@ let server: TestHttpsServer;
 let t: TestApp;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
-  t = await createTestApp({
-    env: {
-      CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
-      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-    },
-    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1', [OTHER_HOST]: '127.0.0.1' }) },
-  });
+  const upstream = await startUpstream();
+  ({ server } = upstream);
+  t = await createTestApp({ env: { ...upstream.allow, ...sealingKey() }, egress: upstream.egress });
   for (const path of ['/v1/orders', '/v2/orders']) {
     server.route(path, (_request, _body, response) => {
       response.writeHead(200, { 'content-type': 'application/json' }).end('[]');
@@ -112,6 +103,15 @@ async function rowsOf(tenantId: string, id: string) {
 }
 
 const requestsFor = (since: number) => server.received.slice(since);
+
+/** The chairman's OAuth 2.0 client credential, its token_url on the connector's origin. */
+const chairmanOauth = () => ({
+  oauth2_client_credentials: {
+    token_url: baseUrl(HOST, '/oauth/token'),
+    client_id: 'client-1',
+    client_secret: 'client-secret-of-the-chairman',
+  },
+});
 
 describe('an edit that moves base_url to another origin', () => {
   it.each([
@@ -283,13 +283,7 @@ describe('the chairman moving base_url to another origin', () => {
   it('sends no OAuth 2.0 token request (and so no client secret) once the origin moved', async () => {
     const { chairman, operator, id } = await connectorWithCredential(
       baseUrl(),
-      {
-        oauth2_client_credentials: {
-          token_url: baseUrl(HOST, '/oauth/token'),
-          client_id: 'client-1',
-          client_secret: 'client-secret-of-the-chairman',
-        },
-      },
+      chairmanOauth(),
       'oauth2_client_credentials',
     );
     expect((await edit(chairman, id, baseUrl(OTHER_HOST), 'oauth2_client_credentials')).status).toBe(200);
@@ -303,13 +297,7 @@ describe('the OAuth 2.0 token_url', () => {
   it('is part of the sealed secret: changing it takes a new client secret, which an operator cannot read', async () => {
     const { operator, id } = await connectorWithCredential(
       baseUrl(),
-      {
-        oauth2_client_credentials: {
-          token_url: baseUrl(HOST, '/oauth/token'),
-          client_id: 'client-1',
-          client_secret: 'client-secret-of-the-chairman',
-        },
-      },
+      chairmanOauth(),
       'oauth2_client_credentials',
     );
     // A credential is set whole: a token_url without its client_secret is refused before anything is stored.

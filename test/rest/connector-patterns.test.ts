@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-import { refused, storedRows, withTemplate } from './connectors-support.js';
+  UPSTREAM_HOST as HOST,
+  operatedConnector,
+  refused,
+  startUpstream,
+  storedRows,
+  withTemplate,
+} from './connectors-support.js';
 
-const HOST = 'api.acme-payments.com';
 /** Catastrophic for a backtracking engine: every split of the a's is tried before the `!` fails it. */
 const NESTED = '^(a+)+$';
 // 34 a's hold a backtracking engine for minutes (twice as long for each more: 25 take 0.3 s), a linear
@@ -19,12 +20,9 @@ let server: TestHttpsServer;
 let t: TestApp;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
-  t = await createTestApp({
-    env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` },
-    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1' }) },
-  });
+  const upstream = await startUpstream();
+  ({ server } = upstream);
+  t = await createTestApp({ env: upstream.allow, egress: upstream.egress });
   server.route('/v1/echo', (_request, body, response) => {
     response.writeHead(200, { 'content-type': 'application/json' }).end(body || '{}');
   });
@@ -160,23 +158,13 @@ describe('patterns the linear-time engine cannot evaluate, at save time', () => 
 });
 
 describe('patterns at call time', () => {
-  async function connector(endpoints: unknown[]) {
-    const chairman = await t.caller(['chairman']);
-    const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
-    const created = await t.rest('POST', '/api/v1/forge/connectors', {
-      caller: chairman,
-      body: {
-        template: {
-          name: 'Patterns',
-          base_url: `https://${HOST}:${server.port}/v1`,
-          auth_type: 'none',
-          endpoints,
-        },
-      },
+  const connector = (endpoints: unknown[]) =>
+    operatedConnector(t, {
+      name: 'Patterns',
+      base_url: `https://${HOST}:${server.port}/v1`,
+      auth_type: 'none',
+      endpoints,
     });
-    expect(created.status).toBe(201);
-    return { operator, id: created.body.id as string };
-  }
 
   it('answers a hostile body checked against ^(a+)+$ with 422 at its place, and sends nothing', async () => {
     const { operator, id } = await connector([

@@ -1,18 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
-
-const HOST = 'api.acme-payments.com';
-const OTHER_HOST = 'files.acme-payments.com';
+  UPSTREAM_HOST as HOST,
+  OTHER_UPSTREAM_HOST as OTHER_HOST,
+  operatedConnector,
+  sealingKey,
+  startUpstream,
+} from './connectors-support.js';
 
 let server: TestHttpsServer;
 let t: TestApp;
@@ -27,8 +25,8 @@ const unicodeEscaped = (text: string) =>
   `"${[...text].map((char) => `\\u${(char.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`).join('')}"`;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
+  const upstream = await startUpstream();
+  ({ server } = upstream);
   const logger = pino(
     { level: 'debug' },
     new Writable({
@@ -39,12 +37,8 @@ beforeAll(async () => {
     }),
   );
   t = await createTestApp({
-    env: {
-      CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
-      CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-      LOG_LEVEL: 'debug',
-    },
-    egress: { ca: certificate.cert, lookup: fixedLookup({ [HOST]: '127.0.0.1', [OTHER_HOST]: '127.0.0.1' }) },
+    env: { ...upstream.allow, ...sealingKey(), LOG_LEVEL: 'debug' },
+    egress: upstream.egress,
     logger,
   });
   server.route('/v1/echo', (request, _body, response) => {
@@ -173,29 +167,21 @@ const CASES: [string, Case][] = [
 ];
 
 async function connectorFor(testCase: Case): Promise<{ operator: Caller; id: string; tenantId: string }> {
-  const chairman = await t.caller(['chairman']);
-  const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
-  const created = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller: chairman,
-    body: {
-      template: {
-        name: 'Echo',
-        base_url: `https://${HOST}:${server.port}/v1`,
-        auth_type: testCase.authType,
-        endpoints: ENDPOINTS,
-      },
-    },
+  const { chairman, operator, id } = await operatedConnector(t, {
+    name: 'Echo',
+    base_url: `https://${HOST}:${server.port}/v1`,
+    auth_type: testCase.authType,
+    endpoints: ENDPOINTS,
   });
-  expect(created.status).toBe(201);
   const credential = JSON.parse(
     JSON.stringify(testCase.credential).replace(PORT, String(server.port)),
   ) as Record<string, unknown>;
-  const stored = await t.rest('PUT', `/api/v1/forge/connectors/${created.body.id}/credential`, {
+  const stored = await t.rest('PUT', `/api/v1/forge/connectors/${id}/credential`, {
     caller: chairman,
     body: credential,
   });
   expect(stored.status).toBe(200);
-  return { operator, id: created.body.id, tenantId: chairman.tenantId };
+  return { operator, id, tenantId: chairman.tenantId };
 }
 
 function expectNoSecret(text: string, secrets: string[]) {

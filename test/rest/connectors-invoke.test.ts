@@ -5,16 +5,14 @@ import type { RunningServer } from '../../src/server.js';
 import { REBINDING_NAMES } from '../fixtures/hostile-base-urls.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { AuditLog } from '../support/audit.js';
-import {
-  createTestCertificate,
-  fixedLookup,
-  startHttpsServer,
-  type TestHttpsServer,
-} from '../support/https-server.js';
+import type { TestHttpsServer } from '../support/https-server.js';
 import { listen, subscribe } from '../support/ws.js';
-
-const HOST = 'api.acme-payments.com';
-const OTHER_HOST = 'files.acme-payments.com';
+import {
+  UPSTREAM_HOST as HOST,
+  OTHER_UPSTREAM_HOST as OTHER_HOST,
+  sealingKey,
+  startUpstream,
+} from './connectors-support.js';
 
 const InvokeConnector = graphql(`
   mutation InvokeConnectorForTest($id: ID!, $endpoint: ConnectorEndpointRefInput!, $input: ConnectorCallInput) {
@@ -78,26 +76,13 @@ let sealed: TestApp;
 let closed: TestApp;
 
 beforeAll(async () => {
-  const certificate = await createTestCertificate();
-  server = await startHttpsServer(certificate);
-  const egress = {
-    ca: certificate.cert,
-    lookup: fixedLookup({
-      [HOST]: '127.0.0.1',
-      [OTHER_HOST]: '127.0.0.1',
-      ...Object.fromEntries(REBINDING_NAMES),
-    }),
-  };
+  const upstream = await startUpstream(Object.fromEntries(REBINDING_NAMES));
+  ({ server } = upstream);
+  const { egress, allow } = upstream;
   [t, closed, sealed] = await Promise.all([
-    createTestApp({ env: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` }, egress }),
+    createTestApp({ env: allow, egress }),
     createTestApp({ egress }),
-    createTestApp({
-      env: {
-        CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}`,
-        CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-      },
-      egress,
-    }),
+    createTestApp({ env: { ...allow, ...sealingKey() }, egress }),
   ]);
 
   server.route('/v1', (_request, _body, response) => void response.writeHead(204).end());

@@ -12,6 +12,37 @@ import { listen } from '../support/ws.js';
 
 /** The host connectors name for the loopback upstream; the app's egress resolver sends it to 127.0.0.1. */
 export const UPSTREAM_HOST = 'api.acme-payments.com';
+/** A second host the upstream's certificate is valid for, resolved to 127.0.0.1 as well. */
+export const OTHER_UPSTREAM_HOST = 'files.acme-payments.com';
+
+export interface Upstream {
+  /** The loopback HTTPS server connectors call, with a certificate of its own. */
+  server: TestHttpsServer;
+  /** createTestApp's `egress`: trusts the server's certificate and resolves both upstream hosts to it. */
+  egress: { ca: string; lookup: ReturnType<typeof fixedLookup> };
+  /** The env that lets the server's port through the egress guard. */
+  allow: { CONNECTOR_EGRESS_ALLOW: string };
+}
+
+/**
+ * A loopback HTTPS upstream: a connector whose base_url is `https://${UPSTREAM_HOST}:${server.port}/…`
+ * reaches it from an app made with `egress` and `allow`. `lookup` adds (or replaces) host names.
+ */
+export async function startUpstream(lookup: Record<string, string | string[]> = {}): Promise<Upstream> {
+  const certificate = await createTestCertificate();
+  const server = await startHttpsServer(certificate);
+  return {
+    server,
+    egress: {
+      ca: certificate.cert,
+      lookup: fixedLookup({ [UPSTREAM_HOST]: '127.0.0.1', [OTHER_UPSTREAM_HOST]: '127.0.0.1', ...lookup }),
+    },
+    allow: { CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${server.port}` },
+  };
+}
+
+/** The env that makes an app seal credentials, under a fresh key. */
+export const sealingKey = () => ({ CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}` });
 
 export interface ConnectorUpstream {
   /** The loopback HTTPS server connectors call, with a certificate of its own. */
@@ -24,13 +55,10 @@ export interface ConnectorUpstream {
 }
 
 /**
- * A loopback HTTPS upstream and an app, listening on a port, whose egress client trusts the upstream's
- * certificate, resolves UPSTREAM_HOST to it, lets its port through the egress guard and seals credentials:
- * a connector whose base_url is `https://${UPSTREAM_HOST}:${upstream.port}/…` reaches it.
+ * startUpstream and an app, listening on a port, that reaches the upstream and seals credentials.
  */
 export async function startConnectorUpstream(): Promise<ConnectorUpstream> {
-  const certificate = await createTestCertificate();
-  const upstream = await startHttpsServer(certificate);
+  const { server: upstream, egress, allow } = await startUpstream();
   let t: TestApp | undefined;
   let server: RunningServer | undefined;
   const close = async () => {
@@ -39,13 +67,7 @@ export async function startConnectorUpstream(): Promise<ConnectorUpstream> {
     await upstream.close();
   };
   try {
-    t = await createTestApp({
-      env: {
-        CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${upstream.port}`,
-        CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
-      },
-      egress: { ca: certificate.cert, lookup: fixedLookup({ [UPSTREAM_HOST]: '127.0.0.1' }) },
-    });
+    t = await createTestApp({ env: { ...allow, ...sealingKey() }, egress });
     server = await listen(t);
   } catch (error) {
     await close();
@@ -157,4 +179,13 @@ export async function accepted(t: TestApp, overrides: Record<string, unknown>) {
   });
   expect(response.status).toBe(201);
   return response.body;
+}
+
+/** A fresh tenant's chairman and operator, and a connector the chairman created from `template` (expects 201). */
+export async function operatedConnector(t: TestApp, template: Record<string, unknown>) {
+  const chairman = await t.caller(['chairman']);
+  const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
+  const created = await t.rest('POST', '/api/v1/forge/connectors', { caller: chairman, body: { template } });
+  expect(created.status).toBe(201);
+  return { chairman, operator, id: created.body.id as string };
 }

@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { describe, expect, it } from 'vitest';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import { createConnector, storedRows, template } from './connectors-support.js';
 
 let t: TestApp;
 let chairman: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  chairman = await t.caller(['chairman']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
 describe('POST /api/v1/forge/connectors', () => {
   it('creates an active connector at version 1 and answers 201 with the Connector', async () => {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
 
 const SetLiveMode = graphql(`
   mutation SetLiveModeForTest($enabled: Boolean!) {
@@ -14,12 +15,11 @@ const SetLiveMode = graphql(`
 let t: TestApp;
 let chairman: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
+withTestApp(async (app) => {
+  t = app;
   chairman = await t.caller(['chairman']);
   await t.graphql(SetLiveMode, { enabled: true }, chairman);
 });
-afterAll(() => t.close());
 
 describe('POST /api/v1/dogfood/agents/{role}/pause', () => {
   it('pauses a C-suite role and answers the PauseResponse', async () => {

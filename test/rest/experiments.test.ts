@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectClose, reference } from '../domain/experiments/reference.js';
 import { sequentialReference } from '../domain/experiments/sequential-reference.js';
 import { CompleteAbTest, draftTest, runningTest, seedCounts } from '../schema/experiments-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 let t: TestApp;
 let operator: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  operator = await t.caller(['operator']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 const results = (testId: string, caller: Caller | null = operator) =>
   t.rest('GET', `/api/v1/ux/ab-tests/${testId}/results`, { caller });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
 
 const Register = graphql(`
   mutation FinetuningRestRegister($input: RegisterModelVersionInput!) {
@@ -35,10 +36,7 @@ const AuditLog = graphql(`
 `);
 
 let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(() => t.close());
+withTestApp((app) => (t = app));
 
 async function register(caller: Caller, baseModel: string): Promise<string> {
   const result = await t.graphql(

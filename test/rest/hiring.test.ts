@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import { describe, expect, it } from 'vitest';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 let t: TestApp;
 let operator: Caller;
 let nextId = 0;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  operator = await t.caller(['operator']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 function onboardingBody(overrides: Record<string, unknown> = {}) {
   return {

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
 import { DEFAULT_LEASE_MS } from '../../src/domain/agents/queue.js';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { ClaimTask, CompleteTask, queueTask } from './agents-support.js';
+import type { TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
+import { ClaimTask, CompleteTask, memberAndAgent, queueTask } from './agents-support.js';
 
 const RenewLease = graphql(`
   mutation AgentsRenewLease($id: ID!) {
@@ -19,17 +20,9 @@ const RenewLease = graphql(`
 
 let t: TestApp;
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(() => t.close());
+withTestApp((app) => (t = app));
 
-async function tenant() {
-  const member = await t.caller(['member']);
-  const agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: `agent-${member.sub}` });
-  await t.app.services.tenants.ensure(member.tenantId);
-  return { member, agent };
-}
+const tenant = () => memberAndAgent(t);
 
 /** A running task of the tenant's CFO claimed by `agent`, with its lease moved `agoMs` into the past. */
 async function runningTask(agoMs?: number) {

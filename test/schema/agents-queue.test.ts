@@ -1,15 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
 import { DEFAULT_LEASE_MS, MAX_ATTEMPTS } from '../../src/domain/agents/queue.js';
 import { PDF } from '../domain/agents/attachment-samples.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
+import { withTestApp } from '../support/fixtures.js';
 import {
   ChatMutation,
   ClaimTask,
   CompleteTask,
   chat,
   FailTask,
+  memberAndAgent,
   queueTask,
   TaskAttachmentData,
   TaskQuery,
@@ -17,18 +19,10 @@ import {
 
 let t: TestApp;
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(() => t.close());
+withTestApp((app) => (t = app));
 
 /** A tenant with a member who chats and an agent runtime. */
-async function tenant() {
-  const member = await t.caller(['member']);
-  const agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: `agent-${member.sub}` });
-  await t.app.services.tenants.ensure(member.tenantId);
-  return { member, agent };
-}
+const tenant = () => memberAndAgent(t);
 
 const claim = async (agent: Caller, role: string) =>
   (await t.graphql(ClaimTask, { role }, agent)).data?.claimTask ?? null;

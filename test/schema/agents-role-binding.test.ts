@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimWaitersOf } from '../../src/domain/agents/claim-wait.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { callTool, connectMcp } from '../mcp/mcp-support.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { listen, subscribe } from '../support/ws.js';
+import type { TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { subscribe } from '../support/ws.js';
 import { ChatMutation, ClaimTask, queueTask, TaskQuery, TasksQuery, ThreadQuery } from './agents-support.js';
 
 const ClaimNext = graphql(`
@@ -142,14 +143,7 @@ const Me = graphql(`
 
 let t: TestApp;
 let server: RunningServer;
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server?.close();
-  await t?.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 
 /**
  * A tenant whose runtime subject works the CEO and the CFO with a token for each, bound to its role, and

@@ -1,22 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import { createTestApp, type TestApp } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
 import { listen, subscribe } from '../support/ws.js';
-import { ClaimTask, CompleteTask, FailTask, queueTask, TaskUpdated, watchBus } from './agents-support.js';
+import {
+  ClaimTask,
+  CompleteTask,
+  FailTask,
+  memberAndAgent,
+  queueTask,
+  TaskUpdated,
+  watchBus,
+} from './agents-support.js';
 
 let t: TestApp;
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(() => t.close());
+withTestApp((app) => (t = app));
 
-async function tenant() {
-  const member = await t.caller(['member']);
-  const agent = await t.caller(['agent'], { tenantId: member.tenantId });
-  await t.app.services.tenants.ensure(member.tenantId);
-  return { member, agent };
-}
+const tenant = () => memberAndAgent(t);
 
 describe('TASK_UPDATED on the bus', () => {
   it('announces a task queued by a chat message as pending', async () => {

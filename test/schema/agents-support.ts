@@ -208,6 +208,29 @@ export async function queueTask(
   return response.body.data.task_id;
 }
 
+/** A member of a fresh tenant, its row ensured; each caller is its own response-cache session. */
+export async function freshTenant(t: TestApp): Promise<Caller> {
+  const caller = await t.caller(['member']);
+  await t.app.services.tenants.ensure(caller.tenantId);
+  return caller;
+}
+
+/** A fresh tenant, its row ensured, with a member who chats and an agent runtime (subject `agent-<member's>`). */
+export async function memberAndAgent(t: TestApp) {
+  const member = await t.caller(['member']);
+  const agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: `agent-${member.sub}` });
+  await t.app.services.tenants.ensure(member.tenantId);
+  return { member, agent };
+}
+
+/** memberAndAgent's tenant with a chairman and an operator, who decide task approvals. */
+export async function approvalTenant(t: TestApp) {
+  const { member, agent } = await memberAndAgent(t);
+  const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
+  const operator = await t.caller(['operator'], { tenantId: member.tenantId });
+  return { member, agent, chairman, operator };
+}
+
 /** Rows a chat request may leave behind in a tenant. */
 export async function storedRows(t: TestApp, tenantId: string) {
   const prisma = t.db.prisma;

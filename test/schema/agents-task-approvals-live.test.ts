@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expireTaskApprovals } from '../../src/domain/agents/task-approvals.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { closeCodeFor, listen, subscribe } from '../support/ws.js';
-import { ClaimTask, queueTask } from './agents-support.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { closeCodeFor, subscribe } from '../support/ws.js';
+import { approvalTenant, ClaimTask, queueTask } from './agents-support.js';
 
 const ApprovalChanged = graphql(`
   subscription TaskApprovalChangedForTest($role: String, $after: ID) {
@@ -42,23 +43,9 @@ const Approve = graphql(`
 let t: TestApp;
 let server: RunningServer;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server?.close();
-  await t?.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 
-async function tenant() {
-  const member = await t.caller(['member']);
-  const agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: `agent-${member.sub}` });
-  const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
-  const operator = await t.caller(['operator'], { tenantId: member.tenantId });
-  await t.app.services.tenants.ensure(member.tenantId);
-  return { member, agent, chairman, operator };
-}
+const tenant = () => approvalTenant(t);
 
 /** `agent` claims a new task of `role` and asks for a decision on it; the request's id. */
 async function ask(member: Caller, agent: Caller, role = 'cfo'): Promise<{ id: string; taskId: string }> {

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimWaitersOf } from '../../src/domain/agents/claim-wait.js';
 import { MAX_APPROVAL_PAYLOAD_BYTES } from '../../src/domain/agents/task-approvals.js';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
-import { ClaimTask, CompleteTask, queueTask, watchBus } from './agents-support.js';
+import { withTestApp } from '../support/fixtures.js';
+import { approvalTenant, ClaimTask, CompleteTask, queueTask, watchBus } from './agents-support.js';
 
 const RequestApproval = graphql(`
   mutation AgentsRequestApproval($taskId: ID!, $input: TaskApprovalRequestInput!) {
@@ -124,19 +125,9 @@ const Counts = graphql(`
 
 let t: TestApp;
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(() => t.close());
+withTestApp((app) => (t = app));
 
-async function tenant() {
-  const member = await t.caller(['member']);
-  const agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: `agent-${member.sub}` });
-  const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
-  const operator = await t.caller(['operator'], { tenantId: member.tenantId });
-  await t.app.services.tenants.ensure(member.tenantId);
-  return { member, agent, chairman, operator };
-}
+const tenant = () => approvalTenant(t);
 
 /** A tenant with a CFO task claimed by its agent. */
 async function runningTask() {

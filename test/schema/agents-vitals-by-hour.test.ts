@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { Prisma } from '../../src/generated/prisma/client.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
+import { withTestApp } from '../support/fixtures.js';
+import { freshTenant as memberOfFreshTenant } from './agents-support.js';
 
 const ByHour = graphql(`
   query AgentVitalsByHourTest($role: String!) {
@@ -33,16 +35,9 @@ const ago = (ms: number) => new Date(Date.now() - ms);
 
 let t: TestApp;
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(() => t.close());
+withTestApp((app) => (t = app));
 
-async function freshTenant(): Promise<Caller> {
-  const caller = await t.caller(['member']);
-  await t.app.services.tenants.ensure(caller.tenantId);
-  return caller;
-}
+const freshTenant = () => memberOfFreshTenant(t);
 
 function seedTask(tenantId: string, role: string, data: Partial<Prisma.TaskUncheckedCreateInput>) {
   return t.db.prisma.task.create({ data: { tenantId, role, message: 'seeded', createdBy: 'seed', ...data } });

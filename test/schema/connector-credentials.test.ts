@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   credentialRequestParts,
@@ -13,6 +11,7 @@ import type { Connector } from '../../src/generated/prisma/client.js';
 import { createConnector } from '../rest/connectors-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { capturingLogger } from '../support/fixtures.js';
 
 const SetCredential = graphql(`
   mutation SetCredentialForTest($id: ID!, $input: ConnectorCredentialInput!) {
@@ -499,18 +498,6 @@ describe('key rotation', () => {
 });
 
 describe('start-up', () => {
-  /** A logger at warn whose lines the test reads (pino writes synchronously to the stream). */
-  function capturingLogger() {
-    const lines: Record<string, unknown>[] = [];
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
-    return { lines, logger: pino({ level: 'warn' }, destination) };
-  }
-
   it('logs an error naming the key ids of stored secrets that no configured key opens', async () => {
     const { chairman, connector } = await setUp('bearer', 'Logged');
     await set(t, chairman, connector.id, { bearer: { token: 't' } });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConnectorTemplateInput } from '../../src/generated/graphql/graphql.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { AuditLog } from '../support/audit.js';
 import { createTestDatabase } from '../support/database.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 const CreateConnectorForTest = graphql(`
   mutation CreateConnectorForTest($input: ConnectorInput!) {
@@ -64,11 +65,7 @@ const ConnectorsPage = graphql(`
 let t: TestApp;
 let chairman: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  chairman = await t.caller(['chairman']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['chairman'], (made) => ({ t, caller: chairman } = made));
 
 function templateInput(
   name: string,

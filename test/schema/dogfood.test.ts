@@ -4,6 +4,7 @@ import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase } from '../support/database.js';
+import { serveTestApp } from '../support/fixtures.js';
 import { closeCodeFor, listen, subscribe } from '../support/ws.js';
 
 const SetLiveMode = graphql(`
@@ -65,14 +66,7 @@ async function liveChairman(t: TestApp, tenantId?: string) {
 describe('dogfood pause', () => {
   let t: TestApp;
   let server: RunningServer;
-  beforeAll(async () => {
-    t = await createTestApp();
-    server = await listen(t);
-  });
-  afterAll(async () => {
-    await server.close();
-    await t.close();
-  });
+  serveTestApp((app) => ({ t, server } = app));
 
   it('delivers the event with the event_id of the REST response, without the reason', async () => {
     const chairman = await liveChairman(t);

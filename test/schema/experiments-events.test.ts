@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assignVariant } from '../../src/domain/experiments/index.js';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { databaseKind } from '../support/database.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import {
   CompleteAbTest,
   type CreatedTest,
@@ -42,11 +43,7 @@ const Convert = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  operator = await t.caller(['operator']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 const inTenant = (roles: Caller['roles'], of: Caller = operator) =>
   t.caller(roles, { tenantId: of.tenantId });

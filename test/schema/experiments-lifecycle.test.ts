@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { AuditLog } from '../support/audit.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import {
   CompleteAbTest,
   CreateAbTest,
@@ -45,11 +46,7 @@ const AbTests = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  operator = await t.caller(['operator']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 const inTenant = (roles: Caller['roles'], of: Caller = operator) =>
   t.caller(roles, { tenantId: of.tenantId });

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RESULTS_ANNOUNCE_INTERVAL_MS } from '../../src/domain/experiments/announcements.js';
 import type { BusEvent } from '../../src/events/topics.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, databaseKind } from '../support/database.js';
-import { listen, subscribe } from '../support/ws.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { subscribe } from '../support/ws.js';
 import { type BusWatch, watchBus } from './agents-support.js';
 import {
   CompleteAbTest,
@@ -71,14 +72,9 @@ let t: TestApp;
 let server: RunningServer;
 let operator: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
+serveTestApp(async (app) => {
+  ({ t, server } = app);
   operator = await t.caller(['operator']);
-});
-afterAll(async () => {
-  await server.close();
-  await t.close();
 });
 
 /** Records `count` new subjects per variant (`prefix`-variant-k), none converted. */

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { expectClose, reference } from '../domain/experiments/reference.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import { runningTest, seedCounts } from './experiments-support.js';
 
 const Results = graphql(`
@@ -24,11 +25,7 @@ const Results = graphql(`
 let t: TestApp;
 let operator: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  operator = await t.caller(['operator']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 const caseNamed = (name: string) => {
   const found = reference.significance.find((c) => c.name === name);

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { summarizeExperiment } from '../../src/domain/experiments/results.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { expectClose } from '../domain/experiments/reference.js';
 import { sequentialReference } from '../domain/experiments/sequential-reference.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { listen, subscribe } from '../support/ws.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { subscribe } from '../support/ws.js';
 import { watchBus } from './agents-support.js';
 import {
   CompleteAbTest,
@@ -94,14 +95,9 @@ let t: TestApp;
 let server: RunningServer;
 let operator: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
+serveTestApp(async (app) => {
+  ({ t, server } = app);
   operator = await t.caller(['operator']);
-});
-afterAll(async () => {
-  await server.close();
-  await t.close();
 });
 
 const twoVariants = [{ name: 'control' }, { name: 'treatment' }];

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, databaseKind } from '../support/database.js';
-import { listen, subscribe } from '../support/ws.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { subscribe } from '../support/ws.js';
 import {
   productionGenerations,
   productionId,
@@ -114,14 +115,7 @@ describe('productionModel response cache and the bus', () => {
 describe('modelVersionChanged subscription', () => {
   let t: TestApp;
   let server: RunningServer;
-  beforeAll(async () => {
-    t = await createTestApp();
-    server = await listen(t);
-  });
-  afterAll(async () => {
-    await server.close();
-    await t.close();
-  });
+  serveTestApp((app) => ({ t, server } = app));
 
   it('delivers the retirement and the restoration of a rollback', async () => {
     const operator = await t.caller(['operator']);

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OnboardingInput } from '../../src/generated/graphql/graphql.js';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 const PrepareOnboardingForTest = graphql(`
   mutation PrepareOnboardingForTest($processId: String!, $candidateId: String!, $input: OnboardingInput!) {
@@ -51,11 +52,7 @@ let t: TestApp;
 let operator: Caller;
 let nextId = 0;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  operator = await t.caller(['operator']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
 function onboardingInput(overrides: Partial<OnboardingInput> = {}): OnboardingInput {
   return {

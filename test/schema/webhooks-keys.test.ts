@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { capturingLogger } from '../support/fixtures.js';
 import { createWebhook, type Receiver, startReceiver } from './webhooks-support.js';
 
 let receiver: Receiver;
@@ -19,18 +18,6 @@ afterAll(async () => {
   await database?.drop();
   await receiver?.close();
 });
-
-/** A logger at warn whose lines the test reads (pino writes synchronously to the stream). */
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, logger: pino({ level: 'warn' }, destination) };
-}
 
 it('logs at start-up how many webhooks sign with a secret no configured key opens', async () => {
   const egress = { ca: started.ca, lookup: started.lookup };

@@ -1,34 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { decodeJwt } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { signToken } from '../../src/auth/tokens.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
+import { serveTestApp, shortLivedMember } from '../support/fixtures.js';
 import { nextSseEvent, openSse, untilSseDelivered } from '../support/sse.js';
-import { listen } from '../support/ws.js';
 
 const OnAgentPaused = 'subscription { agentPaused { eventId role } }';
 
 let t: TestApp;
 let server: RunningServer;
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function shortLived(ttl: string): Promise<Caller & { expiresAt: number }> {
-  const tenantId = randomUUID();
-  const sub = `user-${randomUUID().slice(0, 8)}`;
-  const token = await signToken(TEST_SECRET, { tenantId, sub, roles: ['member'], ttl });
-  return { tenantId, sub, roles: ['member'], token, expiresAt: (decodeJwt(token).exp as number) * 1000 };
-}
 
 /** Resolves once the clock has passed `at` (the wait is for time itself: the token's exp). */
 function clockPast(at: number): Promise<void> {
@@ -62,7 +46,7 @@ const expiredEvent = {
 
 describe('a token that expires while its SSE subscription is open', () => {
   it('ends the stream at the token’s exp with an UNAUTHENTICATED event, then complete', async () => {
-    const caller = await shortLived('2s');
+    const caller = await shortLivedMember('2s');
     const stream = await openSse(server.url, caller, OnAgentPaused);
     expect(stream.status).toBe(200);
     await untilSseDelivered(t, stream, caller.tenantId);
@@ -74,7 +58,7 @@ describe('a token that expires while its SSE subscription is open', () => {
   });
 
   it('never delivers an event published after the exp', async () => {
-    const caller = await shortLived('2s');
+    const caller = await shortLivedMember('2s');
     const stream = await openSse(server.url, caller, OnAgentPaused);
     await untilSseDelivered(t, stream, caller.tenantId);
 

@@ -1,32 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { signToken } from '../../src/auth/tokens.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
-import { closeCodeFor, listen, openSocket, untilDelivered } from '../support/ws.js';
+import type { TestApp } from '../support/app.js';
+import { serveTestApp, shortLivedMember } from '../support/fixtures.js';
+import { closeCodeFor, openSocket, untilDelivered } from '../support/ws.js';
 
 const OnAgentPaused = 'subscription { agentPaused { eventId role } }';
 
 let t: TestApp;
 let server: RunningServer;
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function shortLived(ttl: string): Promise<Caller> {
-  const tenantId = randomUUID();
-  const sub = `user-${randomUUID().slice(0, 8)}`;
-  const token = await signToken(TEST_SECRET, { tenantId, sub, roles: ['member'], ttl });
-  return { tenantId, sub, roles: ['member'], token };
-}
 
 /** Moves the server's clock (Date.now) past every token issued in these tests. */
 function afterEveryExpiry() {
@@ -46,7 +32,7 @@ const publishPause = (tenantId: string) => {
 
 describe('a token that expires while its socket is open', () => {
   it('closes the socket with 4401 at the token’s exp', async () => {
-    const caller = await shortLived('5s');
+    const caller = await shortLivedMember('5s');
     const socket = await openSocket(server.url, caller);
     socket.subscribe('live', OnAgentPaused);
     await untilDelivered(t, socket, 'live', caller.tenantId);

@@ -1,21 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { listen, nextEvent, openSocket, type RawSocket, untilDelivered } from '../support/ws.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { serveTestApp } from '../support/fixtures.js';
+import { nextEvent, openSocket, type RawSocket, untilDelivered } from '../support/ws.js';
 
 const OnAgentPaused = 'subscription OnAgentPaused { agentPaused { eventId role } }';
 
 let t: TestApp;
 let server: RunningServer;
-beforeAll(async () => {
-  t = await createTestApp();
-  server = await listen(t);
-});
-afterAll(async () => {
-  await server.close();
-  await t.close();
-});
+serveTestApp((app) => ({ t, server } = app));
 
 /** A socket of a chairman with a live `agentPaused` subscription under id `live`. */
 async function socketWithLiveSubscription(): Promise<{ chairman: Caller; socket: RawSocket }> {
