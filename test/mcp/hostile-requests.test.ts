@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { signToken } from '../../src/auth/tokens.js';
 import { TEST_SECRET } from '../support/app.js';
-import { freshTarget, READY, runMain } from '../support/main-process.js';
+import { migratedTarget, READY, runMain } from '../support/main-process.js';
 
 /** A template of `count` GET endpoints, each with a few query parameters: a heavy tool list. */
 const heavyTemplate = (name: string, count: number) => ({
@@ -70,7 +70,7 @@ describe('one hostile /mcp request (child process)', () => {
   it('is answered at once and small while /healthz of another client keeps answering within 1 s', {
     timeout: 120_000,
   }, async () => {
-    const target = await freshTarget('mcp-hostile');
+    const target = await migratedTarget('mcp-hostile');
     const aborts = new AbortController();
     try {
       const main = runMain(target.env);

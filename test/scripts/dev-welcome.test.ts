@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { databaseKind } from '../support/database.js';
+import { copyMigratedPGliteDir, databaseKind } from '../support/database.js';
 import { runMain } from '../support/main-process.js';
 
 const dirs: string[] = [];
@@ -22,6 +22,8 @@ describe.runIf(databaseKind === 'pglite')('the development start-up message', ()
   it('prints a token command that signs, from another shell and directory, tokens the server accepts', async () => {
     // A relative DATA_DIR, resolved against the server's working directory.
     const serverDir = await tempDir('boardroom-welcome-');
+    // The subject is the message, not the first start: DATA_DIR holds a migrated copy.
+    await copyMigratedPGliteDir(path.join(serverDir, 'state', 'pglite'));
     const main = runMain({ DATA_DIR: 'state', AUTH_JWT_SECRET: '' }, { cwd: serverDir });
     const [, command] = await main.waitFor(/More tokens[^:\n]*:\s*(?:\n\s*)?(\S.*)\n/);
     const [, url] = /Start page: (http:\/\/\S+)\//.exec(main.output()) ?? [];

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../src/auth/tokens.js';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
-import { freshTarget, READY, runMain } from '../support/main-process.js';
+import { migratedTarget, READY, runMain } from '../support/main-process.js';
 import { listen, openSocket } from '../support/ws.js';
 
 /**
@@ -48,7 +48,7 @@ async function post(url: string, token: string, query: string): Promise<Answer> 
 
 describe('a document walked before validation (child process)', () => {
   it('answers a 40-deep fragment chain with a validation error while /healthz keeps answering', async () => {
-    const target = await freshTarget('documents');
+    const target = await migratedTarget('documents');
     try {
       const main = runMain(target.env);
       const [, url = ''] = await main.waitFor(READY);

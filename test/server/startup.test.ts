@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET } from '../support/app.js';
-import { databaseKind } from '../support/database.js';
+import { copyMigratedPGliteDir, databaseKind } from '../support/database.js';
 import { type Main, READY, runMain } from '../support/main-process.js';
 
 /** The URL a started server prints in its ready line. */
@@ -22,6 +22,17 @@ async function stop(main: Main): Promise<number | null> {
 }
 
 const dirs: string[] = [];
+/**
+ * A DATA_DIR for a test whose subject is not the first start: it holds a copy of the migrated template, as
+ * a first start leaves it (the first test starts on an empty one).
+ */
+async function migratedDataDir(prefix: string): Promise<string> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), prefix));
+  dirs.push(dataDir);
+  await copyMigratedPGliteDir(path.join(dataDir, 'pglite'));
+  return dataDir;
+}
+
 afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
@@ -75,8 +86,7 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
   }, 120_000);
 
   it('prints a chairman token and a sample curl without AUTH_JWT_SECRET in development', async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-dev-'));
-    dirs.push(dataDir);
+    const dataDir = await migratedDataDir('boardroom-dev-');
     const main = runMain({ DATA_DIR: dataDir, AUTH_JWT_SECRET: '', LOG_LEVEL: 'warn' });
     await main.waitFor(/More tokens/);
     const output = main.output();
@@ -86,8 +96,7 @@ describe.runIf(databaseKind === 'pglite')('npm start on PGlite', () => {
   }, 120_000);
 
   it('recovers a lock left by a killed process, then refuses a second process on the same DATA_DIR', async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-lock-'));
-    dirs.push(dataDir);
+    const dataDir = await migratedDataDir('boardroom-lock-');
     const killed = spawn(process.execPath, ['-e', '']);
     await new Promise((resolve) => killed.once('exit', resolve));
     await writeFile(path.join(dataDir, 'pglite.lock'), `${killed.pid}\n`);
@@ -121,8 +130,7 @@ describe.runIf(databaseKind === 'pglite')('npm start on a port that is taken', (
       const port = await new Promise<number>((resolve) =>
         taken.listen(0, '127.0.0.1', () => resolve((taken.address() as AddressInfo).port)),
       );
-      const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-port-'));
-      dirs.push(dataDir);
+      const dataDir = await migratedDataDir('boardroom-port-');
       try {
         const main = runMain({ DATA_DIR: dataDir, [variable]: String(port), LOG_LEVEL: 'error' });
         const { code } = await main.exited;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { type Database, openDatabase } from '../../src/db/client.js';
@@ -56,8 +56,32 @@ export async function createTestDatabase({ migrate = true } = {}): Promise<TestD
  * not race to build the same; a worker that finds none builds it all the same.
  */
 export async function buildTemplates({ postgres }: { postgres: boolean }): Promise<void> {
-  await pgliteTemplate();
+  await pgliteTemplateDir();
   if (postgres) await postgresTemplate();
+}
+
+/**
+ * Copies a migrated PGlite data directory to `target` (which must not exist yet): what a server's first
+ * start leaves in DATA_DIR/pglite, for process tests whose subject is not that first start.
+ */
+export async function copyMigratedPGliteDir(target: string): Promise<void> {
+  await cp(await pgliteTemplateDir(), target, { recursive: true });
+}
+
+/**
+ * A migrated PostgreSQL database copied from the template, by URL, for a process that connects itself.
+ */
+export async function createMigratedPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `boardroom_test_${randomBytes(6).toString('hex')}`;
+  await withServer(async (admin) =>
+    admin.query(`CREATE DATABASE ${name} TEMPLATE ${await postgresTemplate()}`),
+  );
+  return {
+    url: databaseUrl(name),
+    async drop() {
+      await withServer((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
 }
 
 async function withServer<T>(run: (admin: pg.Client) => Promise<T>): Promise<T> {
@@ -163,4 +187,36 @@ function pgliteTemplate(): Promise<Uint8Array> {
     return dump;
   })();
   return pgliteDump;
+}
+
+let pgliteDir: Promise<string> | undefined;
+/**
+ * The PGlite template as a data directory on disk (beside the dump, built from it once and renamed into
+ * place), for process tests to copy: a server's first start there finds every migration applied.
+ */
+function pgliteTemplateDir(): Promise<string> {
+  pgliteDir ??= (async () => {
+    const dir = path.join(projectRoot, `node_modules/.cache/boardroom-test/pglite-${await templateKey}`);
+    try {
+      await readdir(dir);
+      return dir;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const dump = await pgliteTemplate();
+    const building = `${dir}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    const { PGlite } = await import('@electric-sql/pglite');
+    const pglite = await PGlite.create({
+      dataDir: building,
+      loadDataDir: new Blob([dump as Uint8Array<ArrayBuffer>]),
+    });
+    await pglite.close();
+    await rename(building, dir).catch(async (error: NodeJS.ErrnoException) => {
+      // Another run put its own in place first: keep that one.
+      if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+      await rm(building, { recursive: true, force: true });
+    });
+    return dir;
+  })();
+  return pgliteDir;
 }
