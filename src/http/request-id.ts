@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+// By request, not on its context: tracing's request instrumentation, given no context, asks for it first.
 const ids = new WeakMap<Request, string>();
 const acceptable = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
 import { isRestPath, refusalResponse, serviceUnavailable } from '../errors.js';
+import { requestSlot } from '../http/request-context.js';
 import { onceConnectionLetGo } from '../lingering-close.js';
 import { clientAddressOf } from './use-rate-limit.js';
 
@@ -34,33 +35,28 @@ interface Refusal {
   headers: Record<string, string>;
 }
 
-interface Door {
-  admit(request: Request, surface: 'rest' | 'graphql'): Refusal | null;
+/** What the door holds for one request that came through it, kept on the request's server context. */
+interface Passage {
+  /** Its place in the database budget, once admitted. */
+  admission?: Admission;
+  /** The address it counts against as an unauthenticated request, until its connection is let go of. */
+  anonymousFrom?: string;
 }
 
-/** The place each admitted request holds, by request. */
-const admissions = new WeakMap<Request, Admission>();
-/** The instance each outer request came through (tests run several in one process). */
-const doors = new WeakMap<Request, Door>();
-
 /**
- * Counts `request` against the database budget of the instance it came through, at the point where its
- * caller is authenticated and its body read: yoga's onParams, for GraphQL and REST alike. Null when admitted (also when it already was), the refusal otherwise.
+ * The passage of each request that came through an instance's door (onRequest), on its server context: the
+ * operations of a batch, whose contexts yoga makes from it (Object.create), share it and its one admission.
  */
-function admitRequest(request: Request): Refusal | null {
-  if (admissions.has(request)) return null;
-  const door = doors.get(request);
-  if (!door) return null;
-  return door.admit(request, isRestPath(new URL(request.url).pathname) ? 'rest' : 'graphql');
-}
+const passages = requestSlot<Passage>('load shedding: passage');
 
 /**
- * Gives `request`'s place in the database budget back before its response is written, for work that then
+ * Gives the request's place in the database budget back before its response is written, for work that then
  * waits without the database (a connector call waiting on its upstream holds a connector call slot
- * instead). Idempotent, and a no-op for a request that was not admitted.
+ * instead). `context` is the request's server context or its GraphQL context. Idempotent, and a no-op for a
+ * request that was not admitted.
  */
-export function releaseAdmission(request: Request): void {
-  admissions.get(request)?.release();
+export function releaseAdmission(context: object): void {
+  passages.get(context)?.admission?.release();
 }
 
 const tooManyAnonymous = (limit: number, retryAfterSeconds: number) =>
@@ -90,49 +86,51 @@ export function useLoadShedding({
   refusals,
 }: UseLoadSheddingOptions): Plugin {
   let inFlight = 0;
-  const door: Door = {
-    admit(request, surface) {
-      if (inFlight >= maxInFlight) {
-        refusals?.inc({ surface });
-        return {
-          message: serviceUnavailable(retryAfterSeconds).message,
-          headers: { 'Retry-After': String(retryAfterSeconds) },
-        };
-      }
-      inFlight += 1;
-      let held = true;
-      admissions.set(request, {
-        release() {
-          if (!held) return;
-          held = false;
-          inFlight -= 1;
-        },
-      });
-      return null;
-    },
-  };
+  /**
+   * Counts a request against the database budget, at the point where its caller is authenticated and its
+   * body read: yoga's onParams, for GraphQL and REST alike. Null when admitted, the refusal otherwise.
+   */
+  function admit(passage: Passage, surface: 'rest' | 'graphql'): Refusal | null {
+    if (inFlight >= maxInFlight) {
+      refusals?.inc({ surface });
+      return {
+        message: serviceUnavailable(retryAfterSeconds).message,
+        headers: { 'Retry-After': String(retryAfterSeconds) },
+      };
+    }
+    inFlight += 1;
+    let held = true;
+    passage.admission = {
+      release() {
+        if (!held) return;
+        held = false;
+        inFlight -= 1;
+      },
+    };
+    return null;
+  }
 
   const anonymousByAddress = new Map<string, number>();
-  const anonymous = new WeakMap<Request, string>();
-  const releaseAnonymous = (request: Request) => {
-    const address = anonymous.get(request);
+  const releaseAnonymous = (passage: Passage) => {
+    const address = passage.anonymousFrom;
     if (address === undefined) return;
-    anonymous.delete(request);
+    passage.anonymousFrom = undefined;
     const count = (anonymousByAddress.get(address) ?? 1) - 1;
     if (count > 0) anonymousByAddress.set(address, count);
     else anonymousByAddress.delete(address);
   };
 
   return {
-    onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
-      doors.set(request, door);
+    onRequest({ url, endResponse, fetchAPI, serverContext }) {
+      const passage: Passage = {};
+      passages.set(serverContext, passage);
       if (verifiedViewerOf(serverContext) || exempt.includes(url.pathname)) return;
       const address = clientAddressOf(serverContext);
       if (address === undefined) return;
       const count = anonymousByAddress.get(address) ?? 0;
       if (count < maxAnonymousPerAddress) {
         anonymousByAddress.set(address, count + 1);
-        anonymous.set(request, address);
+        passage.anonymousFrom = address;
         return;
       }
       const message = tooManyAnonymous(maxAnonymousPerAddress, retryAfterSeconds);
@@ -150,15 +148,18 @@ export function useLoadShedding({
     onParams({ request, context }) {
       // GraphQL and REST requests of a verified caller: the body is read now. Anonymous ones never reach the
       // database (the context refuses every field but introspection); WebSocket operations are not counted.
-      if (!doors.has(request) || !verifiedViewerOf(context)) return;
-      const refusal = admitRequest(request);
+      const passage = passages.get(context);
+      if (!passage || passage.admission || !verifiedViewerOf(context)) return;
+      const refusal = admit(passage, isRestPath(new URL(request.url).pathname) ? 'rest' : 'graphql');
       if (refusal) throw serviceUnavailable(retryAfterSeconds);
     },
-    onResponse({ request, serverContext }) {
-      releaseAdmission(request);
+    onResponse({ serverContext }) {
+      const passage = passages.get(serverContext);
+      if (!passage) return;
+      passage.admission?.release();
       // An answer given before the body all arrived holds the connection a while longer (a lingering close,
       // reading what the client still sends): an unauthenticated request counts until it is let go of.
-      onceConnectionLetGo(serverContext, () => releaseAnonymous(request));
+      onceConnectionLetGo(serverContext, () => releaseAnonymous(passage));
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Viewer } from '../auth/viewer.js';
 import type { Context } from '../context.js';
 import { rateLimited, unauthenticated } from '../domain/errors.js';
 import { graphQLErrorOf } from '../errors.js';
+import { requestSlot } from '../http/request-context.js';
 import { callerKey } from '../rate-limit.js';
 import type { StreamSlots } from '../stream-slots.js';
 
@@ -99,21 +100,23 @@ export function useSubscriptionStreams({
   slots,
   retryAfterSeconds = 2,
 }: UseSubscriptionStreamsOptions): Plugin<Context> {
-  /** Requests that came over HTTP (graphql-ws operations never pass yoga's request hooks). */
-  const overHttp = new WeakSet<Request>();
-  /** SSE slots taken for a request whose stream has not been handed out yet. */
-  const pendingSlots = new WeakMap<Request, () => void>();
+  /**
+   * The SSE slot of each request that came over HTTP (graphql-ws operations never pass yoga's request
+   * hooks), on its server context: `pending` while taken and its stream not handed out yet.
+   */
+  const streams = requestSlot<{ pending?: (() => void) | undefined }>('subscription streams: slot');
 
   return {
-    onRequest({ request }) {
-      overHttp.add(request);
+    onRequest({ serverContext }) {
+      streams.set(serverContext, {});
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const context = args.contextValue as Context & { request?: Request };
-      const { viewer, request } = context;
+      const context = args.contextValue as Context;
+      const { viewer } = context;
       if (!viewer) return undefined;
       let release = () => {};
-      if (request && overHttp.has(request)) {
+      const stream = streams.get(context);
+      if (stream) {
         const taken = slots.take(callerKey(viewer));
         if (!taken) {
           context.log.info(
@@ -133,11 +136,11 @@ export function useSubscriptionStreams({
           return undefined;
         }
         release = taken;
-        pendingSlots.set(request, taken);
+        stream.pending = taken;
       }
       return {
         onSubscribeResult({ result, setResult }) {
-          if (request) pendingSlots.delete(request);
+          if (stream) stream.pending = undefined;
           if (isAsyncIterable(result)) setResult(untilExpiry(result, viewer, release));
           else release();
         },
@@ -150,10 +153,11 @@ export function useSubscriptionStreams({
         Promise.resolve(result[Symbol.asyncIterator]().return?.()).catch(() => undefined);
       }
     },
-    onResponse({ request }) {
+    onResponse({ serverContext }) {
       // The subscription failed before it produced a result (yoga answered its error): nothing holds the slot.
-      pendingSlots.get(request)?.();
-      pendingSlots.delete(request);
+      const stream = streams.get(serverContext);
+      stream?.pending?.();
+      if (stream) stream.pending = undefined;
     },
   };
 }

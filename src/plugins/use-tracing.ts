@@ -51,6 +51,7 @@ export function useTracing({
   quietPaths = ['/healthz', '/readyz', '/metrics'],
 }: UseTracingOptions): Plugin {
   const routeOf = routeMatcher(routeTemplates);
+  // By request, not on its context: yoga's request instrumentation, which starts the span, is given none.
   const httpSpans = new WeakMap<Request, Span>();
 
   function graphqlAttributes(graphqlContext: GraphQLContext) {

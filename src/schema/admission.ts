@@ -7,10 +7,7 @@ import { releaseAdmission } from '../plugins/use-load-shedding.js';
  * for work. GraphQL and REST hold it in the one request yoga runs. Given back once, however often called.
  */
 export function releasingAdmission(context: Context): () => void {
-  const { request } = context as Context & { request?: Request };
-  return () => {
-    if (request) releaseAdmission(request);
-  };
+  return () => releaseAdmission(context);
 }
 
 /** The connector call's options that give the place back right before it first waits on its upstream. */

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Viewer } from '../../src/auth/viewer.js';
 import type { Actor } from '../../src/domain/actor.js';
-import {
-  type InspectedAttachment,
-  inspectAttachment,
-  pooledDecodeBytes,
-  releaseDecoded,
-} from '../../src/domain/agents/attachments.js';
+import type { InspectedAttachment } from '../../src/domain/agents/attachments.js';
 import { type ChatCommand, sendChatMessage } from '../../src/domain/agents/chat.js';
+import {
+  pooledDecodeBytes,
+  receiveAttachment,
+  releaseDecoded,
+  sendWithAttachments,
+} from '../../src/http/attachments.js';
 import { PDF } from '../domain/agents/attachment-samples.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { storedRows } from './agents-support.js';
@@ -22,7 +23,7 @@ afterAll(() => t.close());
 
 /** A PDF no other test sends, already inspected. */
 function uniquePdf(): InspectedAttachment {
-  const result = inspectAttachment({
+  const result = receiveAttachment({
     data: Buffer.concat([PDF, Buffer.from(`% ${randomUUID()}\n`)]).toString('base64'),
     mimeType: 'application/pdf',
   });
@@ -112,10 +113,14 @@ describe('attachment bytes of a chat message whose transaction fails', () => {
 });
 
 describe('decoded attachment bytes of a chat message', () => {
+  /** Sends as the field does: the transport gives the decoded buffers back once the message is done. */
+  const sendDecoded = (actor: Actor, command: ChatCommand) =>
+    sendWithAttachments(command.attachments, () => send(actor, command));
+
   /** A 2 MiB PDF no other test sends, inspected: its bytes decoded into a kept buffer. */
   function largePdf() {
     const bytes = Buffer.concat([PDF, Buffer.alloc(2 * 1024 * 1024, `% ${randomUUID()}\n`)]);
-    const result = inspectAttachment({ data: bytes.toString('base64'), mimeType: 'application/pdf' });
+    const result = receiveAttachment({ data: bytes.toString('base64'), mimeType: 'application/pdf' });
     if (!result.ok) throw new Error('sample PDF refused');
     return { bytes, attachment: result.value };
   }
@@ -129,13 +134,18 @@ describe('decoded attachment bytes of a chat message', () => {
     const kept = pooledDecodeBytes();
 
     const stored = largePdf();
-    await send(actor, { role: 'cfo', message: 'hi', attachments: [stored.attachment], persistThread: false });
+    await sendDecoded(actor, {
+      role: 'cfo',
+      message: 'hi',
+      attachments: [stored.attachment],
+      persistThread: false,
+    });
     expect(pooledDecodeBytes()).toBe(kept);
     expect((await t.app.services.blobs.get(stored.attachment.sha256))?.equals(stored.bytes)).toBe(true);
 
     const failed = largePdf();
     await expect(
-      send(await actorFailingOnce(), {
+      sendDecoded(await actorFailingOnce(), {
         role: 'cfo',
         message: 'hi',
         attachments: [failed.attachment],

@@ -4,7 +4,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import type { Actor } from '../actor.js';
 import { conflict, notFound } from '../errors.js';
-import { type InspectedAttachment, releaseDecoded } from './attachments.js';
+import type { InspectedAttachment } from './attachments.js';
 import type { BlobStore } from './blob-store.js';
 import { findAgentRole, unknownAgentRole } from './registry.js';
 import { normalizeRole } from './roles.js';
@@ -39,8 +39,8 @@ export interface ChatReceipt {
  * Queues a chat message as a pending task for an agent role. Without attachments that is one statement
  * (queueChatTask) in a transaction. With attachments their bytes are written first, and the same
  * transaction also holds the blobs (holdBlobs); the bytes are
- * removed again when it fails and nothing else references them. Decoded attachment bytes are the message's
- * to give back (releaseDecoded) once it is stored or failed: the caller must not read them afterwards.
+ * removed again when it fails and nothing else references them. Decoded attachment bytes are only read, and
+ * not after the message is stored or failed: the intake reuses their memory (src/http/attachments.ts).
  */
 export async function sendChatMessage(
   context: Actor,
@@ -83,9 +83,6 @@ export async function sendChatMessage(
       });
     }
     throw error;
-  } finally {
-    // The bytes are stored (or the message failed): their buffers go to the next large attachments.
-    for (const attachment of command.attachments) releaseDecoded(attachment.content);
   }
 }
 

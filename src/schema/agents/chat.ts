@@ -3,13 +3,12 @@ import { z } from 'zod';
 import { builder, validatedArgs } from '../../builder.js';
 import {
   ALLOWED_ATTACHMENT_TYPES,
-  type AttachmentInput,
-  inspectAttachment,
   MAX_ATTACHMENTS_PER_MESSAGE,
   ReceivedFile,
 } from '../../domain/agents/attachments.js';
 import { type ChatReceipt, sendChatMessage } from '../../domain/agents/chat.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
+import { type ReceivedAttachment, receiveAttachment, sendWithAttachments } from '../../http/attachments.js';
 import { roleArg, TaskRef, TaskStatusEnum, ThreadRef } from './types.js';
 
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -72,9 +71,12 @@ const echo = (key: string, value: unknown) =>
 
 const problemKeys = { data: 'data', file: 'file', mime_type: 'mimeType', filename: 'filename' } as const;
 
-/** Inspects an attachment (type, size, signature, filename): its content, or the issues at their fields. */
-function inspected(value: AttachmentInput, context: z.RefinementCtx) {
-  const inspection = inspectAttachment(value);
+/**
+ * Decodes and inspects an attachment (type, size, signature, filename): its content, or the issues at their
+ * fields.
+ */
+function inspected(value: ReceivedAttachment, context: z.RefinementCtx) {
+  const inspection = receiveAttachment(value);
   if (inspection.ok) return inspection.value;
   for (const problem of inspection.problems) {
     const key = problemKeys[problem.field];
@@ -224,7 +226,9 @@ builder.mutationField('sendChatMessage', (t) =>
       input: t.arg({ type: ChatMessageInput, required: true }),
     },
     ...validatedArgs(chatArgsWithFiles, (_root, { role, input }, context) =>
-      sendChatMessage(context, { blobs: context.services.blobs, log: context.log }, { role, ...input }),
+      sendWithAttachments(input.attachments, () =>
+        sendChatMessage(context, { blobs: context.services.blobs, log: context.log }, { role, ...input }),
+      ),
     ),
     extensions: { argsSchema: chatArgs },
   }),
