@@ -264,3 +264,10 @@ export function responseSchemaOf(
     throw new Error(`response schema: overrides name no selected field: ${unused.join(', ')}`);
   return result;
 }
+
+/** `schema` with keys renamed where they stand: a body whose `respond` renames a field of the operation's. */
+export function renamed(schema: z.ZodObject, names: Record<string, string>): z.ZodObject {
+  return z.object(
+    Object.fromEntries(Object.entries(schema.shape).map(([key, value]) => [names[key] ?? key, value])),
+  );
+}
