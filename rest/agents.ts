@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { acknowledgment } from '../src/domain/agents/chat.js';
 import { graphql } from '../src/generated/graphql/index.js';
 import { MAX_REQUEST_BYTES } from '../src/http/body.js';
+import { responseSchemaOf } from './response-schema.js';
 import { defineRoute, fromBody, fromPath } from './route.js';
 
 const SendChatMessage = graphql(`
@@ -52,12 +53,7 @@ export const agentsRoutes = [
     maxBodyBytes: MAX_CHAT_BODY_BYTES,
     respond: (data) => ({ data: data.sendChatMessage }),
     responseSchema: z.object({
-      data: z.object({
-        task_id: z.uuid(),
-        agent_role: z.string(),
-        status: z.literal('pending'),
-        acknowledgment: z.string(),
-      }),
+      data: responseSchemaOf(SendChatMessage, { task_id: 'uuid', status: z.literal('pending') }),
     }),
     example: { message: 'Summarise last quarter’s cash flow.', persist_thread: true },
     responseExample: {
@@ -100,15 +96,8 @@ export const agentsRoutes = [
       },
     },
     responseSchema: z.object({
-      data: z.object({
-        agent_role: z.string(),
-        tasks_completed: z.int(),
-        tasks_failed: z.int(),
-        avg_execution_time_seconds: z.number().nullable(),
-        acceptance_rate: z.number().nullable(),
-        outcome_accuracy: z.number().nullable(),
-        tokens_used: z.int(),
-        cost_usd: z.number(),
+      // The period is documented as nullable, as it always has been, though GraphQL never answers null there.
+      data: responseSchemaOf(AgentVitals, {
         period_start: z.iso.datetime().nullable(),
         period_end: z.iso.datetime().nullable(),
       }),

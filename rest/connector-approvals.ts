@@ -1,7 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { z } from 'zod';
-import { CALL_APPROVAL_STATUSES } from '../src/domain/connectors/call-approvals-store.js';
 import { graphql } from '../src/generated/graphql/index.js';
+import { responseSchemaOf } from './response-schema.js';
 import { defineRoute, fromBody, fromPath, fromQuery } from './route.js';
 
 graphql(`
@@ -83,36 +83,7 @@ const RequestChanges = graphql(`
   }
 `);
 
-export const approvalResponse = z.object({
-  id: z.uuid(),
-  connector_id: z.uuid(),
-  connector_version: z.int(),
-  method: z.string(),
-  path: z.string(),
-  status: z.enum(CALL_APPROVAL_STATUSES),
-  approver_roles: z.array(z.string()),
-  requested_by: z.string(),
-  expires_at: z.iso.datetime(),
-  decided_by: z.string().nullable(),
-  decided_at: z.iso.datetime().nullable(),
-  note: z.string().nullable(),
-  reason: z.string().nullable(),
-  input: z.unknown(),
-  call: z
-    .object({
-      outcome: z.string(),
-      status: z.int().nullable(),
-      bytes: z.int().nullable(),
-      duration_ms: z.int().nullable(),
-      executed_at: z.iso.datetime().nullable(),
-      failure: z.string().nullable(),
-      headers: z.unknown(),
-      body: z.unknown(),
-    })
-    .nullable(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
+export const approvalResponse = responseSchemaOf(ReadApproval, { id: 'uuid', connector_id: 'uuid' });
 
 export const pendingApprovalExample = {
   id: '5d7c2a10-3b4e-4f6a-9c8d-1e2f3a4b5c6d',
@@ -199,7 +170,7 @@ export const connectorApprovalsRoutes = [
     },
     status: 200,
     respond: (data) => data.connectorCallApprovals,
-    responseSchema: z.object({ data: z.array(approvalResponse), next_cursor: z.string().nullable() }),
+    responseSchema: responseSchemaOf(ListApprovals, { data: z.array(approvalResponse) }),
     responseExample: { data: [pendingApprovalExample], next_cursor: null },
   }),
   defineRoute({

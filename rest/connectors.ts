@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CONNECTOR_STATUSES } from '../src/domain/connectors/template.js';
 import { graphql } from '../src/generated/graphql/index.js';
+import { renamed, responseSchemaOf } from './response-schema.js';
 import { defineRoute, fromBody, fromHeader, fromPath, fromQuery } from './route.js';
 
 graphql(`
@@ -88,19 +88,7 @@ const ClearConnectorCredential = graphql(`
   }
 `);
 
-const credentialResponse = z.object({
-  connector_id: z.uuid(),
-  credential: z
-    .object({
-      auth_type: z.string(),
-      fingerprint: z.string(),
-      updated_at: z.iso.datetime(),
-      origin: z.string(),
-      usable: z.boolean(),
-      unusable_reason: z.string().nullable(),
-    })
-    .nullable(),
-});
+const credentialResponse = responseSchemaOf(ReadConnectorCredential, { connector_id: 'uuid' });
 
 const credentialExample = {
   connector_id: '0b8e9f4c-5a1d-4c2e-8f3b-7d6a5e4c3b2a',
@@ -146,9 +134,9 @@ const ClearApprovalPolicy = graphql(`
   }
 `);
 
-const policyResponse = z.object({
-  connector_id: z.uuid(),
-  version: z.int(),
+// GraphQL answers the policy as JSON; REST documents its shape.
+const policyResponse = responseSchemaOf(ReadApprovalPolicy, {
+  connector_id: 'uuid',
   approval_policy: z
     .object({
       rules: z.array(z.object({ methods: z.array(z.string()), path: z.string() })),
@@ -227,14 +215,10 @@ const callErrors = {
   504: 'The server did not connect, answer or finish its body in time, or the whole call (token request, redirects and body) outlasted `CONNECTOR_CALL_TIMEOUT_MS`.',
 };
 
-const connectorResponse = z.object({
-  id: z.uuid(),
-  tenant_id: z.uuid(),
-  status: z.enum(CONNECTOR_STATUSES),
+const connectorResponse = responseSchemaOf(ReadConnector, {
+  id: 'uuid',
+  tenant_id: 'uuid',
   template: z.record(z.string(), z.unknown()),
-  version: z.int(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
 });
 
 const connectorExample = {
@@ -267,18 +251,15 @@ const templateExample = {
   },
 };
 
-const pendingResponse = z.object({
-  id: z.uuid(),
-  connector_id: z.uuid(),
-  connector_version: z.int(),
-  method: z.string(),
-  path: z.string(),
-  status: z.literal('pending'),
-  approver_roles: z.array(z.string()),
-  requested_by: z.string(),
-  expires_at: z.iso.datetime(),
-  created_at: z.iso.datetime(),
-});
+// The 202 answer: the kept call, whose `approval_status` `respond` answers as `status`.
+const pendingResponse = renamed(
+  responseSchemaOf(
+    InvokeConnector,
+    { id: 'uuid', connector_id: 'uuid', approval_status: z.literal('pending') },
+    { on: 'ConnectorCallApproval' },
+  ).omit({ __typename: true }),
+  { approval_status: 'status' },
+);
 
 const pendingExample = {
   id: '5d7c2a10-3b4e-4f6a-9c8d-1e2f3a4b5c6d',
@@ -293,20 +274,11 @@ const pendingExample = {
   created_at: '2026-11-22T09:30:00.000Z',
 };
 
-const invocationResponse = z.object({
-  connector_id: z.uuid(),
-  method: z.string(),
-  path: z.string(),
-  status: z.int(),
-  headers: z.record(z.string(), z.string()),
-  body: z.unknown(),
-  bytes: z.int(),
-  duration_ms: z.int(),
-  redirects: z.int(),
-  response_validation: z
-    .object({ valid: z.boolean(), errors: z.array(z.object({ path: z.string(), message: z.string() })) })
-    .nullable(),
-});
+const invocationResponse = responseSchemaOf(
+  InvokeConnector,
+  { connector_id: 'uuid', headers: z.record(z.string(), z.string()) },
+  { on: 'ConnectorInvocation' },
+).omit({ __typename: true });
 
 export const connectorsRoutes = [
   defineRoute({
@@ -337,7 +309,7 @@ export const connectorsRoutes = [
     variables: { first: fromQuery('limit', 'int'), after: fromQuery('cursor') },
     status: 200,
     respond: (data) => data.connectors,
-    responseSchema: z.object({ data: z.array(connectorResponse), next_cursor: z.string().nullable() }),
+    responseSchema: responseSchemaOf(ListConnectors, { data: z.array(connectorResponse) }),
     responseExample: { data: [connectorExample], next_cursor: null },
   }),
   defineRoute({
@@ -540,13 +512,7 @@ export const connectorsRoutes = [
     variables: { id: fromPath('id') },
     status: 200,
     respond: (data) => data.testConnector,
-    responseSchema: z.object({
-      connector_id: z.uuid(),
-      method: z.literal('HEAD'),
-      url: z.string(),
-      status: z.int(),
-      duration_ms: z.int(),
-    }),
+    responseSchema: responseSchemaOf(TestConnector, { connector_id: 'uuid', method: z.literal('HEAD') }),
     responseExample: {
       connector_id: '0b8e9f4c-5a1d-4c2e-8f3b-7d6a5e4c3b2a',
       method: 'HEAD',

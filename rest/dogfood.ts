@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { graphql } from '../src/generated/graphql/index.js';
+import { responseSchemaOf } from './response-schema.js';
 import { defineRoute, fromBody, fromPath } from './route.js';
 
 const PauseAgent = graphql(`
@@ -24,13 +25,6 @@ const ResumeAgent = graphql(`
   }
 `);
 
-const pauseResponse = z.object({
-  role: z.string(),
-  paused: z.boolean(),
-  paused_at: z.iso.datetime(),
-  event_id: z.string(),
-});
-
 export const dogfoodRoutes = [
   defineRoute({
     method: 'POST',
@@ -42,7 +36,8 @@ export const dogfoodRoutes = [
     variables: { role: fromPath('role'), input: fromBody() },
     status: 200,
     respond: (data) => data.pauseAgent,
-    responseSchema: pauseResponse,
+    // GraphQL's PauseResult has either time; each route answers its own.
+    responseSchema: responseSchemaOf(PauseAgent, { paused_at: z.iso.datetime() }),
     example: { actor_user_id: 'user-chairman-1', reason: 'Quarterly review' },
     responseExample: {
       role: 'cfo',
@@ -61,7 +56,10 @@ export const dogfoodRoutes = [
     variables: { role: fromPath('role'), input: fromBody() },
     status: 200,
     respond: (data) => data.resumeAgent,
-    responseSchema: pauseResponse.omit({ paused_at: true }).extend({ resumed_at: z.iso.datetime() }),
+    // The document has always listed resumed_at last, after event_id.
+    responseSchema: responseSchemaOf(ResumeAgent)
+      .omit({ resumed_at: true })
+      .extend({ resumed_at: z.iso.datetime() }),
     example: { actor_user_id: 'user-chairman-1' },
     responseExample: {
       role: 'cfo',

@@ -1,7 +1,7 @@
-import { z } from 'zod';
-import { AB_TEST_ANALYSES, summarizeExperiment } from '../src/domain/experiments/results.js';
+import { summarizeExperiment } from '../src/domain/experiments/results.js';
 import { graphql } from '../src/generated/graphql/index.js';
 import { EXAMPLE_ID, exampleOf } from './examples.js';
+import { responseSchemaOf } from './response-schema.js';
 import { defineRoute, fromPath, type Route } from './route.js';
 
 const AbTestResults = graphql(`
@@ -68,65 +68,10 @@ const AbTestResults = graphql(`
   }
 `);
 
-const interval = z.object({ lower: z.number(), upper: z.number() });
-const sequentialDecision = z.enum(['collecting', 'significant', 'not_significant']);
-
-const abTestResultsResponse = z.object({
-  test_id: z.uuid(),
-  status: z.enum(['draft', 'running', 'completed']),
-  significant: z.boolean(),
-  chi_squared_p_value: z.number().nullable(),
-  variants: z.array(
-    z.object({
-      variant_id: z.uuid(),
-      name: z.string(),
-      observations: z.int(),
-      successes: z.int(),
-      completion_rate: z.number(),
-      is_control: z.boolean(),
-      weight: z.number(),
-      completion_rate_ci: interval.nullable(),
-      lift: z
-        .object({ lift: z.number(), lower: z.number().nullable(), upper: z.number().nullable() })
-        .nullable(),
-      sequential: z
-        .object({
-          difference: z.number().nullable(),
-          always_valid_p_value: z.number().nullable(),
-          adjusted_p_value: z.number().nullable(),
-          confidence_sequence: interval.nullable(),
-          confidence: z.number(),
-          decision: sequentialDecision,
-        })
-        .nullable(),
-    }),
-  ),
-  alpha: z.number(),
-  method: z.enum(['two_proportion_z', 'chi_squared_homogeneity']),
-  statistic: z.number().nullable(),
-  degrees_of_freedom: z.int(),
-  min_expected_count: z.number().nullable(),
-  small_sample: z.boolean(),
-  exact_p_value: z.number().nullable(),
-  sample_ratio_mismatch: z.object({
-    statistic: z.number().nullable(),
-    p_value: z.number().nullable(),
-    alpha: z.number(),
-    mismatch: z.boolean(),
-  }),
-  pairwise: z.array(
-    z.object({
-      variant_id: z.uuid(),
-      name: z.string(),
-      p_value: z.number().nullable(),
-      adjusted_p_value: z.number().nullable(),
-      significant: z.boolean(),
-      small_sample: z.boolean(),
-      exact_p_value: z.number().nullable(),
-    }),
-  ),
-  analysis: z.enum(AB_TEST_ANALYSES),
-  sequential_decision: sequentialDecision,
+const abTestResultsResponse = responseSchemaOf(AbTestResults, {
+  test_id: 'uuid',
+  'variants.variant_id': 'uuid',
+  'pairwise.variant_id': 'uuid',
 });
 
 export const experimentsRoutes: Route[] = [

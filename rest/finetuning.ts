@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { graphql } from '../src/generated/graphql/index.js';
+import { responseSchemaOf } from './response-schema.js';
 import { defineRoute, fromBody, fromPath, type Route } from './route.js';
 
 const RollbackModel = graphql(`
@@ -20,18 +21,15 @@ const RollbackModel = graphql(`
   }
 `);
 
-const modelVersionResponse = z.object({
-  id: z.uuid(),
-  tenant_id: z.guid(),
-  base_model: z.string(),
-  provider: z.string(),
-  version_number: z.int(),
+// Documented as REST has always documented it: the status as a string, the canary share left out (not
+// null) off canary, as respond answers it.
+const modelVersionResponse = responseSchemaOf(RollbackModel, {
+  id: 'uuid',
+  tenant_id: 'guid',
   deployment_status: z.string(),
   canary_traffic_pct: z.int().optional(),
-  training_data_hash: z.string(),
   hyperparameters: z.record(z.string(), z.unknown()),
   evaluation_metrics: z.record(z.string(), z.unknown()),
-  created_at: z.iso.datetime(),
 });
 
 export const finetuningRoutes: Route[] = [

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { graphql } from '../src/generated/graphql/index.js';
+import { responseSchemaOf } from './response-schema.js';
 import { defineRoute, fromBody, fromPath } from './route.js';
 
 const PrepareOnboarding = graphql(`
@@ -14,17 +15,21 @@ const PrepareOnboarding = graphql(`
   }
 `);
 
-const onboardingResponse = z.object({
-  data: z.object({
-    offer_letter: z.string(),
-    checklist: z.object({ items: z.array(z.record(z.string(), z.unknown())) }),
-    compliance_reminders: z.object({
-      jurisdiction: z.record(z.string(), z.unknown()),
-      reminders: z.array(z.record(z.string(), z.unknown())),
-      notes: z.array(z.string()),
-    }),
+// GraphQL answers the checklist and reminders as JSON; REST documents their shape. respond splits the packet
+// into data and meta, filling a missing request_id with the request's.
+const packet = responseSchemaOf(PrepareOnboarding, {
+  checklist: z.object({ items: z.array(z.record(z.string(), z.unknown())) }),
+  compliance_reminders: z.object({
+    jurisdiction: z.record(z.string(), z.unknown()),
+    reminders: z.array(z.record(z.string(), z.unknown())),
+    notes: z.array(z.string()),
   }),
-  meta: z.object({ request_id: z.string(), timestamp: z.iso.datetime() }),
+  request_id: z.string(),
+});
+
+const onboardingResponse = z.object({
+  data: packet.pick({ offer_letter: true, checklist: true, compliance_reminders: true }),
+  meta: packet.pick({ request_id: true, timestamp: true }),
 });
 
 export const hiringRoutes = [

@@ -59,7 +59,7 @@ export interface Route<Result = any, Variables = any> {
   headers?: (data: Result) => Record<string, string>;
   /** Largest accepted body in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
-  /** Documentation of the success body (OpenAPI). */
+  /** Documentation of the success body (OpenAPI), derived from the operation by `responseSchemaOf`. */
   responseSchema?: z.ZodType;
   /** A request body example for the docs. */
   example?: unknown;

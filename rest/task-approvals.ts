@@ -1,7 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { z } from 'zod';
-import { TASK_APPROVAL_STATUSES } from '../src/domain/agents/task-approvals.js';
 import { graphql } from '../src/generated/graphql/index.js';
+import { responseSchemaOf } from './response-schema.js';
 import { defineRoute, fromBody, fromPath, fromQuery } from './route.js';
 
 graphql(`
@@ -63,19 +63,7 @@ const RequestTaskChanges = graphql(`
   }
 `);
 
-const taskApprovalResponse = z.object({
-  id: z.uuid(),
-  task_id: z.uuid(),
-  role: z.string(),
-  summary: z.string(),
-  payload: z.unknown(),
-  status: z.enum(TASK_APPROVAL_STATUSES),
-  requested_by: z.string(),
-  decided_by: z.string().nullable(),
-  decided_at: z.iso.datetime().nullable(),
-  note: z.string().nullable(),
-  created_at: z.iso.datetime(),
-});
+const taskApprovalResponse = responseSchemaOf(ReadTaskApproval, { id: 'uuid', task_id: 'uuid' });
 
 const pendingExample = {
   id: '9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d',
@@ -145,7 +133,7 @@ export const taskApprovalsRoutes = [
     },
     status: 200,
     respond: (data) => data.taskApprovals,
-    responseSchema: z.object({ data: z.array(taskApprovalResponse), next_cursor: z.string().nullable() }),
+    responseSchema: responseSchemaOf(ListTaskApprovals, { data: z.array(taskApprovalResponse) }),
     responseExample: { data: [pendingExample], next_cursor: null },
   }),
   defineRoute({
