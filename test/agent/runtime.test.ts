@@ -1,15 +1,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type AgentOptions, type AgentSummary, runAgent } from '../../agent/runtime.js';
 import { connectorToolName } from '../../mcp/connector-tools.js';
 import type { RunningServer } from '../../src/server.js';
-import {
-  type ConnectorUpstream,
-  UPSTREAM_HOST as HOST,
-  startConnectorUpstream,
-} from '../rest/connectors-support.js';
+import { UPSTREAM_HOST as HOST, withConnectorUpstream } from '../rest/connectors-support.js';
 import { readBudget, setBudget } from '../schema/agents-budgets-support.js';
 import { queueTask, TaskQuery } from '../schema/agents-support.js';
 import { boundLine, routingTenant } from '../schema/model-routing-support.js';
@@ -21,21 +17,18 @@ import { completion, failure, hang, startModelServer } from './model-server.js';
 
 const PRICES = { 'test-model': { input: 2, cachedInput: 1, output: 8, reasoning: 8 } };
 
-let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
 let t: TestApp;
 let server: RunningServer;
 
-beforeAll(async () => {
-  app = await startConnectorUpstream();
-  ({ upstream, t, server } = app);
+withConnectorUpstream((started) => {
+  ({ upstream, t, server } = started);
   upstream.route('/v1/invoices', (_request, _body, response) => {
     response
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
   });
 });
-afterAll(() => app?.close());
 
 async function tenant() {
   const chairman = await t.caller(['chairman']);

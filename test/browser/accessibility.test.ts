@@ -1,17 +1,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error the build script is plain JavaScript without type declarations
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { ClaimTask, CompleteTask, queueTask } from '../schema/agents-support.js';
 import { runningTest, seedCounts } from '../schema/experiments-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { listen } from '../support/ws.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { accessibilityViolations, describeViolations, type Violation } from './support/axe.js';
-import { type Browser, launchBrowser } from './support/browser.js';
-import { openDashboard, pauseOverRest, SetLiveMode, WAIT_MS } from './support/dashboard.js';
+import type { Browser } from './support/browser.js';
+import { openDashboard, pauseOverRest, SetLiveMode, serveDashboard, WAIT_MS } from './support/dashboard.js';
 
 let t: TestApp;
 let server: RunningServer;
@@ -21,11 +18,8 @@ let advised: string;
 /** Every page's violations, written to test-results/accessibility.json for the record. */
 const report: Record<string, Violation[]> = {};
 
-beforeAll(async () => {
-  await buildDashboard();
-  t = await createTestApp();
-  server = await listen(t);
-  browser = await launchBrowser();
+serveDashboard(async (made) => {
+  ({ t, server, browser } = made);
   chairman = await t.caller(['chairman'], { sub: 'chair-a11y' });
   await t.graphql(SetLiveMode, { enabled: true }, chairman);
   // Something in every panel: a paused role, a failed count, a running test, a task with advice.
@@ -57,9 +51,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await mkdir('test-results', { recursive: true });
   await writeFile(path.join('test-results', 'accessibility.json'), `${JSON.stringify(report, null, 2)}\n`);
-  await browser?.close();
-  await server?.close();
-  await t?.close();
 });
 
 async function audit(page: Page, name: string): Promise<Violation[]> {

@@ -1,14 +1,11 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error the build script is plain JavaScript without type declarations
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { setBudget } from '../schema/agents-budgets-support.js';
 import { ClaimTask, CompleteTask, queueTask } from '../schema/agents-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { listen } from '../support/ws.js';
-import { type Browser, launchBrowser } from './support/browser.js';
-import { openDashboard, WAIT_MS, waitForText } from './support/dashboard.js';
+import type { Caller, TestApp } from '../support/app.js';
+import type { Browser } from './support/browser.js';
+import { openDashboard, serveDashboard, WAIT_MS, waitForText } from './support/dashboard.js';
 
 let t: TestApp;
 let server: RunningServer;
@@ -17,11 +14,8 @@ let chairman: Caller;
 let agent: Caller;
 let page: Page;
 
-beforeAll(async () => {
-  await buildDashboard();
-  t = await createTestApp();
-  server = await listen(t);
-  browser = await launchBrowser();
+serveDashboard(async (made) => {
+  ({ t, server, browser } = made);
   chairman = await t.caller(['chairman'], { sub: 'chair-budgets' });
   agent = await t.caller(['agent'], { tenantId: chairman.tenantId, sub: 'agent-budgets' });
   // $10 a day for the CFO, $4 reserved by each claim, a warning at 50 %.
@@ -34,11 +28,6 @@ beforeAll(async () => {
   });
   // The company's, over every role: $100 a month.
   await setBudget(t, chairman, { period: 'month', limitUsd: '100', estimateUsd: '1' });
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await t?.close();
 });
 
 /** Runs one CFO task to completion at `costUsd`. */

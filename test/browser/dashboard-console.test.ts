@@ -3,11 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error the build script is plain JavaScript without type declarations
 import { buildDashboard } from '../../scripts/build-dashboard.mjs';
 import type { RunningServer } from '../../src/server.js';
-import {
-  type ConnectorUpstream,
-  UPSTREAM_HOST as HOST,
-  startConnectorUpstream,
-} from '../rest/connectors-support.js';
+import { UPSTREAM_HOST as HOST, POST_CUSTOMER, withConnectorUpstream } from '../rest/connectors-support.js';
 import type { Caller, TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
 import { accessibilityViolations, describeViolations } from './support/axe.js';
@@ -16,7 +12,6 @@ import { openDashboard, WAIT_MS, waitForMatch, waitForText } from './support/das
 
 // The console's actions on gated connector calls and budgets, as a chairman, an operator and a member.
 
-let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
 let t: TestApp;
 let server: RunningServer;
@@ -30,10 +25,9 @@ let shared: string;
 /** Gated writes that only the chairman decides. */
 let chairmanOnly: string;
 
-beforeAll(async () => {
-  await buildDashboard();
-  app = await startConnectorUpstream();
-  ({ upstream, t, server } = app);
+beforeAll(() => buildDashboard());
+withConnectorUpstream(async (started) => {
+  ({ upstream, t, server } = started);
   upstream.route('/v1/customers', (_request, body, response) => {
     response
       .writeHead(201, { 'content-type': 'application/json' })
@@ -48,10 +42,7 @@ beforeAll(async () => {
   shared = await gatedConnector('Payments', ['chairman', 'operator']);
   chairmanOnly = await gatedConnector('Treasury', ['chairman']);
 });
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-});
+afterAll(() => browser?.close());
 
 async function gatedConnector(name: string, approverRoles: string[]): Promise<string> {
   const created = await t.rest('POST', '/api/v1/forge/connectors', {
@@ -61,18 +52,7 @@ async function gatedConnector(name: string, approverRoles: string[]): Promise<st
         name,
         base_url: `https://${HOST}:${upstream.port}/v1`,
         auth_type: 'none',
-        endpoints: [
-          {
-            method: 'POST',
-            path: '/customers',
-            body_schema: {
-              type: 'object',
-              required: ['email'],
-              properties: { email: { type: 'string' } },
-              additionalProperties: false,
-            },
-          },
-        ],
+        endpoints: [POST_CUSTOMER],
       },
     },
   });

@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error the build script is plain JavaScript without type declarations
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { describe, expect, it } from 'vitest';
 import { signToken } from '../../src/auth/tokens.js';
 import type { RunningServer } from '../../src/server.js';
 import { ClaimTask, CompleteTask, queueTask } from '../schema/agents-support.js';
-import { type Caller, createTestApp, TEST_SECRET, type TestApp } from '../support/app.js';
-import { listen } from '../support/ws.js';
-import { type Browser, launchBrowser } from './support/browser.js';
-import { card, openDashboard, ROLES, SetLiveMode, WAIT_MS } from './support/dashboard.js';
+import { type Caller, TEST_SECRET, type TestApp } from '../support/app.js';
+import type { Browser } from './support/browser.js';
+import { card, openDashboard, ROLES, SetLiveMode, serveDashboard, WAIT_MS } from './support/dashboard.js';
 
 let t: TestApp;
 let server: RunningServer;
@@ -15,11 +12,8 @@ let browser: Browser;
 let chairman: Caller;
 let advised: string;
 
-beforeAll(async () => {
-  await buildDashboard();
-  t = await createTestApp();
-  server = await listen(t);
-  browser = await launchBrowser();
+serveDashboard(async (made) => {
+  ({ t, server, browser } = made);
   chairman = await t.caller(['chairman'], { sub: 'chair-roles' });
   await t.graphql(SetLiveMode, { enabled: true }, chairman);
   const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
@@ -37,11 +31,6 @@ beforeAll(async () => {
     },
     agent,
   );
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await t?.close();
 });
 
 describe.each([

@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error the build script is plain JavaScript without type declarations
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { describe, expect, it } from 'vitest';
 import { expireTaskApprovals } from '../../src/domain/agents/task-approvals.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { ClaimTask, queueTask } from '../schema/agents-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { listen } from '../support/ws.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { accessibilityViolations, describeViolations } from './support/axe.js';
-import { type Browser, launchBrowser } from './support/browser.js';
-import { openDashboard, WAIT_MS, waitForMatch, waitForText } from './support/dashboard.js';
+import type { Browser } from './support/browser.js';
+import { openDashboard, serveDashboard, WAIT_MS, waitForMatch, waitForText } from './support/dashboard.js';
 
 // The decisions agents ask for on their running tasks, in the console's approval inbox: the chairman and
 // an operator decide them there; a member sees nothing of them.
@@ -48,22 +45,14 @@ let operator: Caller;
 let member: Caller;
 let agent: Caller;
 
-beforeAll(async () => {
-  await buildDashboard();
-  t = await createTestApp();
-  server = await listen(t);
-  browser = await launchBrowser();
+serveDashboard(async (made) => {
+  ({ t, server, browser } = made);
   member = await t.caller(['member'], { sub: 'member-inbox' });
   const same = { tenantId: member.tenantId };
   chairman = await t.caller(['chairman'], { ...same, sub: 'chair-inbox' });
   operator = await t.caller(['operator'], { ...same, sub: 'op-inbox' });
   agent = await t.caller(['agent'], { ...same, sub: 'agent-inbox' });
   await t.app.services.tenants.ensure(member.tenantId);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await t?.close();
 });
 
 /** A task of `role` queued by a member and claimed by the agent, which then asks for a decision on it. */

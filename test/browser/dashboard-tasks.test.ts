@@ -1,16 +1,13 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error the build script is plain JavaScript without type declarations
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { PNG } from '../domain/agents/attachment-samples.js';
 import { ClaimTask, CompleteTask, FailTask, queueTask } from '../schema/agents-support.js';
 import { promote, register } from '../schema/finetuning-support.js';
 import { bind } from '../schema/model-routing-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { listen } from '../support/ws.js';
-import { type Browser, launchBrowser } from './support/browser.js';
-import { openDashboard, WAIT_MS, waitForText } from './support/dashboard.js';
+import type { Caller, TestApp } from '../support/app.js';
+import type { Browser } from './support/browser.js';
+import { openDashboard, serveDashboard, WAIT_MS, waitForText } from './support/dashboard.js';
 
 let t: TestApp;
 let server: RunningServer;
@@ -20,11 +17,8 @@ let agent: Caller;
 let page: Page;
 let advised: string;
 
-beforeAll(async () => {
-  await buildDashboard();
-  t = await createTestApp();
-  server = await listen(t);
-  browser = await launchBrowser();
+serveDashboard(async (made) => {
+  ({ t, server, browser } = made);
   member = await t.caller(['member'], { sub: 'member-1' });
   agent = await t.caller(['agent'], { tenantId: member.tenantId, sub: 'agent-7' });
 
@@ -65,11 +59,6 @@ beforeAll(async () => {
     agent,
   );
   expect(done.errors).toBeUndefined();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await t?.close();
 });
 
 const rows = (target: Page) =>

@@ -1,21 +1,19 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error the build script is plain JavaScript without type declarations
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { ClaimTask, CompleteTask, queueTask } from '../schema/agents-support.js';
 import { CompleteAbTest, runningTest, seedCounts } from '../schema/experiments-support.js';
 import { Promote, Register } from '../schema/finetuning-support.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
 import { fixedLookup } from '../support/https-server.js';
-import { listen } from '../support/ws.js';
-import { type Browser, launchBrowser } from './support/browser.js';
+import type { Browser } from './support/browser.js';
 import {
   card,
   openDashboard,
   pauseOverRest,
   ROLES,
   SetLiveMode,
+  serveDashboard,
   WAIT_MS,
   waitForMatch,
   waitForText,
@@ -30,30 +28,25 @@ let page: Page;
 let abTestId: string;
 let pausedBeforeOpen: string;
 
-beforeAll(async () => {
-  await buildDashboard();
-  t = await createTestApp({ egress: { lookup: fixedLookup({ 'api.acme-payments.com': '127.0.0.1' }) } });
-  server = await listen(t);
-  browser = await launchBrowser();
-  chairman = await t.caller(['chairman'], { sub: 'chair-1' });
-  agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
-  await t.graphql(SetLiveMode, { enabled: true }, chairman);
-  const test = await runningTest(t, chairman);
-  await seedCounts(t, chairman, test, [
-    { observations: 400, successes: 120 },
-    { observations: 400, successes: 168 },
-  ]);
-  abTestId = test.id;
-  // Happened before the page opened: the feed shows it from the replay window.
-  pausedBeforeOpen = await pauseOverRest(t, chairman, 'clo');
-  await pauseOverRest(t, chairman, 'clo', 'resume');
-  await t.app.services.relay.kick();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await t?.close();
-});
+serveDashboard(
+  async (made) => {
+    ({ t, server, browser } = made);
+    chairman = await t.caller(['chairman'], { sub: 'chair-1' });
+    agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+    await t.graphql(SetLiveMode, { enabled: true }, chairman);
+    const test = await runningTest(t, chairman);
+    await seedCounts(t, chairman, test, [
+      { observations: 400, successes: 120 },
+      { observations: 400, successes: 168 },
+    ]);
+    abTestId = test.id;
+    // Happened before the page opened: the feed shows it from the replay window.
+    pausedBeforeOpen = await pauseOverRest(t, chairman, 'clo');
+    await pauseOverRest(t, chairman, 'clo', 'resume');
+    await t.app.services.relay.kick();
+  },
+  { egress: { lookup: fixedLookup({ 'api.acme-payments.com': '127.0.0.1' }) } },
+);
 
 describe('dashboard as the chairman', () => {
   it('opens with the token from the fragment, drops it from the address bar and shows every C-suite card', async () => {

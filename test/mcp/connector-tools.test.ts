@@ -1,29 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { connectorToolName } from '../../mcp/connector-tools.js';
 import type { RunningServer } from '../../src/server.js';
 import {
-  type ConnectorUpstream,
+  customerCreated,
   UPSTREAM_HOST as HOST,
-  startConnectorUpstream,
+  POST_CUSTOMER,
+  withConnectorUpstream,
 } from '../rest/connectors-support.js';
 import { queueTasks } from '../schema/agents-budgets-support.js';
 import type { Caller, TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
-import { callTool, connectMcp, postMcp } from './mcp-support.js';
+import { BATCH_REFUSED, callTool, connectMcp, postMcp } from './mcp-support.js';
 
-let app: ConnectorUpstream;
 let upstream: TestHttpsServer;
 let t: TestApp;
 let server: RunningServer;
 
-beforeAll(async () => {
-  app = await startConnectorUpstream();
-  ({ upstream, t, server } = app);
+withConnectorUpstream((started) => {
+  ({ upstream, t, server } = started);
   upstream.route('/v1/customers', (request, body, response) => {
     if (request.method === 'POST') {
-      response
-        .writeHead(201, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ id: 'cus_2', ...JSON.parse(body) }));
+      customerCreated(response, body);
       return;
     }
     response
@@ -31,7 +28,6 @@ beforeAll(async () => {
       .end(JSON.stringify([{ id: 'cus_1', email: 'ada@example.com', query: request.url }]));
   });
 });
-afterAll(() => app?.close());
 
 function template(name: string) {
   return {
@@ -45,16 +41,7 @@ function template(name: string) {
         path: '/customers',
         query_params: { limit: { type: 'integer', minimum: 1 }, status: { enum: ['open', 'closed'] } },
       },
-      {
-        method: 'POST',
-        path: '/customers',
-        body_schema: {
-          type: 'object',
-          required: ['email'],
-          properties: { email: { type: 'string' } },
-          additionalProperties: false,
-        },
-      },
+      POST_CUSTOMER,
     ],
     rate_limits: { per_minute: 60 },
   };
@@ -422,15 +409,7 @@ describe('the size of the MCP tool list', () => {
       authorization: `Bearer ${agent.token}`,
     });
     expect(refused.status).toBe(400);
-    expect(refused.body).toEqual({
-      jsonrpc: '2.0',
-      id: null,
-      error: {
-        code: -32600,
-        message:
-          'Invalid Request: a batch of JSON-RPC messages is not accepted; send one message per request',
-      },
-    });
+    expect(refused.body).toEqual(BATCH_REFUSED);
     expect(await t.db.prisma.task.count({ where: { tenantId: agent.tenantId, status: 'pending' } })).toBe(3);
   });
 });

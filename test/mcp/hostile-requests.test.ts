@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { signToken } from '../../src/auth/tokens.js';
 import { TEST_SECRET } from '../support/app.js';
 import { migratedTarget, READY, runMain } from '../support/main-process.js';
+import { BATCH_REFUSED } from './mcp-support.js';
 
 /** A template of `count` GET endpoints, each with a few query parameters: a heavy tool list. */
 const heavyTemplate = (name: string, count: number) => ({
@@ -111,15 +112,7 @@ describe('one hostile /mcp request (child process)', () => {
       expect(duringBatch.failure).toBeUndefined();
       const refused = await hostile;
       expect(refused.status).toBe(400);
-      expect(JSON.parse(refused.text)).toEqual({
-        jsonrpc: '2.0',
-        id: null,
-        error: {
-          code: -32600,
-          message:
-            'Invalid Request: a batch of JSON-RPC messages is not accepted; send one message per request',
-        },
-      });
+      expect(JSON.parse(refused.text)).toEqual(BATCH_REFUSED);
 
       // The largest single messages left: each page of the list, and a call of an unknown name.
       let cursor: string | undefined;

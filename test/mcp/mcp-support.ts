@@ -5,6 +5,16 @@ import type { RunningServer } from '../../src/server.js';
 import type { Caller } from '../support/app.js';
 import { readSse } from '../support/sse.js';
 
+/** The answer to a batch of JSON-RPC messages, which the endpoint refuses (with 400). */
+export const BATCH_REFUSED = {
+  jsonrpc: '2.0',
+  id: null,
+  error: {
+    code: -32600,
+    message: 'Invalid Request: a batch of JSON-RPC messages is not accepted; send one message per request',
+  },
+};
+
 /**
  * An MCP client of the SDK, connected (initialized) to the server's `/mcp` with the caller's token and any
  * other `headers` (an `Origin`).

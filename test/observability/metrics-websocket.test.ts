@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
-import { serveTestApp } from '../support/fixtures.js';
+import { serveTestAppAndCaller } from '../support/fixtures.js';
 import { subscribe } from '../support/ws.js';
 import { parseMetrics, sampleValue, scrape } from './metrics-support.js';
 
@@ -18,10 +18,7 @@ let t: TestApp;
 let server: RunningServer;
 let member: Caller;
 
-serveTestApp(async (app) => {
-  ({ t, server } = app);
-  member = await t.caller(['member']);
-});
+serveTestAppAndCaller(['member'], (made) => ({ t, server, caller: member } = made));
 
 async function gauges() {
   const samples = parseMetrics((await scrape(t)).text);

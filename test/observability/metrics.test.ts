@@ -10,6 +10,10 @@ import { parseMetrics, sampleValue, scrape } from './metrics-support.js';
 const DURATION = 'boardroom_graphql_operation_duration_seconds_count';
 const HTTP = 'boardroom_http_request_duration_seconds_count';
 
+/** How many queries named `operationName` (`other` when unnamed) ended in `outcome`. */
+const queriesTimed = (samples: ReturnType<typeof parseMetrics>, operationName: string, outcome: string) =>
+  sampleValue(samples, DURATION, { operation_name: operationName, operation_type: 'query', outcome });
+
 describe('/metrics on a development instance bound to loopback', () => {
   let t: TestApp;
   let chairman: Caller;
@@ -26,20 +30,8 @@ describe('/metrics on a development instance bound to loopback', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
     const samples = parseMetrics(response.text);
-    expect(
-      sampleValue(samples, DURATION, {
-        operation_name: 'other',
-        operation_type: 'query',
-        outcome: 'success',
-      }),
-    ).toBe(1);
-    expect(
-      sampleValue(samples, DURATION, {
-        operation_name: 'other',
-        operation_type: 'query',
-        outcome: 'invalid',
-      }),
-    ).toBe(1);
+    expect(queriesTimed(samples, 'other', 'success')).toBe(1);
+    expect(queriesTimed(samples, 'other', 'invalid')).toBe(1);
     expect(sampleValue(samples, HTTP, { method: 'POST', route: '/graphql', status: '200' })).toBe(1);
     expect(sampleValue(samples, 'graphql_envelop_phase_execute_count', { operationType: 'query' })).toBe(1);
   });
@@ -60,13 +52,7 @@ describe('/metrics on a development instance bound to loopback', () => {
       sampleValue(samples, HTTP, { method: 'GET', route: '/api/v1/agents/{role}/vitals', status: '200' }),
     ).toBe(1);
     expect(sampleValue(samples, HTTP, { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
-    expect(
-      sampleValue(samples, DURATION, {
-        operation_name: 'AgentVitals',
-        operation_type: 'query',
-        outcome: 'success',
-      }),
-    ).toBe(1);
+    expect(queriesTimed(samples, 'AgentVitals', 'success')).toBe(1);
     // The inner request REST makes is not a second HTTP request.
     expect(graphqlRequests(samples)).toBe(before);
   });
@@ -140,20 +126,8 @@ describe('operation names as label values', () => {
     const samples = parseMetrics(text);
     const names = samples.filter((sample) => sample.name === DURATION).map((s) => s.labels.operation_name);
     expect(new Set(names)).toEqual(new Set(['AgentVitals', 'other']));
-    expect(
-      sampleValue(samples, DURATION, {
-        operation_name: 'AgentVitals',
-        operation_type: 'query',
-        outcome: 'success',
-      }),
-    ).toBe(1);
-    expect(
-      sampleValue(samples, DURATION, {
-        operation_name: 'other',
-        operation_type: 'query',
-        outcome: 'success',
-      }),
-    ).toBe(2);
+    expect(queriesTimed(samples, 'AgentVitals', 'success')).toBe(1);
+    expect(queriesTimed(samples, 'other', 'success')).toBe(2);
   });
 
   it('never include an alias a client chose (error paths are not labels)', async () => {

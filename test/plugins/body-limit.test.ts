@@ -56,20 +56,33 @@ async function send(path: string, body: BodyInit, headers: Record<string, string
 // Broken JSON: were it parsed, the answer would be 400 / 422, not 413.
 const twoMiB = '{'.repeat(2 * MiB);
 
+/** The answer over GraphQL to a body over the limit. */
+const tooLargeOverGraphql = {
+  status: 413,
+  body: {
+    errors: [
+      {
+        message: `Request body exceeds ${MAX_BODY_BYTES} bytes`,
+        extensions: { code: 'PAYLOAD_TOO_LARGE' },
+      },
+    ],
+  },
+};
+
+/** The answer of a REST route to a body over the limit. */
+const tooLargeOverRest = { status: 413, body: { detail: `Request body exceeds ${MAX_BODY_BYTES} bytes` } };
+
+/** A 3 MiB PDF, base64-encoded: over the 1 MiB limit, under the chat route's. */
+const largeAttachment = Buffer.concat([PDF, Buffer.alloc(3 * MiB)]).toString('base64');
+const chatWithLargeAttachment = {
+  message: 'see attached',
+  attachments: [{ data: largeAttachment, mime_type: 'application/pdf' }],
+};
+
 describe('body limit before authentication', () => {
   it('answers 413 on /graphql to a 2 MiB body without a token, without parsing it', async () => {
     const response = await send('/graphql', twoMiB);
-    expect(response).toEqual({
-      status: 413,
-      body: {
-        errors: [
-          {
-            message: `Request body exceeds ${MAX_BODY_BYTES} bytes`,
-            extensions: { code: 'PAYLOAD_TOO_LARGE' },
-          },
-        ],
-      },
-    });
+    expect(response).toEqual(tooLargeOverGraphql);
   });
 
   it('answers 413 on /graphql to a 2 MiB body with a forged token', async () => {
@@ -77,10 +90,7 @@ describe('body limit before authentication', () => {
   });
 
   it('answers 413 {"detail"} on a REST route to a 2 MiB body without a token, without parsing it', async () => {
-    expect(await send('/api/v1/agents/ceo/chat', twoMiB)).toEqual({
-      status: 413,
-      body: { detail: `Request body exceeds ${MAX_BODY_BYTES} bytes` },
-    });
+    expect(await send('/api/v1/agents/ceo/chat', twoMiB)).toEqual(tooLargeOverRest);
   });
 
   it('stops reading a streamed body without Content-Length at the limit on /graphql', async () => {
@@ -99,10 +109,7 @@ describe('body limit after authentication', () => {
     const response = await send('/api/v1/hiring/p-1/onboard/c-1', stream, {
       authorization: `Bearer ${operator.token}`,
     });
-    expect(response).toEqual({
-      status: 413,
-      body: { detail: `Request body exceeds ${MAX_BODY_BYTES} bytes` },
-    });
+    expect(response).toEqual(tooLargeOverRest);
     expect(pulled.bytes).toBeLessThan(MAX_BODY_BYTES + 4 * CHUNK);
   });
 
@@ -112,61 +119,34 @@ describe('body limit after authentication', () => {
       variables: { pad: 'x'.repeat(2 * MiB) },
     });
     const response = await send('/graphql', body, { authorization: `Bearer ${member.token}` });
-    expect(response).toEqual({
-      status: 413,
-      body: {
-        errors: [
-          {
-            message: `Request body exceeds ${MAX_BODY_BYTES} bytes`,
-            extensions: { code: 'PAYLOAD_TOO_LARGE' },
-          },
-        ],
-      },
-    });
+    expect(response).toEqual(tooLargeOverGraphql);
   });
 
   it('admits an authenticated chat with a 3 MiB attachment over REST', async () => {
-    const pdf = Buffer.concat([PDF, Buffer.alloc(3 * MiB)]).toString('base64');
-    const body = JSON.stringify({
-      message: 'see attached',
-      attachments: [{ data: pdf, mime_type: 'application/pdf' }],
-    });
+    const body = JSON.stringify(chatWithLargeAttachment);
     const response = await send('/api/v1/agents/ceo/chat', body, { authorization: `Bearer ${member.token}` });
     expect(response.status).toBe(202);
   });
 
   it('refuses a 3 MiB sendChatMessage JSON body of an authenticated caller: files travel as multipart', async () => {
-    const pdf = Buffer.concat([PDF, Buffer.alloc(3 * MiB)]).toString('base64');
     const body = JSON.stringify({
       query: `mutation Send($input: ChatMessageInput!) { sendChatMessage(role: "ceo", input: $input) { status } }`,
       variables: {
-        input: { message: 'see attached', attachments: [{ data: pdf, mimeType: 'application/pdf' }] },
+        input: {
+          message: 'see attached',
+          attachments: [{ data: largeAttachment, mimeType: 'application/pdf' }],
+        },
       },
     });
     const response = await send('/graphql', body, { authorization: `Bearer ${member.token}` });
-    expect(response).toEqual({
-      status: 413,
-      body: {
-        errors: [
-          {
-            message: `Request body exceeds ${MAX_BODY_BYTES} bytes`,
-            extensions: { code: 'PAYLOAD_TOO_LARGE' },
-          },
-        ],
-      },
-    });
+    expect(response).toEqual(tooLargeOverGraphql);
   });
 
   it('applies the chat route’s large limit only to a verified caller: a forged token gets 1 MiB', async () => {
-    const pdf = Buffer.concat([PDF, Buffer.alloc(3 * MiB)]).toString('base64');
-    const body = JSON.stringify({
-      message: 'see attached',
-      attachments: [{ data: pdf, mime_type: 'application/pdf' }],
-    });
-    expect(await send('/api/v1/agents/ceo/chat', body, { authorization: `Bearer ${forged}` })).toEqual({
-      status: 413,
-      body: { detail: `Request body exceeds ${MAX_BODY_BYTES} bytes` },
-    });
+    const body = JSON.stringify(chatWithLargeAttachment);
+    expect(await send('/api/v1/agents/ceo/chat', body, { authorization: `Bearer ${forged}` })).toEqual(
+      tooLargeOverRest,
+    );
   });
 });
 

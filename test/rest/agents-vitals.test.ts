@@ -1,72 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { cacheTtlPerCoordinate } from '../../src/app.js';
-import { graphql } from '../../src/generated/graphql/index.js';
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import {
+  ago,
   ClaimTask,
   CompleteTask,
   DecideRecommendation,
+  HOUR,
   freshTenant as memberOfFreshTenant,
   queueTask,
   RecordOutcome,
+  taskSeeder,
+  AgentVitalsQuery as VitalsQuery,
 } from '../schema/agents-support.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { withTestApp } from '../support/fixtures.js';
-
-const VitalsQuery = graphql(`
-  query AgentsVitalsGraphql($role: String!) {
-    agentVitals(role: $role) {
-      agentRole
-      tasksCompleted
-      tasksFailed
-      avgExecutionTimeSeconds
-      acceptanceRate
-      outcomeAccuracy
-      tokensUsed
-      costUsd
-      periodStart
-      periodEnd
-    }
-  }
-`);
-
-const HOUR = 60 * 60 * 1000;
-const ago = (ms: number) => new Date(Date.now() - ms);
 
 let t: TestApp;
 
 withTestApp((app) => (t = app));
 
 const freshTenant = () => memberOfFreshTenant(t);
+const { seedTask, completed } = taskSeeder(() => t);
 
 const vitals = async (caller: Caller, role: string) => {
   const response = await t.rest('GET', `/api/v1/agents/${role}/vitals`, { caller });
   return response;
 };
-
-function seedTask(tenantId: string, role: string, data: Partial<Prisma.TaskUncheckedCreateInput>) {
-  return t.db.prisma.task.create({ data: { tenantId, role, message: 'seeded', createdBy: 'seed', ...data } });
-}
-
-/** A task that completed `hoursAgo` after running for `seconds`. */
-function completed(
-  tenantId: string,
-  role: string,
-  hoursAgo: number,
-  seconds: number,
-  tokensUsed: number,
-  costUsd: string,
-) {
-  const finishedAt = ago(hoursAgo * HOUR);
-  return seedTask(tenantId, role, {
-    status: 'completed',
-    attempts: 1,
-    startedAt: new Date(finishedAt.getTime() - seconds * 1000),
-    finishedAt,
-    tokensUsed,
-    costUsd,
-  });
-}
 
 const failed = (tenantId: string, role: string, hoursAgo: number) =>
   seedTask(tenantId, role, {

@@ -2,15 +2,14 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import type { Caller, TestApp } from '../support/app.js';
-import { serveTestApp } from '../support/fixtures.js';
+import { serveTestAppAndCaller } from '../support/fixtures.js';
 
 let t: TestApp;
 let server: RunningServer;
 let member: Caller;
 
-serveTestApp(async (app) => {
-  ({ t, server } = app);
-  member = await t.caller(['member']);
+serveTestAppAndCaller(['member'], async (made) => {
+  ({ t, server, caller: member } = made);
   await t.app.services.tenants.ensure(member.tenantId);
 });
 

@@ -8,8 +8,10 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import type { TestHttpsServer } from '../support/https-server.js';
 import { listen, subscribe } from '../support/ws.js';
 import {
+  customerCreated,
   UPSTREAM_HOST as HOST,
   OTHER_UPSTREAM_HOST as OTHER_HOST,
+  POST_CUSTOMER,
   sealingKey,
   startUpstream,
 } from './connectors-support.js';
@@ -57,9 +59,7 @@ beforeAll(async () => {
     if (request.method === 'POST') {
       // Slow enough that two approvals overlap while the first call is in flight.
       setTimeout(() => {
-        response
-          .writeHead(201, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ id: 'cus_2', ...JSON.parse(body) }));
+        customerCreated(response, body);
       }, 100);
       return;
     }
@@ -78,19 +78,7 @@ function template(name: string, host = HOST) {
     name,
     base_url: `https://${host}:${server.port}/v1`,
     auth_type: 'none',
-    endpoints: [
-      { method: 'GET', path: '/customers' },
-      {
-        method: 'POST',
-        path: '/customers',
-        body_schema: {
-          type: 'object',
-          required: ['email'],
-          properties: { email: { type: 'string' } },
-          additionalProperties: false,
-        },
-      },
-    ],
+    endpoints: [{ method: 'GET', path: '/customers' }, POST_CUSTOMER],
   };
 }
 

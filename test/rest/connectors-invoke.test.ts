@@ -8,6 +8,7 @@ import { AuditLog } from '../support/audit.js';
 import type { TestHttpsServer } from '../support/https-server.js';
 import { listen, subscribe } from '../support/ws.js';
 import {
+  customerCreated,
   UPSTREAM_HOST as HOST,
   OTHER_UPSTREAM_HOST as OTHER_HOST,
   sealingKey,
@@ -88,9 +89,7 @@ beforeAll(async () => {
   server.route('/v1', (_request, _body, response) => void response.writeHead(204).end());
   server.route('/v1/customers', (request, body, response) => {
     if (request.method === 'POST') {
-      response
-        .writeHead(201, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ id: 'cus_2', ...JSON.parse(body) }));
+      customerCreated(response, body);
       return;
     }
     response

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { expect } from 'vitest';
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import {
@@ -75,6 +76,37 @@ export async function startConnectorUpstream(): Promise<ConnectorUpstream> {
   }
   return { upstream, t, server, close };
 }
+
+/**
+ * startConnectorUpstream for the tests of the block that calls this: started before them, closed after
+ * them. `ready` receives it first, to set the block's variables and answer the upstream's routes.
+ */
+export function withConnectorUpstream(ready: (started: ConnectorUpstream) => unknown): void {
+  let started: ConnectorUpstream | undefined;
+  beforeAll(async () => {
+    started = await startConnectorUpstream();
+    await ready(started);
+  });
+  afterAll(() => started?.close());
+}
+
+/** `POST /customers` with a body of an email and nothing else: the write that connector tests gate and call. */
+export const POST_CUSTOMER = {
+  method: 'POST',
+  path: '/customers',
+  body_schema: {
+    type: 'object',
+    required: ['email'],
+    properties: { email: { type: 'string' } },
+    additionalProperties: false,
+  },
+};
+
+/** The upstream's answer to `POST /customers`: 201 with the customer it was sent and a new id. */
+export const customerCreated = (response: ServerResponse, body: string) =>
+  response
+    .writeHead(201, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ id: 'cus_2', ...JSON.parse(body) }));
 
 /** A minimal template that passes every check; the validation tests change one field of it at a time. */
 export const VALID_TEMPLATE = {

@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Role } from '../../src/auth/viewer.js';
 import { expireTaskApprovals } from '../../src/domain/agents/task-approvals.js';
 import { ClaimTask, queueTask } from '../schema/agents-support.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { TestApp } from '../support/app.js';
+import { withTwoTestApps } from '../support/fixtures.js';
 
-let database: TestDatabase;
 let t: TestApp;
 /** A second instance on the same database: a request asked on one is decided on the other. */
 let other: TestApp;
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  [t, other] = await Promise.all([createTestApp({ database }), createTestApp({ database })]);
-});
-afterAll(async () => {
-  await Promise.all([t?.close(), other?.close()]);
-  await database?.drop();
+withTwoTestApps(({ a, b }) => {
+  t = a;
+  other = b;
 });
 
 const REQUEST = `mutation ($taskId: ID!) {

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_ATTACHMENT_BYTES } from '../../src/domain/agents/attachments.js';
 import { PDF, PNG } from '../domain/agents/attachment-samples.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 import { storedRows } from './agents-support.js';
 
 const SendWithAttachments = `mutation Send($input: ChatMessageInput!) {
@@ -84,11 +85,7 @@ interface Answer {
 let t: TestApp;
 let member: Caller;
 
-beforeAll(async () => {
-  t = await createTestApp();
-  member = await t.caller(['member']);
-});
-afterAll(() => t.close());
+withTestAppAndCaller(['member'], (made) => ({ t, caller: member } = made));
 
 async function send(parts: Part[], caller: Caller | null = member): Promise<Answer> {
   const { body, contentType } = multipart(parts);

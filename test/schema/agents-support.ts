@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { BusEvent, EventType } from '../../src/events/topics.js';
 import { graphql } from '../../src/generated/graphql/index.js';
+import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { Caller, TestApp } from '../support/app.js';
 
 export const ChatMutation = graphql(`
@@ -174,6 +175,29 @@ export const RecordOutcome = graphql(`
   }
 `);
 
+export const AgentVitalsFields = graphql(`
+  fragment AgentVitalsFields on AgentVitals {
+    agentRole
+    tasksCompleted
+    tasksFailed
+    avgExecutionTimeSeconds
+    acceptanceRate
+    outcomeAccuracy
+    tokensUsed
+    costUsd
+    periodStart
+    periodEnd
+  }
+`);
+
+export const AgentVitalsQuery = graphql(`
+  query AgentsVitalsGraphql($role: String!) {
+    agentVitals(role: $role) {
+      ...AgentVitalsFields
+    }
+  }
+`);
+
 export const TaskUpdated = graphql(`
   subscription AgentsTaskUpdated($role: String) {
     taskUpdated(role: $role) {
@@ -229,6 +253,49 @@ export async function approvalTenant(t: TestApp) {
   const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
   const operator = await t.caller(['operator'], { tenantId: member.tenantId });
   return { member, agent, chairman, operator };
+}
+
+/** What a refused task-approval step must leave as it was: the task row, approvals, outbox and audit of the tenant. */
+export async function approvalRows(t: TestApp, tenantId: string, taskId: string) {
+  const prisma = t.db.prisma;
+  return {
+    task: await prisma.task.findUniqueOrThrow({ where: { id: taskId } }),
+    approvals: await prisma.taskApproval.findMany({ where: { tenantId }, orderBy: { createdAt: 'asc' } }),
+    outbox: await prisma.outboxEvent.count({ where: { tenantId } }),
+    audit: await prisma.auditEntry.count({ where: { tenantId } }),
+  };
+}
+
+export const HOUR = 60 * 60 * 1000;
+export const ago = (ms: number) => new Date(Date.now() - ms);
+
+/**
+ * Task rows written straight into the database of `app()` (read when called: the app of a file's hooks),
+ * for reads over a period such as the vitals.
+ */
+export function taskSeeder(app: () => TestApp) {
+  const seedTask = (tenantId: string, role: string, data: Partial<Prisma.TaskUncheckedCreateInput>) =>
+    app().db.prisma.task.create({ data: { tenantId, role, message: 'seeded', createdBy: 'seed', ...data } });
+  /** A task that completed `hoursAgo` (fractional) after running for `seconds`. */
+  const completed = (
+    tenantId: string,
+    role: string,
+    hoursAgo: number,
+    seconds: number,
+    tokensUsed: number,
+    costUsd: string,
+  ) => {
+    const finishedAt = ago(hoursAgo * HOUR);
+    return seedTask(tenantId, role, {
+      status: 'completed',
+      attempts: 1,
+      startedAt: new Date(finishedAt.getTime() - seconds * 1000),
+      finishedAt,
+      tokensUsed,
+      costUsd,
+    });
+  };
+  return { seedTask, completed };
 }
 
 /** Rows a chat request may leave behind in a tenant. */

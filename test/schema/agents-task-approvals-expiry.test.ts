@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   expireTaskApprovals,
   TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS,
   TASK_APPROVAL_EXPIRY_MAX_SECONDS,
 } from '../../src/domain/agents/task-approvals.js';
 import { graphql } from '../../src/generated/graphql/index.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { ClaimTask, queueTask } from './agents-support.js';
+import type { TestApp } from '../support/app.js';
+import { withTwoTestApps } from '../support/fixtures.js';
+import { approvalRows, ClaimTask, queueTask } from './agents-support.js';
 
 const Ask = graphql(`
   mutation ExpiryRequestApproval($taskId: ID!, $input: TaskApprovalRequestInput!) {
@@ -73,18 +73,13 @@ const TaskWithApproval = graphql(`
   }
 `);
 
-let database: TestDatabase;
 let t: TestApp;
 /** A second instance on the same database: both sweep (and either relay may publish an event: no subscription here). */
 let other: TestApp;
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  [t, other] = await Promise.all([createTestApp({ database }), createTestApp({ database })]);
-});
-afterAll(async () => {
-  await Promise.all([t?.close(), other?.close()]);
-  await database?.drop();
+withTwoTestApps(({ a, b }) => {
+  t = a;
+  other = b;
 });
 
 async function tenant() {
@@ -119,17 +114,6 @@ async function waitingRequest({ expired = false } = {}) {
 const pastExpiry = (id: string) =>
   t.db.prisma.taskApproval.update({ where: { id }, data: { expiresAt: new Date(Date.now() - 1000) } });
 
-/** Rows a refusal must leave as they were. */
-async function snapshot(tenantId: string, taskId: string) {
-  const prisma = t.db.prisma;
-  return {
-    task: await prisma.task.findUniqueOrThrow({ where: { id: taskId } }),
-    approvals: await prisma.taskApproval.findMany({ where: { tenantId }, orderBy: { createdAt: 'asc' } }),
-    outbox: await prisma.outboxEvent.count({ where: { tenantId } }),
-    audit: await prisma.auditEntry.count({ where: { tenantId } }),
-  };
-}
-
 const expiryRows = async (tenantId: string) => ({
   events: await t.db.prisma.outboxEvent.count({
     where: { tenantId, type: 'TASK_APPROVAL_DECIDED', payload: { path: ['status'], equals: 'expired' } },
@@ -162,7 +146,7 @@ describe('expiresInSeconds', () => {
 
   it('refuses zero, negative, too short and too long waits with BAD_USER_INPUT, changing nothing', async () => {
     const { agent, taskId } = await runningTask();
-    const before = await snapshot(agent.tenantId, taskId);
+    const before = await approvalRows(t, agent.tenantId, taskId);
     for (const expiresInSeconds of [0, -5, 59, TASK_APPROVAL_EXPIRY_MAX_SECONDS + 1]) {
       const result = await t.graphql(
         Ask,
@@ -175,12 +159,12 @@ describe('expiresInSeconds', () => {
         detail: [expect.objectContaining({ loc: ['input', 'expiresInSeconds'] })],
       });
     }
-    expect(await snapshot(agent.tenantId, taskId)).toEqual(before);
+    expect(await approvalRows(t, agent.tenantId, taskId)).toEqual(before);
   });
 
   it('refuses a fractional wait before anything runs (an Int), changing nothing', async () => {
     const { agent, taskId } = await runningTask();
-    const before = await snapshot(agent.tenantId, taskId);
+    const before = await approvalRows(t, agent.tenantId, taskId);
     const result = await t.graphql(
       Ask,
       { taskId, input: { summary: 'Send this offer', expiresInSeconds: 90.5 } },
@@ -188,7 +172,7 @@ describe('expiresInSeconds', () => {
     );
     expect(result.data ?? null).toBeNull();
     expect(result.errors?.[0]?.message).toContain('Int cannot represent non-integer value');
-    expect(await snapshot(agent.tenantId, taskId)).toEqual(before);
+    expect(await approvalRows(t, agent.tenantId, taskId)).toEqual(before);
   });
 });
 
@@ -227,7 +211,7 @@ describe('an expired request', () => {
   it('answers a decision with CONFLICT and its status, changing nothing', async () => {
     const { chairman, taskId, id } = await waitingRequest({ expired: true });
     await expireTaskApprovals(t.db.prisma);
-    const before = await snapshot(chairman.tenantId, taskId);
+    const before = await approvalRows(t, chairman.tenantId, taskId);
 
     for (const result of [
       await t.graphql(Approve, { id }, chairman),
@@ -236,7 +220,7 @@ describe('an expired request', () => {
       expect(result.data ?? null).toBeNull();
       expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT', status: 'expired' });
     }
-    expect(await snapshot(chairman.tenantId, taskId)).toEqual(before);
+    expect(await approvalRows(t, chairman.tenantId, taskId)).toEqual(before);
   });
 
   it('not yet swept, a decision still loses: CONFLICT, and the expiry is recorded exactly once', async () => {
@@ -272,9 +256,9 @@ describe('an expired request', () => {
     const { member, taskId, id } = await waitingRequest({ expired: true });
     const stranger = await t.caller(['chairman']);
     await t.app.services.tenants.ensure(stranger.tenantId);
-    const before = await snapshot(member.tenantId, taskId);
+    const before = await approvalRows(t, member.tenantId, taskId);
     expect((await t.graphql(Approve, { id }, stranger)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await t.graphql(Approve, { id }, member)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect(await snapshot(member.tenantId, taskId)).toEqual(before);
+    expect(await approvalRows(t, member.tenantId, taskId)).toEqual(before);
   });
 });

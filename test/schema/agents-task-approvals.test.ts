@@ -5,7 +5,14 @@ import { graphql } from '../../src/generated/graphql/index.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
 import { withTestApp } from '../support/fixtures.js';
-import { approvalTenant, ClaimTask, CompleteTask, queueTask, watchBus } from './agents-support.js';
+import {
+  approvalRows,
+  approvalTenant,
+  ClaimTask,
+  CompleteTask,
+  queueTask,
+  watchBus,
+} from './agents-support.js';
 
 const RequestApproval = graphql(`
   mutation AgentsRequestApproval($taskId: ID!, $input: TaskApprovalRequestInput!) {
@@ -140,17 +147,6 @@ async function runningTask() {
 const ask = (agent: Caller, taskId: string, payload: unknown = { offer: 1200 }) =>
   t.graphql(RequestApproval, { taskId, input: { summary: 'Send this offer', payload } }, agent);
 
-/** What a refusal must leave as it was: the task row, approvals, outbox and audit of the tenant. */
-async function snapshot(tenantId: string, taskId: string) {
-  const prisma = t.db.prisma;
-  return {
-    task: await prisma.task.findUniqueOrThrow({ where: { id: taskId } }),
-    approvals: await prisma.taskApproval.findMany({ where: { tenantId }, orderBy: { createdAt: 'asc' } }),
-    outbox: await prisma.outboxEvent.count({ where: { tenantId } }),
-    audit: await prisma.auditEntry.count({ where: { tenantId } }),
-  };
-}
-
 describe('requestTaskApproval', () => {
   it('moves the holder’s running task to awaiting_approval: no lease, not running, not failed, reservation released', async () => {
     const { agent, chairman, id } = await runningTask();
@@ -196,22 +192,22 @@ describe('requestTaskApproval', () => {
     const other = await t.caller(['agent'], { tenantId: agent.tenantId, sub: 'another-runtime' });
     const stranger = await t.caller(['agent']);
     await t.app.services.tenants.ensure(stranger.tenantId);
-    const before = await snapshot(agent.tenantId, id);
+    const before = await approvalRows(t, agent.tenantId, id);
 
     expect((await ask(other, id)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect((await ask(stranger, id)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await ask(member, id)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect(await snapshot(agent.tenantId, id)).toEqual(before);
+    expect(await approvalRows(t, agent.tenantId, id)).toEqual(before);
 
     const pending = await queueTask(t, member, 'cto');
-    const notRunning = await snapshot(agent.tenantId, pending);
+    const notRunning = await approvalRows(t, agent.tenantId, pending);
     expect((await ask(agent, pending)).errors?.[0]?.extensions?.code).toBe('CONFLICT');
-    expect(await snapshot(agent.tenantId, pending)).toEqual(notRunning);
+    expect(await approvalRows(t, agent.tenantId, pending)).toEqual(notRunning);
   });
 
   it('refuses a summary or payload past its limit with BAD_USER_INPUT, changing nothing', async () => {
     const { agent, id } = await runningTask();
-    const before = await snapshot(agent.tenantId, id);
+    const before = await approvalRows(t, agent.tenantId, id);
 
     const huge = await ask(agent, id, { text: 'x'.repeat(MAX_APPROVAL_PAYLOAD_BYTES) });
     const empty = await t.graphql(RequestApproval, { taskId: id, input: { summary: '  ' } }, agent);
@@ -223,7 +219,7 @@ describe('requestTaskApproval', () => {
 
     for (const result of [huge, empty, long])
       expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(await snapshot(agent.tenantId, id)).toEqual(before);
+    expect(await approvalRows(t, agent.tenantId, id)).toEqual(before);
   });
 
   it('cannot be asked twice: the task is no longer running', async () => {
@@ -327,7 +323,7 @@ describe('deciding a task’s request', () => {
     const { agent, chairman, operator, id } = await runningTask();
     const approvalId = (await ask(agent, id)).data?.requestTaskApproval.id ?? '';
     await t.graphql(Approve, { id: approvalId, note: 'first' }, chairman);
-    const before = await snapshot(agent.tenantId, id);
+    const before = await approvalRows(t, agent.tenantId, id);
 
     const second = await t.graphql(Reject, { id: approvalId, note: 'second' }, operator);
 
@@ -336,7 +332,7 @@ describe('deciding a task’s request', () => {
       note: 'first',
       decidedBy: chairman.sub,
     });
-    expect(await snapshot(agent.tenantId, id)).toEqual(before);
+    expect(await approvalRows(t, agent.tenantId, id)).toEqual(before);
   });
 
   it('members get FORBIDDEN, agents cannot decide, another tenant gets NOT_FOUND; nothing changes', async () => {
@@ -344,7 +340,7 @@ describe('deciding a task’s request', () => {
     const approvalId = (await ask(agent, id)).data?.requestTaskApproval.id ?? '';
     const stranger = await t.caller(['chairman']);
     await t.app.services.tenants.ensure(stranger.tenantId);
-    const before = await snapshot(agent.tenantId, id);
+    const before = await approvalRows(t, agent.tenantId, id);
 
     expect((await t.graphql(Approve, { id: approvalId }, member)).errors?.[0]?.extensions?.code).toBe(
       'FORBIDDEN',
@@ -355,7 +351,7 @@ describe('deciding a task’s request', () => {
     expect((await t.graphql(Approve, { id: approvalId }, stranger)).errors?.[0]?.extensions?.code).toBe(
       'NOT_FOUND',
     );
-    expect(await snapshot(agent.tenantId, id)).toEqual(before);
+    expect(await approvalRows(t, agent.tenantId, id)).toEqual(before);
   });
 });
 

@@ -3,21 +3,12 @@ import { graphql } from '../../src/generated/graphql/index.js';
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { TestApp } from '../support/app.js';
 import { withTestApp } from '../support/fixtures.js';
-import { freshTenant as memberOfFreshTenant } from './agents-support.js';
+import { ago, HOUR, freshTenant as memberOfFreshTenant, taskSeeder } from './agents-support.js';
 
 const ByHour = graphql(`
   query AgentVitalsByHourTest($role: String!) {
     agentVitalsByHour(role: $role) {
-      agentRole
-      tasksCompleted
-      tasksFailed
-      avgExecutionTimeSeconds
-      acceptanceRate
-      outcomeAccuracy
-      tokensUsed
-      costUsd
-      periodStart
-      periodEnd
+      ...AgentVitalsFields
     }
     agentVitals(role: $role) {
       tasksCompleted
@@ -30,38 +21,12 @@ const ByHour = graphql(`
   }
 `);
 
-const HOUR = 60 * 60 * 1000;
-const ago = (ms: number) => new Date(Date.now() - ms);
-
 let t: TestApp;
 
 withTestApp((app) => (t = app));
 
 const freshTenant = () => memberOfFreshTenant(t);
-
-function seedTask(tenantId: string, role: string, data: Partial<Prisma.TaskUncheckedCreateInput>) {
-  return t.db.prisma.task.create({ data: { tenantId, role, message: 'seeded', createdBy: 'seed', ...data } });
-}
-
-/** A task that completed `hoursAgo` (fractional) after running for `seconds`. */
-function completed(
-  tenantId: string,
-  role: string,
-  hoursAgo: number,
-  seconds: number,
-  tokens: number,
-  cost: string,
-) {
-  const finishedAt = ago(hoursAgo * HOUR);
-  return seedTask(tenantId, role, {
-    status: 'completed',
-    attempts: 1,
-    startedAt: new Date(finishedAt.getTime() - seconds * 1000),
-    finishedAt,
-    tokensUsed: tokens,
-    costUsd: cost,
-  });
-}
+const { seedTask, completed } = taskSeeder(() => t);
 
 describe('agentVitalsByHour', () => {
   it('answers 24 hours, oldest first, that tile the period of agentVitals', async () => {

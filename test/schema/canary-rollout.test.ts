@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CANARY_ANALYSIS_ACTOR, evaluateCanaries } from '../../src/domain/finetuning/canary-rollout.js';
 import { graphql } from '../../src/generated/graphql/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { createTestDatabase, databaseKind } from '../support/database.js';
+import { databaseKind } from '../support/database.js';
+import { createTwoTestApps } from '../support/fixtures.js';
 import { CompleteTask, DecideRecommendation, FailTask, queueTask, RecordOutcome } from './agents-support.js';
 import { promote, register, Versions } from './finetuning-support.js';
 import { boundLine, claimRouted, type RoutingTenant, routingTenant } from './model-routing-support.js';
@@ -547,9 +548,7 @@ describe('two instances on one database', () => {
   it.skipIf(databaseKind === 'pglite')(
     'decide a worse canary exactly once when both analyse at once',
     async () => {
-      const database = await createTestDatabase();
-      const a = await createTestApp({ database });
-      const b = await createTestApp({ database });
+      const { a, b, close } = await createTwoTestApps();
       try {
         const tenant = await routingTenant(a);
         const policy = failurePolicy('rollback_automatically');
@@ -563,9 +562,7 @@ describe('two instances on one database', () => {
 
         await expectRolledBackOnce(a, tenant, line, ran, policy);
       } finally {
-        await a.close();
-        await b.close();
-        await database.drop();
+        await close();
       }
     },
     SCRIPTED_MS,

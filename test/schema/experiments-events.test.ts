@@ -45,8 +45,7 @@ let operator: Caller;
 
 withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
-const inTenant = (roles: Caller['roles'], of: Caller = operator) =>
-  t.caller(roles, { tenantId: of.tenantId });
+const inTenant = (roles: Caller['roles']) => t.caller(roles, { tenantId: operator.tenantId });
 const counts = (test: CreatedTest) => variantCounts(t, operator, test);
 const totals = (test: CreatedTest) => totalCounts(t, operator, test);
 

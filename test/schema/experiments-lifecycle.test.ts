@@ -48,8 +48,7 @@ let operator: Caller;
 
 withTestAppAndCaller(['operator'], (made) => ({ t, caller: operator } = made));
 
-const inTenant = (roles: Caller['roles'], of: Caller = operator) =>
-  t.caller(roles, { tenantId: of.tenantId });
+const inTenant = (roles: Caller['roles']) => t.caller(roles, { tenantId: operator.tenantId });
 
 const twoVariants = [{ name: 'control' }, { name: 'treatment' }];
 

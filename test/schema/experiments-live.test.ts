@@ -5,7 +5,7 @@ import { graphql } from '../../src/generated/graphql/index.js';
 import type { RunningServer } from '../../src/server.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, databaseKind } from '../support/database.js';
-import { serveTestApp } from '../support/fixtures.js';
+import { serveTestAppAndCaller } from '../support/fixtures.js';
 import { subscribe } from '../support/ws.js';
 import { type BusWatch, watchBus } from './agents-support.js';
 import {
@@ -72,10 +72,7 @@ let t: TestApp;
 let server: RunningServer;
 let operator: Caller;
 
-serveTestApp(async (app) => {
-  ({ t, server } = app);
-  operator = await t.caller(['operator']);
-});
+serveTestAppAndCaller(['operator'], (made) => ({ t, server, caller: operator } = made));
 
 /** Records `count` new subjects per variant (`prefix`-variant-k), none converted. */
 async function record(app: TestApp, test: CreatedTest, prefix: string, count: number, converted = false) {

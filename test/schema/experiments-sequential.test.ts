@@ -5,7 +5,7 @@ import type { RunningServer } from '../../src/server.js';
 import { expectClose } from '../domain/experiments/reference.js';
 import { sequentialReference } from '../domain/experiments/sequential-reference.js';
 import type { Caller, TestApp } from '../support/app.js';
-import { serveTestApp } from '../support/fixtures.js';
+import { serveTestAppAndCaller } from '../support/fixtures.js';
 import { subscribe } from '../support/ws.js';
 import { watchBus } from './agents-support.js';
 import {
@@ -95,10 +95,7 @@ let t: TestApp;
 let server: RunningServer;
 let operator: Caller;
 
-serveTestApp(async (app) => {
-  ({ t, server } = app);
-  operator = await t.caller(['operator']);
-});
+serveTestAppAndCaller(['operator'], (made) => ({ t, server, caller: operator } = made));
 
 const twoVariants = [{ name: 'control' }, { name: 'treatment' }];
 const familyNamed = (name: string) => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { createTestDatabase, databaseKind } from '../support/database.js';
+import { databaseKind } from '../support/database.js';
+import { createTwoTestApps } from '../support/fixtures.js';
 import { ClaimTask, queueTask } from './agents-support.js';
 import { promote, Rollback, register } from './finetuning-support.js';
 import {
@@ -284,9 +285,7 @@ describe('two instances on one database', () => {
   it.skipIf(databaseKind === 'pglite')(
     'routes the next claim on one instance to the version a rollback on the other restored, within 1 s',
     async () => {
-      const database = await createTestDatabase();
-      const a = await createTestApp({ database });
-      const b = await createTestApp({ database });
+      const { a, b, close } = await createTwoTestApps();
       try {
         const tenant = await routingTenant(a);
         const { baseModel, production: v1 } = await boundLine(a, tenant, 'cfo');
@@ -313,9 +312,7 @@ describe('two instances on one database', () => {
           })
           .toBe(v1);
       } finally {
-        await a.close();
-        await b.close();
-        await database.drop();
+        await close();
       }
     },
   );

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { createServer, type Server } from 'node:tls';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
-import { createTestDatabase, databaseKind, type TestDatabase } from '../support/database.js';
+import { afterAll, expect, it } from 'vitest';
+import type { Caller, TestApp } from '../support/app.js';
+import { databaseKind } from '../support/database.js';
 import { eventually } from '../support/eventually.js';
 import {
   type Answer,
@@ -12,8 +12,8 @@ import {
   queueTask,
   RECEIVER_HOST,
   type Receiver,
-  startReceiver,
-  webhookEnv,
+  receiverOptions,
+  withReceiverAndTwoApps,
 } from './webhooks-support.js';
 
 /**
@@ -38,44 +38,34 @@ const P99_TARGET_MS = 2000;
 
 let receiver: Receiver;
 let silent: { server: Server; port: number; sockets: Set<Socket> };
-let database: TestDatabase;
 let a: TestApp;
 let b: TestApp;
 
-beforeAll(async () => {
-  const started = await startReceiver();
-  receiver = started.receiver;
-  // A receiver that accepts the connection and never reads the request.
-  const sockets = new Set<Socket>();
-  const server = createServer(started.certificate, (socket) => {
-    socket.pause();
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  silent = { server, port: (server.address() as { port: number }).port, sockets };
-  database = await createTestDatabase();
-  const env = webhookEnv(receiver);
-  const options = {
-    database,
-    env: {
-      ...env,
-      CONNECTOR_EGRESS_ALLOW: `${env.CONNECTOR_EGRESS_ALLOW},127.0.0.1:${silent.port}`,
-    },
-    egress: { ca: started.ca, lookup: started.lookup },
-    webhooks: { callTimeoutMs: CALL_TIMEOUT_MS },
-  };
-  a = await createTestApp(options);
-  b = await createTestApp(options);
-});
+// Registered first, so it runs last: after both instances have closed.
 afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await database?.drop();
   for (const socket of silent?.sockets ?? []) socket.destroy();
   await new Promise((resolve) => silent?.server.close(resolve));
-  await receiver?.close();
 });
+withReceiverAndTwoApps(
+  (made) => ({ receiver, a, b } = made),
+  async (started) => {
+    // A receiver that accepts the connection and never reads the request.
+    const sockets = new Set<Socket>();
+    const server = createServer(started.certificate, (socket) => {
+      socket.pause();
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    silent = { server, port: (server.address() as { port: number }).port, sockets };
+    const { env, egress } = receiverOptions(started);
+    return {
+      env: { ...env, CONNECTOR_EGRESS_ALLOW: `${env.CONNECTOR_EGRESS_ALLOW},127.0.0.1:${silent.port}` },
+      egress,
+      webhooks: { callTimeoutMs: CALL_TIMEOUT_MS },
+    };
+  },
+);
 
 /** Tracks the requests a receiver has open: its answer, and how many were open at most. */
 function openRequests(answer: (response: Parameters<Answer>[1], done: () => void) => void) {

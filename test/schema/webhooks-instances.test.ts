@@ -1,34 +1,21 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { createWebhook, queueTask, type Receiver, startReceiver, webhookEnv } from './webhooks-support.js';
+import { expect, it } from 'vitest';
+import type { TestApp } from '../support/app.js';
+import {
+  createWebhook,
+  queueTask,
+  type Receiver,
+  receiverOptions,
+  withReceiverAndTwoApps,
+} from './webhooks-support.js';
 
 let receiver: Receiver;
-let database: TestDatabase;
 let a: TestApp;
 let b: TestApp;
 
-beforeAll(async () => {
-  const started = await startReceiver();
-  receiver = started.receiver;
-  database = await createTestDatabase();
-  const env = webhookEnv(receiver);
-  const options = {
-    database,
-    env,
-    egress: { ca: started.ca, lookup: started.lookup },
-    webhooks: { retry: { firstDelayMs: 20, maxDelayMs: 80 } },
-  };
-  // Two instances on one database, each with its relay and its dispatcher.
-  a = await createTestApp(options);
-  b = await createTestApp(options);
-});
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await database?.drop();
-  await receiver?.close();
-});
+withReceiverAndTwoApps(
+  (made) => ({ receiver, a, b } = made),
+  (started) => ({ ...receiverOptions(started), webhooks: { retry: { firstDelayMs: 20, maxDelayMs: 80 } } }),
+);
 
 it('two instances share the deliveries: each message is delivered once, in the role’s order', async () => {
   const chairman = await a.caller(['chairman']);

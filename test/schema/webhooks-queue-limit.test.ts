@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { createTestDatabase, databaseKind, type TestDatabase } from '../support/database.js';
+import { expect, it } from 'vitest';
+import type { TestApp } from '../support/app.js';
+import { databaseKind } from '../support/database.js';
 import { eventually } from '../support/eventually.js';
 import {
   createWebhook,
@@ -12,9 +12,10 @@ import {
   queueTask,
   REDELIVER,
   type Receiver,
+  receiverOptions,
   signedWith,
-  startReceiver,
   webhookEnv,
+  withReceiverAndTwoApps,
 } from './webhooks-support.js';
 
 /**
@@ -26,28 +27,16 @@ import {
 const QUEUE_PER_TENANT = 3;
 
 let receiver: Receiver;
-let database: TestDatabase;
 let a: TestApp;
 let b: TestApp;
 
-beforeAll(async () => {
-  const started = await startReceiver();
-  receiver = started.receiver;
-  database = await createTestDatabase();
-  const options = {
-    database,
-    env: { ...webhookEnv(receiver), WEBHOOK_QUEUE_PER_TENANT: String(QUEUE_PER_TENANT) },
-    egress: { ca: started.ca, lookup: started.lookup },
-  };
-  a = await createTestApp(options);
-  b = await createTestApp(options);
-});
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await database?.drop();
-  await receiver?.close();
-});
+withReceiverAndTwoApps(
+  (made) => ({ receiver, a, b } = made),
+  (started) => ({
+    ...receiverOptions(started),
+    env: { ...webhookEnv(started.receiver), WEBHOOK_QUEUE_PER_TENANT: String(QUEUE_PER_TENANT) },
+  }),
+);
 
 async function droppedCount(): Promise<number> {
   const name = 'boardroom_webhook_deliveries_dropped_total';

@@ -1,8 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { expect } from 'vitest';
-import type { Caller, TestApp } from '../support/app.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { Caller, TestApp, TestAppOptions } from '../support/app.js';
+import { createTwoTestApps, type TwoTestApps } from '../support/fixtures.js';
 import {
   createTestCertificate,
   fixedLookup,
@@ -133,6 +134,38 @@ export const webhookEnv = (receiver: Receiver) => ({
   CONNECTOR_EGRESS_ALLOW: `127.0.0.1:${receiver.server.port}`,
   CONNECTOR_SECRETS_KEY: `k1:${randomBytes(32).toString('base64')}`,
 });
+
+export type StartedReceiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** Test-app options of an instance that delivers to `started`'s receiver: its env, CA and resolver. */
+export const receiverOptions = (started: StartedReceiver) => ({
+  env: webhookEnv(started.receiver),
+  egress: { ca: started.ca, lookup: started.lookup },
+});
+
+/**
+ * A receiver and two instances on one database that deliver to it, each with its relay and its
+ * dispatcher, for the tests of the block that calls this: made before them, closed after them.
+ * `options` are the instances' options once the receiver has started (default: receiverOptions).
+ */
+export function withReceiverAndTwoApps(
+  ready: (made: { receiver: Receiver; a: TestApp; b: TestApp }) => unknown,
+  options: (
+    started: StartedReceiver,
+  ) => Omit<TestAppOptions, 'database'> | Promise<Omit<TestAppOptions, 'database'>> = receiverOptions,
+): void {
+  let started: StartedReceiver | undefined;
+  let apps: TwoTestApps | undefined;
+  beforeAll(async () => {
+    started = await startReceiver();
+    apps = await createTwoTestApps(await options(started));
+    await ready({ receiver: started.receiver, a: apps.a, b: apps.b });
+  });
+  afterAll(async () => {
+    await apps?.close();
+    await started?.receiver.close();
+  });
+}
 
 export const WEBHOOK_FIELDS = `id role url status createdAt secretRotatedAt previousSecretValidUntil failingSince disabledAt disabledReason`;
 export const DELIVERY_FIELDS = `id webhookId messageId eventId eventType payload status attempts createdAt nextAttemptAt lastAttemptAt lastStatusCode lastError lastDurationMs deliveredAt latencyMs redeliveryOf`;

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { type Caller, createTestApp, type TestApp } from '../support/app.js';
+import type { Caller, TestApp } from '../support/app.js';
+import { withTestAppAndCaller } from '../support/fixtures.js';
 
 const corsHeaders = (response: Response) =>
   Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-')));
@@ -29,11 +30,7 @@ async function preflight(t: TestApp, origin: string) {
 describe('CORS by default', () => {
   let t: TestApp;
   let member: Caller;
-  beforeAll(async () => {
-    t = await createTestApp();
-    member = await t.caller(['member']);
-  });
-  afterAll(() => t.close());
+  withTestAppAndCaller(['member'], (made) => ({ t, caller: member } = made));
 
   it('grants no origin cross-origin access, and never credentials', async () => {
     const response = await fromOrigin(t, 'https://evil.example', member);
@@ -46,11 +43,9 @@ describe('CORS by default', () => {
 describe('CORS with CORS_ORIGINS', () => {
   let t: TestApp;
   let member: Caller;
-  beforeAll(async () => {
-    t = await createTestApp({ env: { CORS_ORIGINS: 'https://app.example, https://admin.example' } });
-    member = await t.caller(['member']);
+  withTestAppAndCaller(['member'], (made) => ({ t, caller: member } = made), {
+    env: { CORS_ORIGINS: 'https://app.example, https://admin.example' },
   });
-  afterAll(() => t.close());
 
   it('grants a listed origin access with credentials', async () => {
     const response = await fromOrigin(t, 'https://app.example', member);

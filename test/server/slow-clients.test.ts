@@ -62,10 +62,26 @@ const head = (method: string, path: string, headers: Record<string, string | num
     .join('')}\r\n`;
 
 const statusOf = (response: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1]);
+const bodyOf = (response: string) => JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
 
 let t: TestApp;
 let server: RunningServer;
 const tenants: Caller[] = [];
+
+/** Everything a member's POST to `path` receives when its 1000-byte JSON body arrives a byte at a time. */
+async function trickledBody(path: string): Promise<string> {
+  const client = await openRaw(server.url);
+  await write(
+    client,
+    head('POST', path, {
+      'content-type': 'application/json',
+      authorization: `Bearer ${tenants[0]?.token}`,
+      'content-length': 1000,
+    }),
+  );
+  trickle(client, 'x'.repeat(1000));
+  return client.closed;
+}
 
 beforeAll(async () => {
   t = await createTestApp({ env });
@@ -153,20 +169,9 @@ describe(`slow clients (${databaseKind})`, () => {
   });
 
   it('cuts a caller whose body keeps arriving a byte at a time with 408 in the GraphQL error shape', async () => {
-    const client = await openRaw(server.url);
-    await write(
-      client,
-      head('POST', '/graphql', {
-        'content-type': 'application/json',
-        authorization: `Bearer ${tenants[0]?.token}`,
-        'content-length': 1000,
-      }),
-    );
-    trickle(client, 'x'.repeat(1000));
-
-    const answer = await client.closed;
+    const answer = await trickledBody('/graphql');
     expect(statusOf(answer)).toBe(408);
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+    expect(bodyOf(answer)).toEqual({
       errors: [
         {
           message: 'Request timeout: the request did not arrive within 2000 ms',
@@ -177,20 +182,9 @@ describe(`slow clients (${databaseKind})`, () => {
   });
 
   it('cuts a slow REST body with 408 {"detail"}', async () => {
-    const client = await openRaw(server.url);
-    await write(
-      client,
-      head('POST', '/api/v1/agents/ceo/chat', {
-        'content-type': 'application/json',
-        authorization: `Bearer ${tenants[0]?.token}`,
-        'content-length': 1000,
-      }),
-    );
-    trickle(client, 'x'.repeat(1000));
-
-    const answer = await client.closed;
+    const answer = await trickledBody('/api/v1/agents/ceo/chat');
     expect(statusOf(answer)).toBe(408);
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+    expect(bodyOf(answer)).toEqual({
       detail: 'Request timeout: the request did not arrive within 2000 ms',
     });
   });

@@ -1,18 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import type { TestApp } from '../support/app.js';
-import { serveTestApp, shortLivedMember } from '../support/fixtures.js';
+import { afterEveryExpiry, serveTestApp, shortLivedMember } from '../support/fixtures.js';
 import { nextSseEvent, openSse, untilSseDelivered } from '../support/sse.js';
-
-const OnAgentPaused = 'subscription { agentPaused { eventId role } }';
+import { OnAgentPaused, publishAgentPaused } from '../support/ws.js';
 
 let t: TestApp;
 let server: RunningServer;
 serveTestApp((app) => ({ t, server } = app));
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 /** Resolves once the clock has passed `at` (the wait is for time itself: the token's exp). */
 function clockPast(at: number): Promise<void> {
@@ -21,16 +16,6 @@ function clockPast(at: number): Promise<void> {
     check();
   });
 }
-
-const publishPause = (tenantId: string, role: string) => {
-  const eventId = randomUUID();
-  return t.app.services.bus.publish({
-    eventId,
-    type: 'DOGFOOD_AGENT_PAUSED',
-    tenantId,
-    payload: { event_id: eventId, role, tenant_id: tenantId },
-  });
-};
 
 const expiredEvent = {
   event: 'next',
@@ -63,7 +48,7 @@ describe('a token that expires while its SSE subscription is open', () => {
     await untilSseDelivered(t, stream, caller.tenantId);
 
     await clockPast(caller.expiresAt);
-    await publishPause(caller.tenantId, 'cfo');
+    await publishAgentPaused(t, caller.tenantId, 'cfo');
 
     expect(await nextSseEvent(stream)).toMatchObject(expiredEvent);
     await stream.ended();
@@ -76,9 +61,8 @@ describe('a token that expires while its SSE subscription is open', () => {
     const stream = await openSse(server.url, caller, OnAgentPaused);
     await untilSseDelivered(t, stream, caller.tenantId);
 
-    const now = Date.now();
-    vi.spyOn(Date, 'now').mockReturnValue(now + 2 * 60 * 60 * 1000);
-    await publishPause(caller.tenantId, 'cfo');
+    afterEveryExpiry();
+    await publishAgentPaused(t, caller.tenantId, 'cfo');
 
     expect(await nextSseEvent(stream)).toMatchObject(expiredEvent);
     await stream.ended();

@@ -1,11 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import type { TestApp } from '../support/app.js';
-import { serveTestApp, shortLivedMember } from '../support/fixtures.js';
-import { closeCodeFor, openSocket, untilDelivered } from '../support/ws.js';
-
-const OnAgentPaused = 'subscription { agentPaused { eventId role } }';
+import { afterEveryExpiry, serveTestApp, shortLivedMember } from '../support/fixtures.js';
+import {
+  closeCodeFor,
+  OnAgentPaused,
+  openSocket,
+  publishAgentPaused,
+  untilDelivered,
+} from '../support/ws.js';
 
 let t: TestApp;
 let server: RunningServer;
@@ -13,22 +16,6 @@ serveTestApp((app) => ({ t, server } = app));
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-/** Moves the server's clock (Date.now) past every token issued in these tests. */
-function afterEveryExpiry() {
-  const now = Date.now();
-  vi.spyOn(Date, 'now').mockReturnValue(now + 2 * 60 * 60 * 1000);
-}
-
-const publishPause = (tenantId: string) => {
-  const eventId = randomUUID();
-  return t.app.services.bus.publish({
-    eventId,
-    type: 'DOGFOOD_AGENT_PAUSED',
-    tenantId,
-    payload: { event_id: eventId, role: 'cfo', tenant_id: tenantId },
-  });
-};
 
 describe('a token that expires while its socket is open', () => {
   it('closes the socket with 4401 at the token’s exp', async () => {
@@ -47,7 +34,7 @@ describe('a token that expires while its socket is open', () => {
     await untilDelivered(t, socket, 'live', caller.tenantId);
 
     afterEveryExpiry();
-    await publishPause(caller.tenantId);
+    await publishAgentPaused(t, caller.tenantId, 'cfo');
 
     expect(await socket.closed()).toBe(4401);
     const roles = socket.received('live').map((message) => message.payload?.data?.agentPaused?.role);

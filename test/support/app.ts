@@ -142,3 +142,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     },
   };
 }
+
+/** The REST answer's body for the path parameter `name` given as `not-a-uuid` (a 422). */
+export const notAUuidAtPath = (name: string) => ({
+  detail: [
+    {
+      input: 'not-a-uuid',
+      loc: ['path', name],
+      msg: 'Input should be a valid UUID, invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `n` at 1',
+      type: 'uuid_parsing',
+    },
+  ],
+});

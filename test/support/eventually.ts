@@ -15,3 +15,14 @@ const SETTLE_MS = 25_000;
 export function eventually<T>(check: () => T | Promise<T>): Promise<T> {
   return vi.waitFor(check, { timeout: SETTLE_MS, interval: 20 });
 }
+
+/** `promise`, or a rejection `${what} within ${timeoutMs} ms` once that time has passed first. */
+export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} within ${timeoutMs} ms`)), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Caller, TestApp } from './app.js';
+import { withTimeout } from './eventually.js';
+import { publishAgentPaused } from './ws.js';
 
 /** One server-sent event as yoga writes it: `event: next` with a result, or `event: complete`. */
 export interface SseMessage {
@@ -19,16 +20,6 @@ export interface SseStream {
   ended(timeoutMs?: number): Promise<void>;
   /** The client goes away. */
   close(): Promise<void>;
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} within ${timeoutMs} ms`)), timeoutMs);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /** Parses `event:` / `data:` blocks; comments (yoga's `:` pings) are skipped. */
@@ -146,13 +137,7 @@ export function readSse(response: Response, abort: AbortController): SseStream {
 export async function untilSseDelivered(t: TestApp, stream: SseStream, tenantId: string) {
   for (let round = 0; stream.received().length === 0; round += 1) {
     if (round === 50) throw new Error('the SSE subscription never became live');
-    const eventId = randomUUID();
-    await t.app.services.bus.publish({
-      eventId,
-      type: 'DOGFOOD_AGENT_PAUSED',
-      tenantId,
-      payload: { event_id: eventId, role: 'probe', tenant_id: tenantId },
-    });
+    await publishAgentPaused(t, tenantId, 'probe');
     await stream.next(100).catch(() => undefined);
   }
   while (await stream.next(0).catch(() => undefined)) {}

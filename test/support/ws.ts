@@ -8,6 +8,7 @@ import type { EventBus } from '../../src/events/bus.js';
 import type { BusEvent, EventType } from '../../src/events/topics.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import type { Caller, TestApp } from './app.js';
+import { withTimeout } from './eventually.js';
 
 /** The payload key that marks a readiness probe; a probe never reaches a client. */
 const PROBE = 'boardroom_test_probe';
@@ -231,16 +232,6 @@ export interface RawSocket {
 
 const wsUrl = (httpUrl: string) => `${httpUrl.replace(/^http/, 'ws')}/graphql`;
 
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} within ${timeoutMs} ms`)), timeoutMs);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
 /** Opens a raw socket; with `init` it sends connection_init and waits for the ack. */
 export async function openSocket(
   httpUrl: string,
@@ -335,6 +326,20 @@ export async function openSocket(
   };
 }
 
+/** A subscription to every `agentPaused` of the caller's tenant, as the stream tests open it. */
+export const OnAgentPaused = 'subscription { agentPaused { eventId role } }';
+
+/** Publishes an `agentPaused` event of `role` in `tenantId` on the app's bus. */
+export function publishAgentPaused(t: TestApp, tenantId: string, role: string) {
+  const eventId = randomUUID();
+  return t.app.services.bus.publish({
+    eventId,
+    type: 'DOGFOOD_AGENT_PAUSED',
+    tenantId,
+    payload: { event_id: eventId, role, tenant_id: tenantId },
+  });
+}
+
 /**
  * Publishes `agentPaused` probes for `tenantId` until subscription `id` on `socket` receives one: a
  * subscription is live on the server only some time after its `subscribe` was sent.
@@ -342,13 +347,7 @@ export async function openSocket(
 export async function untilDelivered(t: TestApp, socket: RawSocket, id: string, tenantId: string) {
   for (let round = 0; socket.received(id).length === 0; round += 1) {
     if (round === 50) throw new Error(`subscription ${id} never became live`);
-    const eventId = randomUUID();
-    await t.app.services.bus.publish({
-      eventId,
-      type: 'DOGFOOD_AGENT_PAUSED',
-      tenantId,
-      payload: { event_id: eventId, role: 'probe', tenant_id: tenantId },
-    });
+    await publishAgentPaused(t, tenantId, 'probe');
     await socket.next(id, 100).catch(() => undefined);
   }
   // Later reads start after the probes.

@@ -1,7 +1,11 @@
 import type { Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+// @ts-expect-error the build script is plain JavaScript without type declarations
+import { buildDashboard } from '../../../scripts/build-dashboard.mjs';
 import { graphql } from '../../../src/generated/graphql/index.js';
-import type { Caller, TestApp } from '../../support/app.js';
+import type { Caller, TestApp, TestAppOptions } from '../../support/app.js';
+import { type ListeningApp, serveTestApp } from '../../support/fixtures.js';
+import { type Browser, launchBrowser } from './browser.js';
 
 export const SetLiveMode = graphql(`
   mutation DashboardLiveMode($enabled: Boolean!) {
@@ -17,6 +21,23 @@ export const ROLES = ['ceo', 'cfo', 'coo', 'cto', 'cmo', 'cpo', 'chro', 'clo'];
 export const WAIT_MS = 5000;
 
 export const card = (role: string, state: string) => `[data-role="${role}"][data-state="${state}"]`;
+
+/**
+ * serveTestApp with the dashboard built before it and a browser launched after it, for the tests of the
+ * block that calls this; after them the browser closes first, then the server and the app.
+ */
+export function serveDashboard(
+  ready: (made: ListeningApp & { browser: Browser }) => unknown,
+  options: TestAppOptions = {},
+): void {
+  let browser: Browser | undefined;
+  beforeAll(() => buildDashboard());
+  serveTestApp(async (app) => {
+    browser = await launchBrowser();
+    await ready({ ...app, browser });
+  }, options);
+  afterAll(() => browser?.close());
+}
 
 /** Opens the dashboard with a token in the fragment and waits until its first reads are on the page. */
 export async function openDashboard(

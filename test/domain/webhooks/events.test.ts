@@ -56,17 +56,7 @@ describe('webhookEventOf', () => {
   });
 
   it('makes budget alerts budget.warning and budget.exhausted, the tenant budget for tenant webhooks only', () => {
-    const budget = {
-      budget_id: 'b1',
-      role: 'cfo',
-      period: 'day',
-      period_start: '2026-11-25T00:00:00.000Z',
-      period_end: '2026-11-26T00:00:00.000Z',
-      limit_usd: '10',
-      spent_usd: '8.5',
-      reserved_usd: '1',
-      warning_threshold: 0.8,
-    };
+    // The webhook carries the budget's figures; the bus event has its role and warning threshold besides.
     const data = {
       budget_id: 'b1',
       period: 'day',
@@ -76,6 +66,7 @@ describe('webhookEventOf', () => {
       spent_usd: '8.5',
       reserved_usd: '1',
     };
+    const budget = { ...data, role: 'cfo', warning_threshold: 0.8 };
     expect(webhookEventOf(event('BUDGET_WARNING', budget))).toEqual({
       type: 'budget.warning',
       role: 'cfo',
