@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { browserTestsEnabled } from './test/browser/support/chromium.js';
+import HeaviestProjectsFirst from './test/support/sequencer.js';
 
 /**
  * The test projects, split by what they prove (docs/testing.md):
@@ -9,10 +10,12 @@ import { browserTestsEnabled } from './test/browser/support/chromium.js';
  *   migrations, outages, tenant isolation, starting on either engine), on both. The PostgreSQL run uses
  *   Redis as the bus and fails, never skips, when either service cannot be reached.
  * - `api`: the contract of every face (GraphQL, REST, MCP, WebSockets, the plugins, the pages), once: on
- *   PostgreSQL and Redis when TEST_DATABASE_URL is set (CI), on PGlite otherwise. Its files share one
- *   module graph per worker (`isolate: false`): they already keep apart by tenant and restore their spies.
+ *   PostgreSQL and Redis when TEST_DATABASE_URL is set (CI), on PGlite otherwise.
  * - `browser`: pages in headless Chromium, once (on PGlite): only where Chromium is installed, and always
  *   when BROWSER_TESTS=1 (CI), which fails the run if it is missing.
+ * The files of every project but `browser` share one module graph per worker (`isolate: false`): they
+ * already keep apart by tenant and restore their spies. Every project's files share the two workers,
+ * the heaviest projects' first (docs/decisions/0047-ci-in-fifteen-minutes.md).
  */
 const unitTests = ['test/domain/**/*.test.ts', 'test/docs/**/*.test.ts'];
 const browserTests = ['test/browser/**/*.test.ts'];
@@ -65,6 +68,8 @@ export default defineConfig({
     // database tests spend much of their time waiting on PostgreSQL, Redis and sockets, so two files at a
     // time keep both cores busy.
     maxWorkers: 2,
+    // Every project runs in one pool of two workers; the heaviest projects' files start first.
+    sequence: { sequencer: HeaviestProjectsFirst },
     // WebAssembly (PGlite's PostgreSQL, Prisma's query compiler) runs on V8's baseline compiler only: a test
     // process lives seconds, too short for optimized code to repay its compilation, which runs on background
     // threads beside the tests (PGlite files ~20% faster on Node 24, PostgreSQL files unchanged). It also
@@ -92,6 +97,7 @@ export default defineConfig({
           include: storageTests,
           env: { TEST_DB: 'pglite' },
           globalSetup: [ensureBuild, templates],
+          isolate: false,
         },
       },
       ...(withPostgres
@@ -103,6 +109,7 @@ export default defineConfig({
                 include: storageTests,
                 env: { TEST_DB: 'postgres' },
                 globalSetup: [requireServices, ensureBuild, templates],
+                isolate: false,
               },
             },
           ]
@@ -116,7 +123,6 @@ export default defineConfig({
                 include: browserTests,
                 env: { TEST_DB: 'pglite' },
                 globalSetup: ['test/browser/support/require-chromium.ts', templates],
-                fileParallelism: false,
               },
             },
           ]
