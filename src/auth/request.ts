@@ -1,13 +1,9 @@
 import { requestStateOf } from '../http/request-context.js';
-import type { TokenVerifier } from './tokens.js';
+import type { Authentication, TokenVerifier } from './tokens.js';
 import { AuthenticationError } from './tokens.js';
 import type { Viewer } from './viewer.js';
 
-/** What the credential of one request proved, decided once per request. */
-export type Authentication =
-  | { status: 'anonymous' }
-  | { status: 'verified'; viewer: Viewer }
-  | { status: 'failed'; error: AuthenticationError };
+export type { Authentication } from './tokens.js';
 
 /**
  * The one place a request's caller is asked, by every transport: the bearer credential verified once, or the

@@ -16,6 +16,12 @@ export class AuthenticationError extends DomainError {
   }
 }
 
+/** What the credential of one request proved, decided once per request (src/auth/request.ts). */
+export type Authentication =
+  | { status: 'anonymous' }
+  | { status: 'verified'; viewer: Viewer }
+  | { status: 'failed'; error: AuthenticationError };
+
 /** Longest `sub` accepted: it is stored as the actor of audit rows, tasks and events. */
 export const MAX_SUBJECT_LENGTH = 256;
 

@@ -60,8 +60,8 @@ export const POOLED_BODY_BUFFERS = 4;
 /**
  * Buffers of large bodies that were read and parsed, for the next large body. A REST chat with 4 MiB makes a
  * 5.6 MB body, and V8 counts such buffers as external memory until a full collection finds them dead: made
- * anew for each body they set off one full collection every few requests (docs/decisions.md, "Chat
- * attachments"). Kept only between one body's `use` and the next body's first bytes, never shared.
+ * anew for each body they set off one full collection every few requests
+ * (docs/decisions/0027-chat-attachments.md). Kept only between one body's `use` and the next body's first bytes, never shared.
  */
 const bodyBuffers = new BufferPool({
   minBytes: POOLED_BODY_MIN_BYTES,

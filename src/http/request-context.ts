@@ -1,4 +1,4 @@
-import type { Authentication } from '../auth/request.js';
+import type { Authentication } from '../auth/tokens.js';
 
 /**
  * What the intake learns of one request, kept on the request's own context: yoga's server context for that
