@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
 import {
   APPROVAL_EXPIRY_MAX_SECONDS,
   APPROVAL_EXPIRY_MIN_SECONDS,
@@ -32,6 +32,7 @@ import {
 } from '../domain/connectors/template.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 import './connectors/calls.js';
+import { graphqlArg, idArg, zodField } from './args.js';
 
 const ConnectorStatus = builder.enumType('ConnectorStatus', { values: CONNECTOR_STATUSES });
 
@@ -205,14 +206,18 @@ export const connectorTemplateSchema = z.object({
   rateLimits: rateLimitsSchema.optional(),
 });
 
-const connectorInputSchema = z.object({ template: connectorTemplateSchema });
-const connectorId = z.guid();
+const connectorInputSchema = graphqlArg(z.object({ template: connectorTemplateSchema }), {
+  type: ConnectorInput,
+});
+const connectorId = idArg();
 
 export const createConnectorArgs = z.object({ input: connectorInputSchema });
 export const updateConnectorArgs = z.object({
   id: connectorId,
   input: connectorInputSchema,
-  expectedVersion: z.int32().min(1).nullish(),
+  expectedVersion: graphqlArg(z.int32().min(1).nullish(), {
+    description: 'Refuse the edit (PRECONDITION_FAILED) unless this is the current version.',
+  }),
 });
 
 builder.mutationField('createConnector', (t) =>
@@ -220,8 +225,7 @@ builder.mutationField('createConnector', (t) =>
     type: ConnectorRef,
     description:
       'Creates an active connector at version 1 (chairman only: each connector is a new outbound trust boundary).',
-    args: { input: t.arg({ type: ConnectorInput, required: true }) },
-    ...validatedArgs(createConnectorArgs, (_root, { input }, context) =>
+    ...zodField(t, createConnectorArgs, (_root, { input }, context) =>
       createConnector(context, input.template),
     ),
   }),
@@ -232,14 +236,7 @@ builder.mutationField('updateConnector', (t) =>
     type: ConnectorRef,
     description:
       'Replaces the template as the next version; earlier versions are kept (operator or chairman). Calls still waiting for a decision are cancelled (they run only on the version they were requested against). Moving base_url to another origin (scheme, host, port) is the chairman’s alone (FORBIDDEN, reason origin_change_refused, audited) and leaves the stored credential unusable until it is set again.',
-    args: {
-      id: t.arg.id({ required: true }),
-      input: t.arg({ type: ConnectorInput, required: true }),
-      expectedVersion: t.arg.int({
-        description: 'Refuse the edit (PRECONDITION_FAILED) unless this is the current version.',
-      }),
-    },
-    ...validatedArgs(updateConnectorArgs, (_root, { id, input, expectedVersion }, context) =>
+    ...zodField(t, updateConnectorArgs, (_root, { id, input, expectedVersion }, context) =>
       updateConnector(context, { id, template: input.template, expectedVersion }),
     ),
   }),
@@ -249,8 +246,7 @@ builder.queryField('connector', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ConnectorRef,
     description: 'One connector of the caller’s tenant (NOT_FOUND otherwise).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: connectorId }), (_root, { id }, context) => findConnector(context, id)),
+    ...zodField(t, z.object({ id: connectorId }), (_root, { id }, context) => findConnector(context, id)),
   }),
 );
 
@@ -258,8 +254,7 @@ builder.queryField('connectors', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ConnectorPage,
     description: 'The tenant’s connectors, newest first.',
-    args: { first: t.arg.int(), after: t.arg.string() },
-    ...validatedArgs(z.object(pageArgsSchema), async (_root, { first, after }, context) => {
+    ...zodField(t, z.object(pageArgsSchema), async (_root, { first, after }, context) => {
       const rows = await context.prisma.connector.findMany({
         where: { tenantId: context.viewer.tenantId, ...afterCursor(after) },
         orderBy: newestFirst,
@@ -313,8 +308,10 @@ const approvalPolicySchema = z.object({
 
 export const setApprovalPolicyArgs = z.object({
   id: connectorId,
-  policy: approvalPolicySchema.nullish(),
-  expectedVersion: z.int32().min(1).nullish(),
+  policy: graphqlArg(approvalPolicySchema, { type: ApprovalPolicyInput }).nullish(),
+  expectedVersion: graphqlArg(z.int32().min(1).nullish(), {
+    description: 'Refuse the change (PRECONDITION_FAILED) unless this is the current version.',
+  }),
 });
 
 builder.mutationField('setConnectorApprovalPolicy', (t) =>
@@ -322,14 +319,7 @@ builder.mutationField('setConnectorApprovalPolicy', (t) =>
     type: ConnectorRef,
     description:
       'Sets which endpoints of a connector wait for a decision before they are called, or removes the policy with `policy: null` (chairman only). The template is kept; the connector moves to its next version, audited, and calls still waiting for a decision are cancelled.',
-    args: {
-      id: t.arg.id({ required: true }),
-      policy: t.arg({ type: ApprovalPolicyInput }),
-      expectedVersion: t.arg.int({
-        description: 'Refuse the change (PRECONDITION_FAILED) unless this is the current version.',
-      }),
-    },
-    ...validatedArgs(setApprovalPolicyArgs, (_root, { id, policy, expectedVersion }, context) =>
+    ...zodField(t, setApprovalPolicyArgs, (_root, { id, policy, expectedVersion }, context) =>
       setConnectorApprovalPolicy(context, {
         id,
         policy: policy ? toStoredPolicy(policy) : null,

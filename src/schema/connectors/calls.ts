@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
+import { type AuthedContext, builder } from '../../builder.js';
 import { CONNECTOR_HTTP_METHODS, ENDPOINT_PATH_MAX_LENGTH } from '../../domain/connectors/endpoint-path.js';
 import {
   type ConnectorInvocation,
@@ -12,6 +12,7 @@ import {
 } from '../../domain/connectors/invoke.js';
 import { parseArgs } from '../../validation/index.js';
 import { leavingAdmission } from '../admission.js';
+import { graphqlArg, idArg, zodField } from '../args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { ConnectorCallApprovalRef } from './approvals.js';
 
@@ -80,18 +81,22 @@ const headersSchema = z.record(z.string(), z.unknown()).superRefine((headers, ct
 });
 
 export const invokeConnectorArgs = z.object({
-  id: z.guid(),
-  endpoint: z.object({
-    method: z.enum(CONNECTOR_HTTP_METHODS),
-    path: z.string().min(1).max(ENDPOINT_PATH_MAX_LENGTH),
-  }),
-  input: z
-    .object({
+  id: idArg(),
+  endpoint: graphqlArg(
+    z.object({
+      method: z.enum(CONNECTOR_HTTP_METHODS),
+      path: z.string().min(1).max(ENDPOINT_PATH_MAX_LENGTH),
+    }),
+    { type: ConnectorEndpointRefInput },
+  ),
+  input: graphqlArg(
+    z.object({
       query: querySchema.nullish(),
       body: z.unknown().optional(),
       headers: headersSchema.nullish(),
-    })
-    .nullish(),
+    }),
+    { type: ConnectorCallInput },
+  ).nullish(),
 });
 
 const ConnectorSchemaError = builder
@@ -170,12 +175,7 @@ builder.mutationField('invokeConnector', (t) =>
   t.withAuth({ operator: true, agent: true }).field({
     type: ConnectorInvokeResult,
     description: `Calls one endpoint of a connector of the caller’s tenant (operator or agent); a gated endpoint's call waits for approval instead (NOT_CONFIGURED without CONNECTOR_SECRETS_KEY, which seals its input). ${callErrors}`,
-    args: {
-      id: t.arg.id({ required: true }),
-      endpoint: t.arg({ type: ConnectorEndpointRefInput, required: true }),
-      input: t.arg({ type: ConnectorCallInput }),
-    },
-    ...validatedArgs(invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
+    ...zodField(t, invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
       invokeConnector(
         context,
         context.services,
@@ -198,8 +198,7 @@ builder.mutationField('testConnector', (t) =>
   t.withAuth({ operator: true, agent: true }).field({
     type: ConnectorTestResultRef,
     description: `Probes a connector with a HEAD request to its base_url (operator or agent). ${callErrors}`,
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
+    ...zodField(t, z.object({ id: idArg() }), (_root, { id }, context) =>
       testConnector(context, context.services, id, leavingAdmission(context)),
     ),
   }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../../builder.js';
+import { builder } from '../../builder.js';
 import { checkBaseUrl } from '../../domain/connectors/base-url.js';
 import {
   assertCredentialUsable,
@@ -8,6 +8,7 @@ import {
 } from '../../domain/connectors/credential-store.js';
 import { type ConnectorSecret, DEFAULT_API_KEY_HEADER } from '../../domain/connectors/credentials.js';
 import { isTransportHeader } from '../../domain/connectors/invoke.js';
+import { graphqlArg, idArg, zodField } from '../args.js';
 import { ConnectorRef } from '../connectors.js';
 
 builder.prismaObject('ConnectorCredential', {
@@ -159,8 +160,11 @@ const credentialSchema = z
     });
   });
 
-const connectorId = z.guid();
-export const setConnectorCredentialArgs = z.object({ id: connectorId, input: credentialSchema });
+const connectorId = idArg();
+export const setConnectorCredentialArgs = z.object({
+  id: connectorId,
+  input: graphqlArg(credentialSchema, { type: ConnectorCredentialInput }),
+});
 
 /** The secret of a validated credential input. */
 function secretOf(input: z.output<typeof credentialSchema>): ConnectorSecret {
@@ -188,11 +192,7 @@ builder.mutationField('setConnectorCredential', (t) =>
     type: ConnectorRef,
     description:
       'Seals and stores the connector’s secret, replacing the current one (rotation); the shape given must be the template’s auth_type. Needs CONNECTOR_SECRETS_KEY (NOT_CONFIGURED otherwise). Operator or chairman.',
-    args: {
-      id: t.arg.id({ required: true }),
-      input: t.arg({ type: ConnectorCredentialInput, required: true }),
-    },
-    ...validatedArgs(setConnectorCredentialArgs, (_root, { id, input }, context) =>
+    ...zodField(t, setConnectorCredentialArgs, (_root, { id, input }, context) =>
       setConnectorCredential(context, context.services.config.connectorSecretsKeys, {
         id,
         secret: secretOf(input),
@@ -205,8 +205,7 @@ builder.mutationField('clearConnectorCredential', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: ConnectorRef,
     description: 'Removes the connector’s stored secret, if any (operator or chairman).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: connectorId }), (_root, { id }, context) =>
+    ...zodField(t, z.object({ id: connectorId }), (_root, { id }, context) =>
       clearConnectorCredential(context, id),
     ),
   }),
