@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { recordAudit } from '../audit.js';
-import { type AuthedContext, builder, validatedArgs } from '../builder.js';
+import { type AuthedContext, builder } from '../builder.js';
 import { normalizeRole } from '../domain/agents/roles.js';
 import { type PauseState, pauseAgent, resumeAgent } from '../domain/dogfood/pause.js';
 import { parseArgs } from '../validation/index.js';
+import { graphqlArg, zodField } from './args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 
 export const TenantRef = builder.prismaObject('Tenant', {
@@ -47,10 +48,13 @@ const PauseInput = builder.inputType('PauseInput', {
 
 export const pauseArgs = z.object({
   role: z.string().min(1).max(64),
-  input: z.object({
-    actorUserId: z.string().trim().min(1).max(200),
-    reason: z.string().max(2000).nullish(),
-  }),
+  input: graphqlArg(
+    z.object({
+      actorUserId: z.string().trim().min(1).max(200),
+      reason: z.string().max(2000).nullish(),
+    }),
+    { type: PauseInput },
+  ),
 });
 
 const PauseResult = builder.objectRef<PauseState>('PauseResult').implement({
@@ -77,8 +81,7 @@ builder.mutationField('pauseAgent', (t) =>
   t.withAuth({ chairman: true }).field({
     type: PauseResult,
     description: 'Pauses a C-suite agent. Idempotent: a repeat answers with the original pause.',
-    args: { role: t.arg.string({ required: true }), input: t.arg({ type: PauseInput, required: true }) },
-    ...validatedArgs(pauseArgs, (_root, { role, input }, context) => pauseAgent(context, { role, ...input })),
+    ...zodField(t, pauseArgs, (_root, { role, input }, context) => pauseAgent(context, { role, ...input })),
   }),
 );
 
@@ -86,10 +89,7 @@ builder.mutationField('resumeAgent', (t) =>
   t.withAuth({ chairman: true }).field({
     type: PauseResult,
     description: 'Resumes a paused C-suite agent. Idempotent: a repeat answers with the last resume.',
-    args: { role: t.arg.string({ required: true }), input: t.arg({ type: PauseInput, required: true }) },
-    ...validatedArgs(pauseArgs, (_root, { role, input }, context) =>
-      resumeAgent(context, { role, ...input }),
-    ),
+    ...zodField(t, pauseArgs, (_root, { role, input }, context) => resumeAgent(context, { role, ...input })),
   }),
 );
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
 import {
   earlierOnboardingPackets,
   generateOnboardingPacket,
@@ -8,6 +8,7 @@ import {
 } from '../domain/hiring/packets.js';
 import { isIsoCurrency } from '../domain/hiring/salary.js';
 import { PAY_BASES } from '../domain/hiring/types.js';
+import { graphqlArg, zodField } from './args.js';
 
 const OnboardingPacketRef = builder.prismaObject('OnboardingPacket', {
   description: 'One generation of a hired candidate’s onboarding materials.',
@@ -76,32 +77,35 @@ const hiringId = z
 export const onboardingArgs = z.object({
   processId: hiringId,
   candidateId: hiringId,
-  input: z.object({
-    jobDesignData: z.record(z.string(), z.unknown()),
-    candidateName: z.string().trim().min(1).max(200),
-    salary: z
-      .object({
-        minAmount: z.number().min(0),
-        maxAmount: z.number().min(0),
-        basis: z.enum(PAY_BASES),
-        currency: z
-          .string()
-          .trim()
-          .toUpperCase()
-          .refine(isIsoCurrency, { message: 'currency must be an ISO 4217 code such as USD, EUR or GBP' }),
-      })
-      .superRefine((salary, issues) => {
-        if (salary.maxAmount < salary.minAmount) {
-          issues.addIssue({
-            code: 'custom',
-            path: ['maxAmount'],
-            input: salary.maxAmount,
-            message: `maximum amount must be greater than or equal to the minimum amount (${salary.minAmount})`,
-          });
-        }
-      }),
-    location: z.string().trim().min(1).max(200),
-  }),
+  input: graphqlArg(
+    z.object({
+      jobDesignData: z.record(z.string(), z.unknown()),
+      candidateName: z.string().trim().min(1).max(200),
+      salary: z
+        .object({
+          minAmount: z.number().min(0),
+          maxAmount: z.number().min(0),
+          basis: z.enum(PAY_BASES),
+          currency: z
+            .string()
+            .trim()
+            .toUpperCase()
+            .refine(isIsoCurrency, { message: 'currency must be an ISO 4217 code such as USD, EUR or GBP' }),
+        })
+        .superRefine((salary, issues) => {
+          if (salary.maxAmount < salary.minAmount) {
+            issues.addIssue({
+              code: 'custom',
+              path: ['maxAmount'],
+              input: salary.maxAmount,
+              message: `maximum amount must be greater than or equal to the minimum amount (${salary.minAmount})`,
+            });
+          }
+        }),
+      location: z.string().trim().min(1).max(200),
+    }),
+    { type: OnboardingInput },
+  ),
 });
 
 const packetArgs = z.object({ processId: hiringId, candidateId: hiringId });
@@ -111,12 +115,8 @@ builder.mutationField('prepareOnboarding', (t) =>
     type: OnboardingPacketRef,
     description:
       'Generates the offer letter, onboarding checklist and compliance reminders for a hired candidate (operator or chairman). Each call stores a new generation; earlier ones stay in `history`.',
-    args: {
-      processId: t.arg.string({ required: true }),
-      candidateId: t.arg.string({ required: true }),
-      input: t.arg({ type: OnboardingInput, required: true }),
-    },
-    ...validatedArgs(
+    ...zodField(
+      t,
       onboardingArgs,
       (_root, { processId, candidateId, input }, context): Promise<OnboardingPacketRow> =>
         generateOnboardingPacket(context, { processId, candidateId, ...input }),
@@ -130,11 +130,7 @@ builder.queryField('onboardingPacket', (t) =>
     nullable: true,
     description:
       'The latest onboarding packet of a candidate in the caller’s tenant, with earlier generations in `history`.',
-    args: {
-      processId: t.arg.string({ required: true }),
-      candidateId: t.arg.string({ required: true }),
-    },
-    ...validatedArgs(packetArgs, (_root, { processId, candidateId }, context) =>
+    ...zodField(t, packetArgs, (_root, { processId, candidateId }, context) =>
       latestOnboardingPacket(context, processId, candidateId),
     ),
   }),
