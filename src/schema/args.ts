@@ -1,7 +1,7 @@
 import type { ArgBuilder, InputFieldMap, InputType, SchemaTypes } from '@pothos/core';
 import type { GraphQLResolveInfo } from 'graphql';
 import { z } from 'zod';
-import type { builder } from '../builder.js';
+import { builder } from '../builder.js';
 import { parseArgs } from '../validation/index.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
@@ -34,8 +34,9 @@ const graphqlArgs = z.registry<GraphqlArgMeta>();
 
 /**
  * The rule `schema`, registered with what its GraphQL argument needs; returns the same schema. The
- * registry holds that very instance: a rule shared by several fields carries its metadata to all of them,
- * so register a field's own description on a fresh rule or wrapper (`graphqlArg(shared.nullish(), …)`).
+ * registry holds that very instance: a rule shared by several fields carries its metadata to all of them
+ * (and, as in any zod registry, to rules refined from it), so register a field's own description on a
+ * fresh rule or wrapper (`graphqlArg(shared.nullish(), …)`).
  */
 export function graphqlArg<Schema extends z.ZodType>(schema: Schema, meta: GraphqlArgMeta): Schema {
   const rule: z.ZodType = schema;
@@ -119,22 +120,44 @@ function scalarOf(schema: z.ZodType, def: Def): InputType<Types> | undefined {
   return undefined;
 }
 
-type LooseArg = (options: Record<string, unknown>) => InputFieldMap[string];
+type LooseField = (options: Record<string, unknown>) => InputFieldMap[string];
 
-/** The Pothos arguments of a field whose arguments are the keys of the zod object `schema`. */
-function argsOf<T extends SchemaTypes>(t: { arg: ArgBuilder<T> }, schema: z.ZodType): InputFieldMap {
+/** One Pothos argument or input field per key of the zod object `schema`, made with `field`. */
+function fieldsOf(field: LooseField, schema: z.ZodType, where: string): InputFieldMap {
   let object = schema;
   while (defOf(object).type === 'pipe') object = defOf(object).in as z.ZodType;
   const shape = defOf(object).shape;
-  if (!shape) throw new Error('a field’s argument rules must be a zod object, one key per argument');
-  const arg = t.arg as unknown as LooseArg;
-  const args: InputFieldMap = {};
+  if (!shape) throw new Error(`${where}: the rules must be a zod object, one key per argument or field`);
+  const fields: InputFieldMap = {};
   for (const [name, rule] of Object.entries(shape)) {
-    const { type, nullable, itemsNullable, ...described } = deriveArg(rule, name);
+    const { type, nullable, itemsNullable, ...described } = deriveArg(rule, `${where}.${name}`);
     const required = Array.isArray(type) ? { list: !nullable, items: !itemsNullable } : !nullable;
-    args[name] = arg({ type, required, ...described });
+    fields[name] = field({ type, required, ...described });
   }
-  return args;
+  return fields;
+}
+
+/** The Pothos arguments of a field whose arguments are the keys of the zod object `schema`. */
+function argsOf<T extends SchemaTypes>(t: { arg: ArgBuilder<T> }, schema: z.ZodType): InputFieldMap {
+  return fieldsOf(t.arg as unknown as LooseField, schema, 'arguments');
+}
+
+/**
+ * A GraphQL input type whose fields are read off the zod object `schema`, by the rules of `zodField`
+ * (a field's description with `graphqlArg(rule, { description })`). The schema is registered with the
+ * type, so an argument whose rule is `schema` (or wraps it, `.nullish()`) needs no `graphqlArg` of its own.
+ */
+export function zodInputType<Schema extends z.ZodType>(
+  name: string,
+  schema: Schema,
+  options: { description?: string } = {},
+) {
+  const ref = builder.inputType(name, {
+    ...options,
+    fields: (t) => fieldsOf(t.field.bind(t) as unknown as LooseField, schema, name),
+  });
+  graphqlArg(schema, { type: ref });
+  return ref;
 }
 
 /**

@@ -4,7 +4,7 @@ import { type AuthedContext, builder } from '../builder.js';
 import { normalizeRole } from '../domain/agents/roles.js';
 import { type PauseState, pauseAgent, resumeAgent } from '../domain/dogfood/pause.js';
 import { parseArgs } from '../validation/index.js';
-import { graphqlArg, zodField } from './args.js';
+import { graphqlArg, zodField, zodInputType } from './args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 
 export const TenantRef = builder.prismaObject('Tenant', {
@@ -36,26 +36,17 @@ builder.mutationField('setDogfoodLiveMode', (t) =>
   }),
 );
 
-const PauseInput = builder.inputType('PauseInput', {
-  fields: (t) => ({
-    actorUserId: t.string({
-      required: true,
-      description: 'The CEO or chairman issuing the pause or resume.',
-    }),
-    reason: t.string({ description: 'Kept in the audit log only; never published.' }),
+const pauseInput = z.object({
+  actorUserId: graphqlArg(z.string().trim().min(1).max(200), {
+    description: 'The CEO or chairman issuing the pause or resume.',
+  }),
+  reason: graphqlArg(z.string().max(2000).nullish(), {
+    description: 'Kept in the audit log only; never published.',
   }),
 });
+zodInputType('PauseInput', pauseInput);
 
-export const pauseArgs = z.object({
-  role: z.string().min(1).max(64),
-  input: graphqlArg(
-    z.object({
-      actorUserId: z.string().trim().min(1).max(200),
-      reason: z.string().max(2000).nullish(),
-    }),
-    { type: PauseInput },
-  ),
-});
+export const pauseArgs = z.object({ role: z.string().min(1).max(64), input: pauseInput });
 
 const PauseResult = builder.objectRef<PauseState>('PauseResult').implement({
   fields: (t) => ({

@@ -19,102 +19,87 @@ import {
   AbTestStatus,
 } from './experiments/types.js';
 import './experiments/events.js';
-import { graphqlArg, idArg, zodField } from './args.js';
+import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
 import { afterCursor, newestFirst, pageArgsSchema, toPage } from './pagination.js';
 
 export const MAX_VARIANTS = 20;
 
 const subjectId = z.string().min(1).max(256);
 
-const VariantInput = builder.inputType('AbTestVariantInput', {
-  fields: (t) => ({
-    name: t.string({ required: true, description: '1–100 characters, unique in the test ignoring case.' }),
-    weight: t.float({
-      description: `Relative share of new subjects, ${MIN_VARIANT_WEIGHT} to ${MAX_VARIANT_WEIGHT}; default 1.`,
-    }),
+const variantInput = z.object({
+  name: graphqlArg(z.string().trim().min(1).max(100), {
+    description: '1–100 characters, unique in the test ignoring case.',
+  }),
+  weight: graphqlArg(z.number().min(MIN_VARIANT_WEIGHT).max(MAX_VARIANT_WEIGHT).nullish(), {
+    description: `Relative share of new subjects, ${MIN_VARIANT_WEIGHT} to ${MAX_VARIANT_WEIGHT}; default 1.`,
   }),
 });
+zodInputType('AbTestVariantInput', variantInput);
 
-const CreateAbTestInput = builder.inputType('CreateAbTestInput', {
-  fields: (t) => ({
-    name: t.string({ required: true }),
-    variants: t.field({
-      type: [VariantInput],
-      required: true,
-      description: `2 to ${MAX_VARIANTS} variants; the first is the control.`,
-    }),
-    alpha: t.float({ description: `Significance level in (0, 1); default ${DEFAULT_ALPHA}.` }),
-    analysis: t.string({
+const createAbTestInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  variants: graphqlArg(
+    z
+      .array(variantInput)
+      .min(2)
+      .max(MAX_VARIANTS)
+      .superRefine((variants, ctx) => {
+        const seen = new Set<string>();
+        variants.forEach((variant, index) => {
+          const key = variant.name.toLowerCase();
+          if (seen.has(key)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [index, 'name'],
+              input: variant.name,
+              message: `variant names must be unique ignoring case; '${variant.name}' repeats an earlier one`,
+            });
+          }
+          seen.add(key);
+        });
+      }),
+    { description: `2 to ${MAX_VARIANTS} variants; the first is the control.` },
+  ),
+  alpha: graphqlArg(
+    z
+      .number()
+      .gt(0)
+      .lt(1)
+      .nullish()
+      .transform((alpha) => alpha ?? DEFAULT_ALPHA),
+    { description: `Significance level in (0, 1); default ${DEFAULT_ALPHA}.` },
+  ),
+  analysis: graphqlArg(
+    z
+      .enum(AB_TEST_ANALYSES)
+      .nullish()
+      .transform((analysis) => analysis ?? DEFAULT_AB_TEST_ANALYSIS),
+    {
+      type: 'String',
       description: `Which analysis decides the test: ${AB_TEST_ANALYSES.join(' or ')}; default ${DEFAULT_AB_TEST_ANALYSIS}. See AbTestAnalysis.`,
-    }),
-  }),
-});
-
-const EventInput = builder.inputType('AbTestEventInput', {
-  fields: (t) => ({
-    subjectId: t.string({ required: true }),
-    variantId: t.id({
-      description:
-        "The variant shown; omitted, the sticky assignment decides. Ignored when it contradicts the subject's first assignment.",
-    }),
-    converted: t.boolean({ description: 'The subject converted; default false.' }),
-  }),
-});
-
-export const createAbTestArgs = z.object({
-  input: graphqlArg(
-    z.object({
-      name: z.string().trim().min(1).max(200),
-      variants: z
-        .array(
-          z.object({
-            name: z.string().trim().min(1).max(100),
-            weight: z.number().min(MIN_VARIANT_WEIGHT).max(MAX_VARIANT_WEIGHT).nullish(),
-          }),
-        )
-        .min(2)
-        .max(MAX_VARIANTS)
-        .superRefine((variants, ctx) => {
-          const seen = new Set<string>();
-          variants.forEach((variant, index) => {
-            const key = variant.name.toLowerCase();
-            if (seen.has(key)) {
-              ctx.addIssue({
-                code: 'custom',
-                path: [index, 'name'],
-                input: variant.name,
-                message: `variant names must be unique ignoring case; '${variant.name}' repeats an earlier one`,
-              });
-            }
-            seen.add(key);
-          });
-        }),
-      alpha: z
-        .number()
-        .gt(0)
-        .lt(1)
-        .nullish()
-        .transform((alpha) => alpha ?? DEFAULT_ALPHA),
-      analysis: z
-        .enum(AB_TEST_ANALYSES)
-        .nullish()
-        .transform((analysis) => analysis ?? DEFAULT_AB_TEST_ANALYSIS),
-    }),
-    { type: CreateAbTestInput },
+    },
   ),
 });
+zodInputType('CreateAbTestInput', createAbTestInput);
+
+export const createAbTestArgs = z.object({ input: createAbTestInput });
+
+const eventInput = z.object({
+  subjectId,
+  variantId: graphqlArg(z.guid().nullish(), {
+    type: 'ID',
+    description:
+      "The variant shown; omitted, the sticky assignment decides. Ignored when it contradicts the subject's first assignment.",
+  }),
+  converted: graphqlArg(z.boolean().nullish(), { description: 'The subject converted; default false.' }),
+});
+zodInputType('AbTestEventInput', eventInput);
 
 const idArgs = z.object({ id: idArg() });
 const subjectArgs = z.object({ testId: idArg(), subjectId });
 export const recordEventsArgs = z.object({
   testId: idArg(),
-  events: z
-    .array(
-      graphqlArg(z.object({ subjectId, variantId: z.guid().nullish(), converted: z.boolean().nullish() }), {
-        type: EventInput,
-      }),
-    )
-    .max(MAX_EVENTS_PER_CALL),
+  events: z.array(eventInput).max(MAX_EVENTS_PER_CALL),
 });
 const resultsArgs = z.object({ testId: idArg() });
 const listArgs = z.object({

@@ -20,7 +20,7 @@ import {
   rollbackModel,
 } from '../domain/finetuning/registry.js';
 import { parseArgs } from '../validation/index.js';
-import { graphqlArg, idArg, zodField } from './args.js';
+import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 
 const DeploymentStatusRef = builder.enumType('DeploymentStatus', {
@@ -124,60 +124,37 @@ builder.objectField(ModelVersionRef, 'outcomes', (t) =>
 );
 
 const baseModelName = z.string().min(1).max(200);
-const jsonObject = z.record(z.string(), z.unknown());
+const jsonObject = graphqlArg(z.record(z.string(), z.unknown()), { type: 'JSON', description: 'An object.' });
 
-const RegisterModelVersionInput = builder.inputType('RegisterModelVersionInput', {
-  fields: (t) => ({
-    baseModel: t.string({
-      required: true,
-      description: 'e.g. gpt-4o-mini-2024-07-18 or meta-llama/Llama-3.1-8B',
-    }),
-    provider: t.string({ required: true, description: MODEL_PROVIDERS.join(', ') }),
-    trainingDataHash: t.string({ required: true }),
-    hyperparameters: t.field({ type: 'JSON', required: true, description: 'An object.' }),
-    evaluationMetrics: t.field({ type: 'JSON', required: true, description: 'An object.' }),
+const registerInput = z.object({
+  baseModel: graphqlArg(baseModelName.regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/), {
+    description: 'e.g. gpt-4o-mini-2024-07-18 or meta-llama/Llama-3.1-8B',
   }),
+  provider: graphqlArg(z.enum(MODEL_PROVIDERS), { type: 'String', description: MODEL_PROVIDERS.join(', ') }),
+  trainingDataHash: z.string().min(1).max(256),
+  hyperparameters: jsonObject,
+  evaluationMetrics: jsonObject,
 });
+zodInputType('RegisterModelVersionInput', registerInput);
 
-export const registerArgs = z.object({
-  input: graphqlArg(
-    z.object({
-      baseModel: baseModelName.regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/),
-      provider: z.enum(MODEL_PROVIDERS),
-      trainingDataHash: z.string().min(1).max(256),
-      hyperparameters: jsonObject,
-      evaluationMetrics: jsonObject,
-    }),
-    { type: RegisterModelVersionInput },
-  ),
-});
+export const registerArgs = z.object({ input: registerInput });
 
 export const promoteArgs = z.object({
   id: idArg(),
   canaryTrafficPct: z.int().min(CANARY_MIN_PCT).max(CANARY_MAX_PCT).nullish(),
 });
 
-const RollbackInput = builder.inputType('RollbackInput', {
-  fields: (t) => ({
-    reason: t.string({
-      required: true,
-      description: 'Why; kept in the audit log and the deployment history.',
-    }),
-    performedBy: t.string({ description: 'The user or agent performing the rollback.' }),
+const rollbackInput = z.object({
+  reason: graphqlArg(z.string().trim().min(1).max(2000), {
+    description: 'Why; kept in the audit log and the deployment history.',
+  }),
+  performedBy: graphqlArg(z.string().trim().min(1).max(200).optional(), {
+    description: 'The user or agent performing the rollback.',
   }),
 });
+zodInputType('RollbackInput', rollbackInput);
 
-export const rollbackArgs = z.object({
-  tenantId: idArg(),
-  baseModel: baseModelName,
-  input: graphqlArg(
-    z.object({
-      reason: z.string().trim().min(1).max(2000),
-      performedBy: z.string().trim().min(1).max(200).optional(),
-    }),
-    { type: RollbackInput },
-  ),
-});
+export const rollbackArgs = z.object({ tenantId: idArg(), baseModel: baseModelName, input: rollbackInput });
 
 const baseModelArgs = z.object({ baseModel: baseModelName });
 

@@ -11,7 +11,7 @@ import {
   type WebhookWithSecret,
   webhookNotFound,
 } from '../domain/webhooks/store.js';
-import { graphqlArg, idArg, zodField } from './args.js';
+import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 
 const WEBHOOK_STATUSES = ['active', 'disabled'] as const;
@@ -107,35 +107,28 @@ const WebhookWithSecretRef = builder.objectRef<WebhookWithSecret>('WebhookWithSe
   }),
 });
 
-const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
-  fields: (t) => ({
-    url: t.string({
-      required: true,
-      description: 'Absolute https URL of a public host, checked like a connector’s base_url.',
-    }),
-    role: t.string({ description: 'An agent role of the tenant; omit for every event of the tenant.' }),
-  }),
-});
-
 const webhookUrl = z.string().superRefine((value, ctx) => {
   const reason = checkBaseUrl(value, 'url');
   if (reason !== null) ctx.addIssue({ code: 'custom', message: reason, input: value });
 });
 
-const createWebhookArgs = z.object({
-  input: graphqlArg(
-    z.object({
-      url: webhookUrl,
-      role: z
-        .string()
-        .min(1)
-        .max(64)
-        .nullish()
-        .transform((role) => role ?? null),
-    }),
-    { type: CreateWebhookInput },
+const createWebhookInput = z.object({
+  url: graphqlArg(webhookUrl, {
+    description: 'Absolute https URL of a public host, checked like a connector’s base_url.',
+  }),
+  role: graphqlArg(
+    z
+      .string()
+      .min(1)
+      .max(64)
+      .nullish()
+      .transform((role) => role ?? null),
+    { description: 'An agent role of the tenant; omit for every event of the tenant.' },
   ),
 });
+zodInputType('CreateWebhookInput', createWebhookInput);
+
+const createWebhookArgs = z.object({ input: createWebhookInput });
 const idArgs = z.object({ id: idArg() });
 
 const managers = { operator: true, chairman: true } as const;

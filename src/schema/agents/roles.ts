@@ -9,7 +9,7 @@ import {
 import { AGENT_ROLE_PATTERN } from '../../domain/agents/roles.js';
 import { type AgentVitals, agentVitals } from '../../domain/agents/vitals.js';
 import { agentVitalsByHour } from '../../domain/agents/vitals-by-hour.js';
-import { graphqlArg, zodField } from '../args.js';
+import { graphqlArg, zodField, zodInputType } from '../args.js';
 import { AgentRoleRef, roleArg } from './types.js';
 
 builder.queryField('agents', (t) =>
@@ -31,25 +31,15 @@ builder.queryField('agent', (t) =>
   }),
 );
 
-const RegisterAgentRoleInput = builder.inputType('RegisterAgentRoleInput', {
-  fields: (t) => ({
-    role: t.string({
-      required: true,
-      description: 'A slug: a lower-case letter, then 1–63 of a–z, 0–9, _ and -.',
-    }),
-    displayName: t.string(),
+const registerInput = z.object({
+  role: graphqlArg(z.string().regex(AGENT_ROLE_PATTERN), {
+    description: 'A slug: a lower-case letter, then 1–63 of a–z, 0–9, _ and -.',
   }),
+  displayName: z.string().trim().min(1).max(100).nullish(),
 });
+zodInputType('RegisterAgentRoleInput', registerInput);
 
-const registerArgs = z.object({
-  input: graphqlArg(
-    z.object({
-      role: z.string().regex(AGENT_ROLE_PATTERN),
-      displayName: z.string().trim().min(1).max(100).nullish(),
-    }),
-    { type: RegisterAgentRoleInput },
-  ),
-});
+const registerArgs = z.object({ input: registerInput });
 
 builder.mutationField('registerAgentRole', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
