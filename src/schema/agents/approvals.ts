@@ -21,7 +21,7 @@ import {
   type taskApprovalPayload,
 } from '../../domain/agents/task-approvals.js';
 import { parseArgs } from '../../validation/index.js';
-import { graphqlArg, idArg, zodField } from '../args.js';
+import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
 import { seesApprovalEvent } from '../connectors/approvals.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
@@ -97,21 +97,22 @@ const payloadArg = z.unknown().superRefine((value, context) => {
   }
 });
 
-const TaskApprovalRequestInput = builder.inputType('TaskApprovalRequestInput', {
-  fields: (t) => ({
-    summary: t.string({
-      required: true,
-      description: `What is to be decided, 1 to ${MAX_APPROVAL_SUMMARY_LENGTH} characters.`,
-    }),
-    payload: t.field({
-      type: 'JSON',
-      description: `Any JSON the decider needs (a draft, an offer), at most ${MAX_APPROVAL_PAYLOAD_BYTES} bytes serialized. Default null.`,
-    }),
-    expiresInSeconds: t.int({
-      description: `How long the request waits for a decision, ${TASK_APPROVAL_EXPIRY_MIN_SECONDS} to ${TASK_APPROVAL_EXPIRY_MAX_SECONDS} seconds (30 days); default ${TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS} (24 hours). Undecided by then, it expires and the task returns to the queue.`,
-    }),
+const taskApprovalRequestInput = z.object({
+  summary: graphqlArg(z.string().trim().min(1).max(MAX_APPROVAL_SUMMARY_LENGTH), {
+    description: `What is to be decided, 1 to ${MAX_APPROVAL_SUMMARY_LENGTH} characters.`,
   }),
+  payload: graphqlArg(payloadArg.optional(), {
+    type: 'JSON',
+    description: `Any JSON the decider needs (a draft, an offer), at most ${MAX_APPROVAL_PAYLOAD_BYTES} bytes serialized. Default null.`,
+  }),
+  expiresInSeconds: graphqlArg(
+    z.number().int().min(TASK_APPROVAL_EXPIRY_MIN_SECONDS).max(TASK_APPROVAL_EXPIRY_MAX_SECONDS).nullish(),
+    {
+      description: `How long the request waits for a decision, ${TASK_APPROVAL_EXPIRY_MIN_SECONDS} to ${TASK_APPROVAL_EXPIRY_MAX_SECONDS} seconds (30 days); default ${TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS} (24 hours). Undecided by then, it expires and the task returns to the queue.`,
+    },
+  ),
 });
+zodInputType('TaskApprovalRequestInput', taskApprovalRequestInput);
 
 builder.mutationField('requestTaskApproval', (t) =>
   t.withAuth({ agent: true }).field({
@@ -126,19 +127,7 @@ builder.mutationField('requestTaskApproval', (t) =>
       t,
       z.object({
         taskId: idArg(),
-        input: graphqlArg(
-          z.object({
-            summary: z.string().trim().min(1).max(MAX_APPROVAL_SUMMARY_LENGTH),
-            payload: payloadArg.optional(),
-            expiresInSeconds: z
-              .number()
-              .int()
-              .min(TASK_APPROVAL_EXPIRY_MIN_SECONDS)
-              .max(TASK_APPROVAL_EXPIRY_MAX_SECONDS)
-              .nullish(),
-          }),
-          { type: TaskApprovalRequestInput },
-        ),
+        input: taskApprovalRequestInput,
       }),
       (_root, { taskId, input }, context) =>
         requestTaskApproval(context, taskId, {

@@ -16,7 +16,7 @@ import type { ClaimOutcome, claimNextTask } from '../../domain/agents/queue.js';
 import { requireAgentRole } from '../../domain/agents/registry.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import { releasingAdmission } from '../admission.js';
-import { graphqlArg, zodField } from '../args.js';
+import { graphqlArg, zodField, zodInputType } from '../args.js';
 import { ModelRoutingRef } from './routing.js';
 import { AgentRoleRef, roleArg, TaskRef } from './types.js';
 
@@ -139,54 +139,47 @@ builder.queryField('budget', (t) =>
   }),
 );
 
-const SetBudgetInput = builder.inputType('SetBudgetInput', {
-  fields: (t) => ({
-    role: t.string({ description: 'An agent role of the tenant; omit for the tenant as a whole.' }),
-    period: t.field({ type: BudgetPeriodEnum, required: true }),
-    limitUsd: t.string({
-      required: true,
+const setBudgetInput = z
+  .object({
+    role: graphqlArg(roleArg.nullish(), {
+      description: 'An agent role of the tenant; omit for the tenant as a whole.',
+    }),
+    period: graphqlArg(z.enum(['day', 'month']), { type: BudgetPeriodEnum }),
+    limitUsd: graphqlArg(usdAmount, {
       description: 'US dollars as a decimal string ("250", "12.5"): at most 6 decimals, 0 to 1000000000.',
     }),
-    estimateUsd: t.string({
-      required: true,
-      description: 'Reserved by each claim until its task ends; more than 0, at most 6 decimals.',
+    estimateUsd: graphqlArg(
+      usdAmount.refine((value) => Number(value) > 0, 'must be more than 0'),
+      { description: 'Reserved by each claim until its task ends; more than 0, at most 6 decimals.' },
+    ),
+    limitTokens: graphqlArg(z.int().min(1).max(Number.MAX_SAFE_INTEGER).nullish(), {
+      type: 'SafeInt',
+      description: 'Optional token limit per period, at least 1.',
     }),
-    limitTokens: t.field({ type: 'SafeInt', description: 'Optional token limit per period, at least 1.' }),
-    estimateTokens: t.field({
+    estimateTokens: graphqlArg(z.int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(), {
       type: 'SafeInt',
       description: 'Tokens reserved by each claim; required (at least 1) with limitTokens.',
     }),
-    warningThreshold: t.float({
-      description:
-        'Share of the limit that publishes BUDGET_WARNING: more than 0, at most 1, 3 decimals. Default 0.8.',
-    }),
-  }),
-});
+    warningThreshold: graphqlArg(
+      z
+        .number()
+        .gt(0)
+        .lte(1)
+        .refine((value) => Number(value.toFixed(3)) === value, 'must have at most 3 decimals')
+        .nullish(),
+      {
+        description:
+          'Share of the limit that publishes BUDGET_WARNING: more than 0, at most 1, 3 decimals. Default 0.8.',
+      },
+    ),
+  })
+  .refine((input) => input.limitTokens == null || (input.estimateTokens ?? 0) >= 1, {
+    message: 'estimateTokens of at least 1 is required with limitTokens',
+    path: ['estimateTokens'],
+  });
+zodInputType('SetBudgetInput', setBudgetInput);
 
-const setBudgetArgs = z.object({
-  input: graphqlArg(
-    z
-      .object({
-        role: roleArg.nullish(),
-        period: z.enum(['day', 'month']),
-        limitUsd: usdAmount,
-        estimateUsd: usdAmount.refine((value) => Number(value) > 0, 'must be more than 0'),
-        limitTokens: z.int().min(1).max(Number.MAX_SAFE_INTEGER).nullish(),
-        estimateTokens: z.int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
-        warningThreshold: z
-          .number()
-          .gt(0)
-          .lte(1)
-          .refine((value) => Number(value.toFixed(3)) === value, 'must have at most 3 decimals')
-          .nullish(),
-      })
-      .refine((input) => input.limitTokens == null || (input.estimateTokens ?? 0) >= 1, {
-        message: 'estimateTokens of at least 1 is required with limitTokens',
-        path: ['estimateTokens'],
-      }),
-    { type: SetBudgetInput },
-  ),
-});
+const setBudgetArgs = z.object({ input: setBudgetInput });
 
 builder.mutationField('setBudget', (t) =>
   t.withAuth({ chairman: true }).field({

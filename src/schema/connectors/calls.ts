@@ -12,34 +12,9 @@ import {
 } from '../../domain/connectors/invoke.js';
 import { parseArgs } from '../../validation/index.js';
 import { leavingAdmission } from '../admission.js';
-import { graphqlArg, idArg, zodField } from '../args.js';
+import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { ConnectorCallApprovalRef } from './approvals.js';
-
-const ConnectorEndpointRefInput = builder.inputType('ConnectorEndpointRefInput', {
-  description: 'One endpoint of the connector’s template, named by its method and path exactly as stored.',
-  fields: (t) => ({
-    method: t.string({ required: true, description: CONNECTOR_HTTP_METHODS.join(', ') }),
-    path: t.string({ required: true }),
-  }),
-});
-
-const ConnectorCallInput = builder.inputType('ConnectorCallInput', {
-  description: 'What the caller chooses for one call; everything else comes from the template.',
-  fields: (t) => ({
-    query: t.field({
-      type: 'JSON',
-      description:
-        'Query parameters: name → string, number, boolean or a list of them; checked against the endpoint’s query_params.',
-    }),
-    body: t.field({ type: 'JSON', description: 'JSON body, checked against the endpoint’s body_schema.' }),
-    headers: t.field({
-      type: 'JSON',
-      description:
-        'Extra request headers: name → string. Authorization, cookies, content and connection headers are set by the service.',
-    }),
-  }),
-});
 
 const MAX_CALLER_HEADERS = 50;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/u;
@@ -80,23 +55,41 @@ const headersSchema = z.record(z.string(), z.unknown()).superRefine((headers, ct
   }
 });
 
+const endpointRefInput = z.object({
+  method: graphqlArg(z.enum(CONNECTOR_HTTP_METHODS), {
+    type: 'String',
+    description: CONNECTOR_HTTP_METHODS.join(', '),
+  }),
+  path: z.string().min(1).max(ENDPOINT_PATH_MAX_LENGTH),
+});
+zodInputType('ConnectorEndpointRefInput', endpointRefInput, {
+  description: 'One endpoint of the connector’s template, named by its method and path exactly as stored.',
+});
+
+const callInput = z.object({
+  query: graphqlArg(querySchema.nullish(), {
+    type: 'JSON',
+    description:
+      'Query parameters: name → string, number, boolean or a list of them; checked against the endpoint’s query_params.',
+  }),
+  body: graphqlArg(z.unknown().optional(), {
+    type: 'JSON',
+    description: 'JSON body, checked against the endpoint’s body_schema.',
+  }),
+  headers: graphqlArg(headersSchema.nullish(), {
+    type: 'JSON',
+    description:
+      'Extra request headers: name → string. Authorization, cookies, content and connection headers are set by the service.',
+  }),
+});
+zodInputType('ConnectorCallInput', callInput, {
+  description: 'What the caller chooses for one call; everything else comes from the template.',
+});
+
 export const invokeConnectorArgs = z.object({
   id: idArg(),
-  endpoint: graphqlArg(
-    z.object({
-      method: z.enum(CONNECTOR_HTTP_METHODS),
-      path: z.string().min(1).max(ENDPOINT_PATH_MAX_LENGTH),
-    }),
-    { type: ConnectorEndpointRefInput },
-  ),
-  input: graphqlArg(
-    z.object({
-      query: querySchema.nullish(),
-      body: z.unknown().optional(),
-      headers: headersSchema.nullish(),
-    }),
-    { type: ConnectorCallInput },
-  ).nullish(),
+  endpoint: endpointRefInput,
+  input: callInput.nullish(),
 });
 
 const ConnectorSchemaError = builder
