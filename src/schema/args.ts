@@ -172,8 +172,9 @@ export function zodInputType<Schema extends z.ZodType>(
  *   (non-null); a list's items are non-null unless the element rule accepts null; transforms and
  *   refinements are looked through;
  * - everything else says its type with `graphqlArg(rule, { type })`: `'ID'` (or `idArg()` for a uuid),
- *   `'SafeInt'`, `'DateTime'`, an enum ref for a `z.enum`, an input type ref for a `z.object`; building the
- *   schema fails for a rule whose type cannot be read;
+ *   `'SafeInt'`, `'DateTime'`, an enum ref for a `z.enum`, an input type ref for a `z.object` (none needed
+ *   for an object made an input type with `zodInputType`); building the schema fails for a rule whose type
+ *   cannot be read;
  * - `graphqlArg(rule, { description, defaultValue })` adds the argument's description and GraphQL default
  *   (an argument with a default is nullable in the schema, as GraphQL requires); `{ nullable: true }` keeps
  *   a required rule nullable in the schema, so that a missing value is the rule's 422, not GraphQL's error.
