@@ -3,14 +3,12 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { GraphQLResolveInfo } from 'graphql';
 import { DateTimeResolver, JSONResolver, SafeIntResolver } from 'graphql-scalars';
-import type { z } from 'zod';
 import type { Viewer } from './auth/viewer.js';
 import type { Context } from './context.js';
 import type { ReceivedFile } from './domain/agents/attachments.js';
 import { forbidden, unauthenticated } from './domain/errors.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
-import { parseArgs } from './validation/index.js';
 import InputRulesPlugin from './validation/input-rules-plugin.js';
 
 /** The context of a field guarded by any role scope: the viewer is known. */
@@ -87,21 +85,3 @@ builder.addScalarType('SafeInt', SafeIntResolver);
 builder.queryType({ authScopes: { authenticated: true } });
 builder.mutationType({ authScopes: { authenticated: true } });
 builder.subscriptionType({ authScopes: { authenticated: true } });
-
-/**
- * Resolver options for a field whose arguments follow rules defined once with zod: the resolver receives
- * the parsed arguments (422 `BAD_USER_INPUT` otherwise), and rest/ finds the same rules on the field's
- * extensions to answer REST callers with Pydantic-style errors.
- */
-export function validatedArgs<Schema extends z.ZodType, Parent, Ctx, Result>(
-  schema: Schema,
-  resolve: (parent: Parent, args: z.output<Schema>, context: Ctx, info: GraphQLResolveInfo) => Result,
-) {
-  return {
-    // `validatedBy` tells the faces that the field's refusals come from `argsSchema` itself (a field that
-    // documents other rules for REST, such as chat's base64-only attachments, sets only `argsSchema`).
-    extensions: { argsSchema: schema, validatedBy: schema },
-    resolve: (parent: Parent, args: unknown, context: Ctx, info: GraphQLResolveInfo) =>
-      resolve(parent, parseArgs(schema, args), context, info),
-  };
-}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
+import { graphqlArg, zodField } from './args.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 
 const AuditEntryRef = builder.prismaObject('AuditEntry', {
@@ -20,18 +21,16 @@ const AuditEntryRef = builder.prismaObject('AuditEntry', {
 
 const AuditEntryPage = pageType('AuditEntry', AuditEntryRef);
 
-const auditLogArgs = z.object({ ...pageArgsSchema, action: z.string().max(100).nullish() });
+const auditLogArgs = z.object({
+  ...pageArgsSchema,
+  action: graphqlArg(z.string().max(100).nullish(), { description: 'e.g. agent.pause' }),
+});
 
 builder.queryField('auditLog', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: AuditEntryPage,
     description: 'The tenant’s audit trail, newest first (operator or chairman).',
-    args: {
-      first: t.arg.int(),
-      after: t.arg.string(),
-      action: t.arg.string({ description: 'e.g. agent.pause' }),
-    },
-    ...validatedArgs(auditLogArgs, async (_root, { first, after, action }, context) => {
+    ...zodField(t, auditLogArgs, async (_root, { first, after, action }, context) => {
       const rows = await context.prisma.auditEntry.findMany({
         where: { tenantId: context.viewer.tenantId, ...(action ? { action } : {}), ...afterCursor(after) },
         orderBy: newestFirst,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
 import {
   APPROVAL_EXPIRY_MAX_SECONDS,
   APPROVAL_EXPIRY_MIN_SECONDS,
@@ -32,6 +32,7 @@ import {
 } from '../domain/connectors/template.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 import './connectors/calls.js';
+import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
 
 const ConnectorStatus = builder.enumType('ConnectorStatus', { values: CONNECTOR_STATUSES });
 
@@ -90,37 +91,6 @@ export const ConnectorRef = builder.prismaObject('Connector', {
 
 const ConnectorPage = pageType('Connector', ConnectorRef);
 
-const ConnectorEndpointInput = builder.inputType('ConnectorEndpointInput', {
-  fields: (t) => ({
-    method: t.string({ required: true, description: CONNECTOR_HTTP_METHODS.join(', ') }),
-    path: t.string({ required: true, description: 'Starts with /, without .. segments.' }),
-    bodySchema: t.field({ type: 'JSON' }),
-    queryParams: t.field({ type: 'JSON' }),
-    responseSchema: t.field({ type: 'JSON' }),
-  }),
-});
-
-const RateLimitsInput = builder.inputType('RateLimitsInput', {
-  description:
-    'Limits of the connector itself; each at least 1, and perMinute ≤ perHour ≤ perDay where given.',
-  fields: (t) => ({ perMinute: t.int(), perHour: t.int(), perDay: t.int() }),
-});
-
-const ConnectorTemplateInput = builder.inputType('ConnectorTemplateInput', {
-  fields: (t) => ({
-    name: t.string({ required: true, description: 'Unique in the tenant, ignoring case.' }),
-    baseUrl: t.string({ required: true, description: 'Absolute https URL of a public host.' }),
-    authType: t.string({ required: true, description: CONNECTOR_AUTH_TYPES.join(', ') }),
-    description: t.string(),
-    endpoints: t.field({ type: [ConnectorEndpointInput] }),
-    rateLimits: t.field({ type: RateLimitsInput }),
-  }),
-});
-
-const ConnectorInput = builder.inputType('ConnectorInput', {
-  fields: (t) => ({ template: t.field({ type: ConnectorTemplateInput, required: true }) }),
-});
-
 /** A zod refinement from a check that returns the reason for a problem, or null. */
 const reportReason = (check: (value: string) => string | null) => (value: string, ctx: z.RefinementCtx) => {
   const reason = check(value);
@@ -136,7 +106,7 @@ function checkName(name: string): string | null {
   return null;
 }
 
-const jsonObject = z.record(z.string(), z.unknown());
+const jsonObject = graphqlArg(z.record(z.string(), z.unknown()), { type: 'JSON' });
 const rateLimit = z.int32().min(1).optional();
 
 const rateLimitsSchema = z
@@ -159,6 +129,10 @@ const rateLimitsSchema = z
       });
     }
   });
+zodInputType('RateLimitsInput', rateLimitsSchema, {
+  description:
+    'Limits of the connector itself; each at least 1, and perMinute ≤ perHour ≤ perDay where given.',
+});
 
 /**
  * Patterns of an endpoint's schemas that the linear-time engine cannot evaluate, each reported at its
@@ -188,31 +162,49 @@ function reportRefusedPatterns(
 
 const endpointSchema = z
   .object({
-    method: z.enum(CONNECTOR_HTTP_METHODS),
-    path: z.string().superRefine(reportReason(checkEndpointPath)),
+    method: graphqlArg(z.enum(CONNECTOR_HTTP_METHODS), {
+      type: 'String',
+      description: CONNECTOR_HTTP_METHODS.join(', '),
+    }),
+    path: graphqlArg(z.string().superRefine(reportReason(checkEndpointPath)), {
+      description: 'Starts with /, without .. segments.',
+    }),
     bodySchema: jsonObject.optional(),
     queryParams: jsonObject.optional(),
     responseSchema: jsonObject.optional(),
   })
   .superRefine(reportRefusedPatterns);
+zodInputType('ConnectorEndpointInput', endpointSchema);
 
 export const connectorTemplateSchema = z.object({
-  name: z.string().min(1).max(CONNECTOR_NAME_MAX_LENGTH).superRefine(reportReason(checkName)),
-  baseUrl: z.string().superRefine(reportReason(checkBaseUrl)),
-  authType: z.enum(CONNECTOR_AUTH_TYPES),
+  name: graphqlArg(z.string().min(1).max(CONNECTOR_NAME_MAX_LENGTH).superRefine(reportReason(checkName)), {
+    description: 'Unique in the tenant, ignoring case.',
+  }),
+  baseUrl: graphqlArg(z.string().superRefine(reportReason(checkBaseUrl)), {
+    description: 'Absolute https URL of a public host.',
+  }),
+  authType: graphqlArg(z.enum(CONNECTOR_AUTH_TYPES), {
+    type: 'String',
+    description: CONNECTOR_AUTH_TYPES.join(', '),
+  }),
   description: z.string().max(CONNECTOR_DESCRIPTION_MAX_LENGTH).optional(),
   endpoints: z.array(endpointSchema).max(CONNECTOR_MAX_ENDPOINTS).optional(),
   rateLimits: rateLimitsSchema.optional(),
 });
 
+zodInputType('ConnectorTemplateInput', connectorTemplateSchema);
+
 const connectorInputSchema = z.object({ template: connectorTemplateSchema });
-const connectorId = z.guid();
+zodInputType('ConnectorInput', connectorInputSchema);
+const connectorId = idArg();
 
 export const createConnectorArgs = z.object({ input: connectorInputSchema });
 export const updateConnectorArgs = z.object({
   id: connectorId,
   input: connectorInputSchema,
-  expectedVersion: z.int32().min(1).nullish(),
+  expectedVersion: graphqlArg(z.int32().min(1).nullish(), {
+    description: 'Refuse the edit (PRECONDITION_FAILED) unless this is the current version.',
+  }),
 });
 
 builder.mutationField('createConnector', (t) =>
@@ -220,8 +212,7 @@ builder.mutationField('createConnector', (t) =>
     type: ConnectorRef,
     description:
       'Creates an active connector at version 1 (chairman only: each connector is a new outbound trust boundary).',
-    args: { input: t.arg({ type: ConnectorInput, required: true }) },
-    ...validatedArgs(createConnectorArgs, (_root, { input }, context) =>
+    ...zodField(t, createConnectorArgs, (_root, { input }, context) =>
       createConnector(context, input.template),
     ),
   }),
@@ -232,14 +223,7 @@ builder.mutationField('updateConnector', (t) =>
     type: ConnectorRef,
     description:
       'Replaces the template as the next version; earlier versions are kept (operator or chairman). Calls still waiting for a decision are cancelled (they run only on the version they were requested against). Moving base_url to another origin (scheme, host, port) is the chairman’s alone (FORBIDDEN, reason origin_change_refused, audited) and leaves the stored credential unusable until it is set again.',
-    args: {
-      id: t.arg.id({ required: true }),
-      input: t.arg({ type: ConnectorInput, required: true }),
-      expectedVersion: t.arg.int({
-        description: 'Refuse the edit (PRECONDITION_FAILED) unless this is the current version.',
-      }),
-    },
-    ...validatedArgs(updateConnectorArgs, (_root, { id, input, expectedVersion }, context) =>
+    ...zodField(t, updateConnectorArgs, (_root, { id, input, expectedVersion }, context) =>
       updateConnector(context, { id, template: input.template, expectedVersion }),
     ),
   }),
@@ -249,8 +233,7 @@ builder.queryField('connector', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ConnectorRef,
     description: 'One connector of the caller’s tenant (NOT_FOUND otherwise).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: connectorId }), (_root, { id }, context) => findConnector(context, id)),
+    ...zodField(t, z.object({ id: connectorId }), (_root, { id }, context) => findConnector(context, id)),
   }),
 );
 
@@ -258,8 +241,7 @@ builder.queryField('connectors', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ConnectorPage,
     description: 'The tenant’s connectors, newest first.',
-    args: { first: t.arg.int(), after: t.arg.string() },
-    ...validatedArgs(z.object(pageArgsSchema), async (_root, { first, after }, context) => {
+    ...zodField(t, z.object(pageArgsSchema), async (_root, { first, after }, context) => {
       const rows = await context.prisma.connector.findMany({
         where: { tenantId: context.viewer.tenantId, ...afterCursor(after) },
         orderBy: newestFirst,
@@ -270,51 +252,49 @@ builder.queryField('connectors', (t) =>
   }),
 );
 
-const ApprovalRuleInput = builder.inputType('ConnectorApprovalRuleInput', {
-  description:
-    'Calls that wait for a decision: those of one of `methods` whose request path (as sent) matches `path`.',
-  fields: (t) => ({
-    methods: t.stringList({
-      required: true,
-      description: `${CONNECTOR_HTTP_METHODS.join(', ')}; a method override header or _method parameter counts as the method it names.`,
-    }),
-    path: t.string({
+const approvalRuleSchema = z.object({
+  methods: graphqlArg(z.array(graphqlArg(z.enum(CONNECTOR_HTTP_METHODS), { type: 'String' })).min(1), {
+    description: `${CONNECTOR_HTTP_METHODS.join(', ')}; a method override header or _method parameter counts as the method it names.`,
+  }),
+  path: graphqlArg(
+    z.string().max(APPROVAL_PATH_MAX_LENGTH).superRefine(reportReason(checkPathPattern)).nullish(),
+    {
       description:
         'A path on the connector’s server, as requests are sent: base_url’s path and the endpoint’s together (/v1/customers/* for base_url https://api.example.com/v1 and endpoints /customers/…), dot segments resolved, escapes and case ignored. A segment `*` matches any one segment, `**` any number; no query string. Default /** (every call).',
-    }),
-  }),
+    },
+  ),
 });
-
-const ApprovalPolicyInput = builder.inputType('ConnectorApprovalPolicyInput', {
-  fields: (t) => ({
-    rules: t.field({ type: [ApprovalRuleInput], required: true, description: `1 to ${APPROVAL_MAX_RULES}.` }),
-    approverRoles: t.stringList({
-      description: 'chairman (always), and operator to let operators decide too. Default: chairman.',
-    }),
-    expiresInSeconds: t.int({
-      description: `How long a request waits for a decision: ${APPROVAL_EXPIRY_MIN_SECONDS} to ${APPROVAL_EXPIRY_MAX_SECONDS}; default 86400.`,
-    }),
-  }),
+zodInputType('ConnectorApprovalRuleInput', approvalRuleSchema, {
+  description:
+    'Calls that wait for a decision: those of one of `methods` whose request path (as sent) matches `path`.',
 });
 
 const approvalPolicySchema = z.object({
-  rules: z
-    .array(
-      z.object({
-        methods: z.array(z.enum(CONNECTOR_HTTP_METHODS)).min(1),
-        path: z.string().max(APPROVAL_PATH_MAX_LENGTH).superRefine(reportReason(checkPathPattern)).nullish(),
-      }),
-    )
-    .min(1)
-    .max(APPROVAL_MAX_RULES),
-  approverRoles: z.array(z.enum(APPROVER_ROLES)).max(APPROVER_ROLES.length).nullish(),
-  expiresInSeconds: z.int32().min(APPROVAL_EXPIRY_MIN_SECONDS).max(APPROVAL_EXPIRY_MAX_SECONDS).nullish(),
+  rules: graphqlArg(z.array(approvalRuleSchema).min(1).max(APPROVAL_MAX_RULES), {
+    description: `1 to ${APPROVAL_MAX_RULES}.`,
+  }),
+  approverRoles: graphqlArg(
+    z
+      .array(graphqlArg(z.enum(APPROVER_ROLES), { type: 'String' }))
+      .max(APPROVER_ROLES.length)
+      .nullish(),
+    { description: 'chairman (always), and operator to let operators decide too. Default: chairman.' },
+  ),
+  expiresInSeconds: graphqlArg(
+    z.int32().min(APPROVAL_EXPIRY_MIN_SECONDS).max(APPROVAL_EXPIRY_MAX_SECONDS).nullish(),
+    {
+      description: `How long a request waits for a decision: ${APPROVAL_EXPIRY_MIN_SECONDS} to ${APPROVAL_EXPIRY_MAX_SECONDS}; default 86400.`,
+    },
+  ),
 });
+zodInputType('ConnectorApprovalPolicyInput', approvalPolicySchema);
 
 export const setApprovalPolicyArgs = z.object({
   id: connectorId,
   policy: approvalPolicySchema.nullish(),
-  expectedVersion: z.int32().min(1).nullish(),
+  expectedVersion: graphqlArg(z.int32().min(1).nullish(), {
+    description: 'Refuse the change (PRECONDITION_FAILED) unless this is the current version.',
+  }),
 });
 
 builder.mutationField('setConnectorApprovalPolicy', (t) =>
@@ -322,14 +302,7 @@ builder.mutationField('setConnectorApprovalPolicy', (t) =>
     type: ConnectorRef,
     description:
       'Sets which endpoints of a connector wait for a decision before they are called, or removes the policy with `policy: null` (chairman only). The template is kept; the connector moves to its next version, audited, and calls still waiting for a decision are cancelled.',
-    args: {
-      id: t.arg.id({ required: true }),
-      policy: t.arg({ type: ApprovalPolicyInput }),
-      expectedVersion: t.arg.int({
-        description: 'Refuse the change (PRECONDITION_FAILED) unless this is the current version.',
-      }),
-    },
-    ...validatedArgs(setApprovalPolicyArgs, (_root, { id, policy, expectedVersion }, context) =>
+    ...zodField(t, setApprovalPolicyArgs, (_root, { id, policy, expectedVersion }, context) =>
       setConnectorApprovalPolicy(context, {
         id,
         policy: policy ? toStoredPolicy(policy) : null,

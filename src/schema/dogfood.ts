@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { recordAudit } from '../audit.js';
-import { type AuthedContext, builder, validatedArgs } from '../builder.js';
+import { type AuthedContext, builder } from '../builder.js';
 import { normalizeRole } from '../domain/agents/roles.js';
 import { type PauseState, pauseAgent, resumeAgent } from '../domain/dogfood/pause.js';
 import { parseArgs } from '../validation/index.js';
+import { graphqlArg, zodField, zodInputType } from './args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 
 export const TenantRef = builder.prismaObject('Tenant', {
@@ -35,23 +36,17 @@ builder.mutationField('setDogfoodLiveMode', (t) =>
   }),
 );
 
-const PauseInput = builder.inputType('PauseInput', {
-  fields: (t) => ({
-    actorUserId: t.string({
-      required: true,
-      description: 'The CEO or chairman issuing the pause or resume.',
-    }),
-    reason: t.string({ description: 'Kept in the audit log only; never published.' }),
+const pauseInput = z.object({
+  actorUserId: graphqlArg(z.string().trim().min(1).max(200), {
+    description: 'The CEO or chairman issuing the pause or resume.',
+  }),
+  reason: graphqlArg(z.string().max(2000).nullish(), {
+    description: 'Kept in the audit log only; never published.',
   }),
 });
+zodInputType('PauseInput', pauseInput);
 
-export const pauseArgs = z.object({
-  role: z.string().min(1).max(64),
-  input: z.object({
-    actorUserId: z.string().trim().min(1).max(200),
-    reason: z.string().max(2000).nullish(),
-  }),
-});
+export const pauseArgs = z.object({ role: z.string().min(1).max(64), input: pauseInput });
 
 const PauseResult = builder.objectRef<PauseState>('PauseResult').implement({
   fields: (t) => ({
@@ -77,8 +72,7 @@ builder.mutationField('pauseAgent', (t) =>
   t.withAuth({ chairman: true }).field({
     type: PauseResult,
     description: 'Pauses a C-suite agent. Idempotent: a repeat answers with the original pause.',
-    args: { role: t.arg.string({ required: true }), input: t.arg({ type: PauseInput, required: true }) },
-    ...validatedArgs(pauseArgs, (_root, { role, input }, context) => pauseAgent(context, { role, ...input })),
+    ...zodField(t, pauseArgs, (_root, { role, input }, context) => pauseAgent(context, { role, ...input })),
   }),
 );
 
@@ -86,10 +80,7 @@ builder.mutationField('resumeAgent', (t) =>
   t.withAuth({ chairman: true }).field({
     type: PauseResult,
     description: 'Resumes a paused C-suite agent. Idempotent: a repeat answers with the last resume.',
-    args: { role: t.arg.string({ required: true }), input: t.arg({ type: PauseInput, required: true }) },
-    ...validatedArgs(pauseArgs, (_root, { role, input }, context) =>
-      resumeAgent(context, { role, ...input }),
-    ),
+    ...zodField(t, pauseArgs, (_root, { role, input }, context) => resumeAgent(context, { role, ...input })),
   }),
 );
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
 import { hearsOf } from '../domain/agents/role-binding.js';
 import { type RecordedEvent, recentEvents } from '../events/history.js';
 import type { EventStream } from '../events/replay.js';
@@ -8,6 +8,7 @@ import { parseArgs } from '../validation/index.js';
 import { TASK_APPROVAL_EVENT_TYPES, TaskApprovalEvent } from './agents/approvals.js';
 import { BudgetAlertEvent, BudgetChangedEvent } from './agents/budgets.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
+import { graphqlArg, zodField } from './args.js';
 import {
   APPROVAL_EVENT_TYPES,
   ConnectorCallApprovalEvent,
@@ -152,8 +153,10 @@ const RecordedEventRef = builder.objectRef<RecordedEvent>('RecordedEvent').imple
 });
 
 const recentEventsArgs = z.object({
-  first: z.int().min(1).max(200).nullish(),
-  types: z.array(z.enum(EVENT_TYPES)).nullish(),
+  first: graphqlArg(z.int().min(1).max(200).nullish(), { description: '1 to 200; default 50.' }),
+  types: graphqlArg(z.array(graphqlArg(z.enum(EVENT_TYPES), { type: EventTypeEnum })).nullish(), {
+    description: 'Default: every type.',
+  }),
 });
 
 builder.queryField('recentEvents', (t) =>
@@ -164,11 +167,7 @@ builder.queryField('recentEvents', (t) =>
       'window (EVENT_RETENTION_HOURS): the history a feed shows before its `events` subscription brings ' +
       'more. Read after the subscription’s EventStreamStarted, it misses nothing: what was published before ' +
       'the start is here, what comes after arrives on the stream (an event in both has the same eventId).',
-    args: {
-      first: t.arg.int({ description: '1 to 200; default 50.' }),
-      types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
-    },
-    ...validatedArgs(recentEventsArgs, async (_root, { first, types }, context) => {
+    ...zodField(t, recentEventsArgs, async (_root, { first, types }, context) => {
       const wanted = types?.length ? types : EVENT_TYPES;
       // Approval events are the approvers' (and each requesting agent's own): others never read them.
       const seesAll = context.viewer.roles.some((role) => role === 'chairman' || role === 'operator');

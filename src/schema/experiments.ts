@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
 import { DEFAULT_ALPHA, MAX_VARIANT_WEIGHT, MIN_VARIANT_WEIGHT } from '../domain/experiments/index.js';
 import { abTestResults, createAbTest, findAbTest, moveAbTest } from '../domain/experiments/lifecycle.js';
 import { AB_TEST_ANALYSES, DEFAULT_AB_TEST_ANALYSIS } from '../domain/experiments/results.js';
@@ -19,22 +19,28 @@ import {
   AbTestStatus,
 } from './experiments/types.js';
 import './experiments/events.js';
+import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
 import { afterCursor, newestFirst, pageArgsSchema, toPage } from './pagination.js';
 
 export const MAX_VARIANTS = 20;
 
 const subjectId = z.string().min(1).max(256);
 
-export const createAbTestArgs = z.object({
-  input: z.object({
-    name: z.string().trim().min(1).max(200),
-    variants: z
-      .array(
-        z.object({
-          name: z.string().trim().min(1).max(100),
-          weight: z.number().min(MIN_VARIANT_WEIGHT).max(MAX_VARIANT_WEIGHT).nullish(),
-        }),
-      )
+const variantInput = z.object({
+  name: graphqlArg(z.string().trim().min(1).max(100), {
+    description: '1–100 characters, unique in the test ignoring case.',
+  }),
+  weight: graphqlArg(z.number().min(MIN_VARIANT_WEIGHT).max(MAX_VARIANT_WEIGHT).nullish(), {
+    description: `Relative share of new subjects, ${MIN_VARIANT_WEIGHT} to ${MAX_VARIANT_WEIGHT}; default 1.`,
+  }),
+});
+zodInputType('AbTestVariantInput', variantInput);
+
+const createAbTestInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  variants: graphqlArg(
+    z
+      .array(variantInput)
       .min(2)
       .max(MAX_VARIANTS)
       .superRefine((variants, ctx) => {
@@ -52,71 +58,60 @@ export const createAbTestArgs = z.object({
           seen.add(key);
         });
       }),
-    alpha: z
+    { description: `2 to ${MAX_VARIANTS} variants; the first is the control.` },
+  ),
+  alpha: graphqlArg(
+    z
       .number()
       .gt(0)
       .lt(1)
       .nullish()
       .transform((alpha) => alpha ?? DEFAULT_ALPHA),
-    analysis: z
+    { description: `Significance level in (0, 1); default ${DEFAULT_ALPHA}.` },
+  ),
+  analysis: graphqlArg(
+    z
       .enum(AB_TEST_ANALYSES)
       .nullish()
       .transform((analysis) => analysis ?? DEFAULT_AB_TEST_ANALYSIS),
-  }),
-});
-
-const idArgs = z.object({ id: z.guid() });
-const subjectArgs = z.object({ testId: z.guid(), subjectId });
-export const recordEventsArgs = z.object({
-  testId: z.guid(),
-  events: z
-    .array(z.object({ subjectId, variantId: z.guid().nullish(), converted: z.boolean().nullish() }))
-    .max(MAX_EVENTS_PER_CALL),
-});
-const resultsArgs = z.object({ testId: z.guid() });
-const listArgs = z.object({ ...pageArgsSchema, status: z.enum(AB_TEST_STATUSES).nullish() });
-
-const VariantInput = builder.inputType('AbTestVariantInput', {
-  fields: (t) => ({
-    name: t.string({ required: true, description: '1–100 characters, unique in the test ignoring case.' }),
-    weight: t.float({
-      description: `Relative share of new subjects, ${MIN_VARIANT_WEIGHT} to ${MAX_VARIANT_WEIGHT}; default 1.`,
-    }),
-  }),
-});
-
-const CreateAbTestInput = builder.inputType('CreateAbTestInput', {
-  fields: (t) => ({
-    name: t.string({ required: true }),
-    variants: t.field({
-      type: [VariantInput],
-      required: true,
-      description: `2 to ${MAX_VARIANTS} variants; the first is the control.`,
-    }),
-    alpha: t.float({ description: `Significance level in (0, 1); default ${DEFAULT_ALPHA}.` }),
-    analysis: t.string({
+    {
+      type: 'String',
       description: `Which analysis decides the test: ${AB_TEST_ANALYSES.join(' or ')}; default ${DEFAULT_AB_TEST_ANALYSIS}. See AbTestAnalysis.`,
-    }),
-  }),
+    },
+  ),
 });
+zodInputType('CreateAbTestInput', createAbTestInput);
 
-const EventInput = builder.inputType('AbTestEventInput', {
-  fields: (t) => ({
-    subjectId: t.string({ required: true }),
-    variantId: t.id({
-      description:
-        "The variant shown; omitted, the sticky assignment decides. Ignored when it contradicts the subject's first assignment.",
-    }),
-    converted: t.boolean({ description: 'The subject converted; default false.' }),
+export const createAbTestArgs = z.object({ input: createAbTestInput });
+
+const eventInput = z.object({
+  subjectId,
+  variantId: graphqlArg(z.guid().nullish(), {
+    type: 'ID',
+    description:
+      "The variant shown; omitted, the sticky assignment decides. Ignored when it contradicts the subject's first assignment.",
   }),
+  converted: graphqlArg(z.boolean().nullish(), { description: 'The subject converted; default false.' }),
+});
+zodInputType('AbTestEventInput', eventInput);
+
+const idArgs = z.object({ id: idArg() });
+const subjectArgs = z.object({ testId: idArg(), subjectId });
+export const recordEventsArgs = z.object({
+  testId: idArg(),
+  events: z.array(eventInput).max(MAX_EVENTS_PER_CALL),
+});
+const resultsArgs = z.object({ testId: idArg() });
+const listArgs = z.object({
+  ...pageArgsSchema,
+  status: graphqlArg(z.enum(AB_TEST_STATUSES), { type: AbTestStatus }).nullish(),
 });
 
 builder.queryField('abTest', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AbTestRef,
     description: 'One A/B test of the caller’s tenant (NOT_FOUND otherwise).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, (_root, { id }, context) => findAbTest(context, id)),
+    ...zodField(t, idArgs, (_root, { id }, context) => findAbTest(context, id)),
   }),
 );
 
@@ -124,8 +119,7 @@ builder.queryField('abTests', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AbTestPage,
     description: 'The tenant’s A/B tests, newest first.',
-    args: { first: t.arg.int(), after: t.arg.string(), status: t.arg({ type: AbTestStatus }) },
-    ...validatedArgs(listArgs, async (_root, { first, after, status }, context) => {
+    ...zodField(t, listArgs, async (_root, { first, after, status }, context) => {
       const rows = await context.prisma.abTest.findMany({
         where: { tenantId: context.viewer.tenantId, ...(status ? { status } : {}), ...afterCursor(after) },
         orderBy: newestFirst,
@@ -140,8 +134,7 @@ builder.queryField('abTestResults', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AbTestResultsRef,
     description: 'Per-variant metrics and the significance decision, read from counters kept on write.',
-    args: { testId: t.arg.id({ required: true }) },
-    ...validatedArgs(resultsArgs, (_root, { testId }, context) => abTestResults(context, testId)),
+    ...zodField(t, resultsArgs, (_root, { testId }, context) => abTestResults(context, testId)),
   }),
 );
 
@@ -149,8 +142,7 @@ builder.mutationField('createAbTest', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: AbTestRef,
     description: 'Creates a draft A/B test (operator or chairman).',
-    args: { input: t.arg({ type: CreateAbTestInput, required: true }) },
-    ...validatedArgs(createAbTestArgs, (_root, { input }, context) =>
+    ...zodField(t, createAbTestArgs, (_root, { input }, context) =>
       createAbTest(context, {
         ...input,
         variants: input.variants.map((variant) => ({ name: variant.name, weight: variant.weight ?? 1 })),
@@ -163,8 +155,7 @@ builder.mutationField('startAbTest', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: AbTestRef,
     description: 'draft → running (operator or chairman). Repeating it on a running test is a no-op.',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, (_root, { id }, context) => moveAbTest(context, id, 'start')),
+    ...zodField(t, idArgs, (_root, { id }, context) => moveAbTest(context, id, 'start')),
   }),
 );
 
@@ -172,8 +163,7 @@ builder.mutationField('completeAbTest', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: AbTestRef,
     description: 'running → completed (operator or chairman). Repeating it on a completed test is a no-op.',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, (_root, { id }, context) => moveAbTest(context, id, 'complete')),
+    ...zodField(t, idArgs, (_root, { id }, context) => moveAbTest(context, id, 'complete')),
   }),
 );
 
@@ -182,8 +172,7 @@ builder.mutationField('assignAbTestVariant', (t) =>
     type: AbTestAssignmentRef,
     description:
       'The sticky variant of a subject in a running test; the first assignment counts as an observation.',
-    args: { testId: t.arg.id({ required: true }), subjectId: t.arg.string({ required: true }) },
-    ...validatedArgs(subjectArgs, (_root, args, context) =>
+    ...zodField(t, subjectArgs, (_root, args, context) =>
       assignSubject(context, context.services.logger, args.testId, args.subjectId),
     ),
   }),
@@ -193,8 +182,7 @@ builder.mutationField('recordAbTestConversion', (t) =>
   t.withAuth({ operator: true, chairman: true, agent: true }).field({
     type: AbTestAssignmentRef,
     description: 'Counts a subject’s conversion once; an unseen subject is assigned and observed first.',
-    args: { testId: t.arg.id({ required: true }), subjectId: t.arg.string({ required: true }) },
-    ...validatedArgs(subjectArgs, (_root, args, context) =>
+    ...zodField(t, subjectArgs, (_root, args, context) =>
       convertSubject(context, context.services.logger, args.testId, args.subjectId),
     ),
   }),
@@ -204,11 +192,7 @@ builder.mutationField('recordAbTestEvents', (t) =>
   t.withAuth({ operator: true, chairman: true, agent: true }).field({
     type: AbTestEventsReceiptRef,
     description: `Up to ${MAX_EVENTS_PER_CALL} exposures and conversions of a running test, applied in order in one transaction.`,
-    args: {
-      testId: t.arg.id({ required: true }),
-      events: t.arg({ type: [EventInput], required: true }),
-    },
-    ...validatedArgs(recordEventsArgs, (_root, { testId, events }, context) =>
+    ...zodField(t, recordEventsArgs, (_root, { testId, events }, context) =>
       recordEvents(context, context.services.logger, testId, events),
     ),
   }),

@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
 import type { Guardrail } from '../domain/experiments/canary.js';
 import { canaryRolloutPolicySchema } from '../domain/experiments/canary-policy.js';
 import { analyzeCanaryRun, setCanaryPolicy } from '../domain/finetuning/canary-rollout.js';
 import { loadLine } from '../domain/finetuning/registry.js';
 import type { CanaryPolicy } from '../generated/prisma/client.js';
+import { graphqlArg, zodField } from './args.js';
 import { ModelVersionRef } from './finetuning.js';
 
 const GuardrailRef = builder.objectRef<Guardrail>('CanaryGuardrail').implement({
@@ -63,12 +64,12 @@ builder.mutationField('setCanaryPolicy', (t) =>
     description:
       'Sets the canary rollout policy of a base model (operator or chairman; 404 for an unknown base model). ' +
       'Audited.',
-    args: {
-      baseModel: t.arg.string({ required: true }),
-      input: t.arg({ type: CanaryPolicyInput, required: true }),
-    },
-    ...validatedArgs(
-      z.object({ baseModel: baseModelArg, input: canaryRolloutPolicySchema }),
+    ...zodField(
+      t,
+      z.object({
+        baseModel: baseModelArg,
+        input: graphqlArg(canaryRolloutPolicySchema, { type: CanaryPolicyInput }),
+      }),
       (_root, { baseModel, input }, context) => setCanaryPolicy(context, baseModel, input),
     ),
   }),
@@ -79,8 +80,7 @@ builder.queryField('canaryPolicy', (t) =>
     type: CanaryPolicyRef,
     nullable: true,
     description: 'The canary rollout policy of a base model; null when it has none.',
-    args: { baseModel: t.arg.string({ required: true }) },
-    ...validatedArgs(z.object({ baseModel: baseModelArg }), (_root, { baseModel }, context) =>
+    ...zodField(t, z.object({ baseModel: baseModelArg }), (_root, { baseModel }, context) =>
       context.prisma.canaryPolicy.findFirst({
         where: { tenantId: context.viewer.tenantId, line: { baseModel } },
       }),

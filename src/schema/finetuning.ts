@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
 import {
   CANARY_MAX_PCT,
   CANARY_MIN_PCT,
@@ -20,6 +20,7 @@ import {
   rollbackModel,
 } from '../domain/finetuning/registry.js';
 import { parseArgs } from '../validation/index.js';
+import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
 
 const DeploymentStatusRef = builder.enumType('DeploymentStatus', {
@@ -114,63 +115,46 @@ builder.objectField(ModelVersionRef, 'outcomes', (t) =>
   t.field({
     type: VersionOutcomesRef,
     description: `Outcomes of the tasks routed to this version over the last \`hours\` UTC hours (the current one included; 1–${MAX_OUTCOME_WINDOW_HOURS}, default 24).`,
-    args: { hours: t.arg.int({ defaultValue: 24 }) },
-    ...validatedArgs(
-      z.object({ hours: z.int().min(1).max(MAX_OUTCOME_WINDOW_HOURS) }),
+    ...zodField(
+      t,
+      z.object({ hours: graphqlArg(z.int().min(1).max(MAX_OUTCOME_WINDOW_HOURS), { defaultValue: 24 }) }),
       (version, { hours }, context) => outcomesOfVersion(context.prisma, version.tenantId, version.id, hours),
     ),
   }),
 );
 
 const baseModelName = z.string().min(1).max(200);
-const jsonObject = z.record(z.string(), z.unknown());
+const jsonObject = graphqlArg(z.record(z.string(), z.unknown()), { type: 'JSON', description: 'An object.' });
 
-const RegisterModelVersionInput = builder.inputType('RegisterModelVersionInput', {
-  fields: (t) => ({
-    baseModel: t.string({
-      required: true,
-      description: 'e.g. gpt-4o-mini-2024-07-18 or meta-llama/Llama-3.1-8B',
-    }),
-    provider: t.string({ required: true, description: MODEL_PROVIDERS.join(', ') }),
-    trainingDataHash: t.string({ required: true }),
-    hyperparameters: t.field({ type: 'JSON', required: true, description: 'An object.' }),
-    evaluationMetrics: t.field({ type: 'JSON', required: true, description: 'An object.' }),
+const registerInput = z.object({
+  baseModel: graphqlArg(baseModelName.regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/), {
+    description: 'e.g. gpt-4o-mini-2024-07-18 or meta-llama/Llama-3.1-8B',
   }),
+  provider: graphqlArg(z.enum(MODEL_PROVIDERS), { type: 'String', description: MODEL_PROVIDERS.join(', ') }),
+  trainingDataHash: z.string().min(1).max(256),
+  hyperparameters: jsonObject,
+  evaluationMetrics: jsonObject,
 });
+zodInputType('RegisterModelVersionInput', registerInput);
 
-export const registerArgs = z.object({
-  input: z.object({
-    baseModel: baseModelName.regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/),
-    provider: z.enum(MODEL_PROVIDERS),
-    trainingDataHash: z.string().min(1).max(256),
-    hyperparameters: jsonObject,
-    evaluationMetrics: jsonObject,
-  }),
-});
+export const registerArgs = z.object({ input: registerInput });
 
 export const promoteArgs = z.object({
-  id: z.guid(),
+  id: idArg(),
   canaryTrafficPct: z.int().min(CANARY_MIN_PCT).max(CANARY_MAX_PCT).nullish(),
 });
 
-const RollbackInput = builder.inputType('RollbackInput', {
-  fields: (t) => ({
-    reason: t.string({
-      required: true,
-      description: 'Why; kept in the audit log and the deployment history.',
-    }),
-    performedBy: t.string({ description: 'The user or agent performing the rollback.' }),
+const rollbackInput = z.object({
+  reason: graphqlArg(z.string().trim().min(1).max(2000), {
+    description: 'Why; kept in the audit log and the deployment history.',
+  }),
+  performedBy: graphqlArg(z.string().trim().min(1).max(200).optional(), {
+    description: 'The user or agent performing the rollback.',
   }),
 });
+zodInputType('RollbackInput', rollbackInput);
 
-export const rollbackArgs = z.object({
-  tenantId: z.guid(),
-  baseModel: baseModelName,
-  input: z.object({
-    reason: z.string().trim().min(1).max(2000),
-    performedBy: z.string().trim().min(1).max(200).optional(),
-  }),
-});
+export const rollbackArgs = z.object({ tenantId: idArg(), baseModel: baseModelName, input: rollbackInput });
 
 const baseModelArgs = z.object({ baseModel: baseModelName });
 
@@ -179,8 +163,7 @@ builder.mutationField('registerModelVersion', (t) =>
     type: ModelVersionRef,
     description:
       'Registers a fine-tuned version as ready, numbered after the highest version of its base model.',
-    args: { input: t.arg({ type: RegisterModelVersionInput, required: true }) },
-    ...validatedArgs(registerArgs, async (_root, { input }, context) => {
+    ...zodField(t, registerArgs, async (_root, { input }, context) => {
       const version = await registerModelVersion(context, input);
       await context.services.modelVersionsChanged();
       return version;
@@ -194,8 +177,7 @@ builder.mutationField('promoteModelVersion', (t) =>
     description:
       'Puts a ready, canary or archived version on canary (canaryTrafficPct 1–99; another canary returns to ready) ' +
       'or, without canaryTrafficPct, in production (the production it replaces is archived).',
-    args: { id: t.arg.id({ required: true }), canaryTrafficPct: t.arg.int() },
-    ...validatedArgs(promoteArgs, async (_root, { id, canaryTrafficPct }, context) => {
+    ...zodField(t, promoteArgs, async (_root, { id, canaryTrafficPct }, context) => {
       const version = await promoteModelVersion(context, { id, canaryTrafficPct: canaryTrafficPct ?? null });
       await context.services.modelVersionsChanged();
       return version;
@@ -209,12 +191,7 @@ builder.mutationField('rollbackModel', (t) =>
     description:
       'Retires the production version of a base model and restores the version that was production before it ' +
       '(409 when there is none). tenantId must be the caller’s tenant (404 otherwise), as in the REST path.',
-    args: {
-      tenantId: t.arg.id({ required: true }),
-      baseModel: t.arg.string({ required: true }),
-      input: t.arg({ type: RollbackInput, required: true }),
-    },
-    ...validatedArgs(rollbackArgs, async (_root, { tenantId, baseModel, input }, context) => {
+    ...zodField(t, rollbackArgs, async (_root, { tenantId, baseModel, input }, context) => {
       const version = await rollbackModel(context, {
         tenantId,
         baseModel,
@@ -231,8 +208,7 @@ builder.queryField('modelVersions', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: [ModelVersionRef],
     description: 'Every version of a base model, newest first (empty for an unknown base model).',
-    args: { baseModel: t.arg.string({ required: true }) },
-    ...validatedArgs(baseModelArgs, (_root, { baseModel }, context) => listModelVersions(context, baseModel)),
+    ...zodField(t, baseModelArgs, (_root, { baseModel }, context) => listModelVersions(context, baseModel)),
   }),
 );
 
@@ -241,10 +217,7 @@ builder.queryField('productionModel', (t) =>
     type: ModelVersionRef,
     nullable: true,
     description: 'The version of a base model now in production, or null.',
-    args: { baseModel: t.arg.string({ required: true }) },
-    ...validatedArgs(baseModelArgs, (_root, { baseModel }, context) =>
-      findProductionModel(context, baseModel),
-    ),
+    ...zodField(t, baseModelArgs, (_root, { baseModel }, context) => findProductionModel(context, baseModel)),
   }),
 );
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../builder.js';
+import { builder } from '../builder.js';
 import {
   earlierOnboardingPackets,
   generateOnboardingPacket,
@@ -8,6 +8,7 @@ import {
 } from '../domain/hiring/packets.js';
 import { isIsoCurrency } from '../domain/hiring/salary.js';
 import { PAY_BASES } from '../domain/hiring/types.js';
+import { graphqlArg, zodField, zodInputType } from './args.js';
 
 const OnboardingPacketRef = builder.prismaObject('OnboardingPacket', {
   description: 'One generation of a hired candidate’s onboarding materials.',
@@ -42,66 +43,55 @@ builder.prismaObjectField(OnboardingPacketRef, 'history', (t) =>
 
 const SalaryBasis = builder.enumType('SalaryBasis', { values: PAY_BASES });
 
-const SalaryRangeInput = builder.inputType('SalaryRangeInput', {
-  fields: (t) => ({
-    minAmount: t.float({ required: true }),
-    maxAmount: t.float({ required: true }),
-    basis: t.field({ type: SalaryBasis, required: true }),
-    currency: t.string({ required: true, description: 'ISO 4217 code, e.g. USD.' }),
-  }),
-});
-
-const OnboardingInput = builder.inputType('OnboardingInput', {
-  fields: (t) => ({
-    jobDesignData: t.field({
-      type: 'JSON',
-      required: true,
-      description: 'The job design from the hiring process.',
-    }),
-    candidateName: t.string({ required: true }),
-    salary: t.field({ type: SalaryRangeInput, required: true }),
-    location: t.string({
-      required: true,
-      description: 'Where the candidate will work, e.g. "Austin, TX" or "Berlin".',
-    }),
-  }),
-});
-
 const hiringId = z
   .string()
   .min(1, { abort: true })
   .max(128, { abort: true })
   .regex(/^[A-Za-z0-9._:-]+$/);
 
+const salaryRangeInput = z
+  .object({
+    minAmount: z.number().min(0),
+    maxAmount: z.number().min(0),
+    basis: graphqlArg(z.enum(PAY_BASES), { type: SalaryBasis }),
+    currency: graphqlArg(
+      z
+        .string()
+        .trim()
+        .toUpperCase()
+        .refine(isIsoCurrency, { message: 'currency must be an ISO 4217 code such as USD, EUR or GBP' }),
+      { description: 'ISO 4217 code, e.g. USD.' },
+    ),
+  })
+  .superRefine((salary, issues) => {
+    if (salary.maxAmount < salary.minAmount) {
+      issues.addIssue({
+        code: 'custom',
+        path: ['maxAmount'],
+        input: salary.maxAmount,
+        message: `maximum amount must be greater than or equal to the minimum amount (${salary.minAmount})`,
+      });
+    }
+  });
+zodInputType('SalaryRangeInput', salaryRangeInput);
+
+const onboardingInput = z.object({
+  jobDesignData: graphqlArg(z.record(z.string(), z.unknown()), {
+    type: 'JSON',
+    description: 'The job design from the hiring process.',
+  }),
+  candidateName: z.string().trim().min(1).max(200),
+  salary: salaryRangeInput,
+  location: graphqlArg(z.string().trim().min(1).max(200), {
+    description: 'Where the candidate will work, e.g. "Austin, TX" or "Berlin".',
+  }),
+});
+zodInputType('OnboardingInput', onboardingInput);
+
 export const onboardingArgs = z.object({
   processId: hiringId,
   candidateId: hiringId,
-  input: z.object({
-    jobDesignData: z.record(z.string(), z.unknown()),
-    candidateName: z.string().trim().min(1).max(200),
-    salary: z
-      .object({
-        minAmount: z.number().min(0),
-        maxAmount: z.number().min(0),
-        basis: z.enum(PAY_BASES),
-        currency: z
-          .string()
-          .trim()
-          .toUpperCase()
-          .refine(isIsoCurrency, { message: 'currency must be an ISO 4217 code such as USD, EUR or GBP' }),
-      })
-      .superRefine((salary, issues) => {
-        if (salary.maxAmount < salary.minAmount) {
-          issues.addIssue({
-            code: 'custom',
-            path: ['maxAmount'],
-            input: salary.maxAmount,
-            message: `maximum amount must be greater than or equal to the minimum amount (${salary.minAmount})`,
-          });
-        }
-      }),
-    location: z.string().trim().min(1).max(200),
-  }),
+  input: onboardingInput,
 });
 
 const packetArgs = z.object({ processId: hiringId, candidateId: hiringId });
@@ -111,12 +101,8 @@ builder.mutationField('prepareOnboarding', (t) =>
     type: OnboardingPacketRef,
     description:
       'Generates the offer letter, onboarding checklist and compliance reminders for a hired candidate (operator or chairman). Each call stores a new generation; earlier ones stay in `history`.',
-    args: {
-      processId: t.arg.string({ required: true }),
-      candidateId: t.arg.string({ required: true }),
-      input: t.arg({ type: OnboardingInput, required: true }),
-    },
-    ...validatedArgs(
+    ...zodField(
+      t,
       onboardingArgs,
       (_root, { processId, candidateId, input }, context): Promise<OnboardingPacketRow> =>
         generateOnboardingPacket(context, { processId, candidateId, ...input }),
@@ -130,11 +116,7 @@ builder.queryField('onboardingPacket', (t) =>
     nullable: true,
     description:
       'The latest onboarding packet of a candidate in the caller’s tenant, with earlier generations in `history`.',
-    args: {
-      processId: t.arg.string({ required: true }),
-      candidateId: t.arg.string({ required: true }),
-    },
-    ...validatedArgs(packetArgs, (_root, { processId, candidateId }, context) =>
+    ...zodField(t, packetArgs, (_root, { processId, candidateId }, context) =>
       latestOnboardingPacket(context, processId, candidateId),
     ),
   }),

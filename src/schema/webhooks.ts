@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AuthedContext, builder, validatedArgs } from '../builder.js';
+import { type AuthedContext, builder } from '../builder.js';
 import { checkBaseUrl } from '../domain/connectors/base-url.js';
 import { ROTATION_OVERLAP_MS } from '../domain/webhooks/signing.js';
 import {
@@ -11,6 +11,7 @@ import {
   type WebhookWithSecret,
   webhookNotFound,
 } from '../domain/webhooks/store.js';
+import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
 
 const WEBHOOK_STATUSES = ['active', 'disabled'] as const;
@@ -106,33 +107,29 @@ const WebhookWithSecretRef = builder.objectRef<WebhookWithSecret>('WebhookWithSe
   }),
 });
 
-const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
-  fields: (t) => ({
-    url: t.string({
-      required: true,
-      description: 'Absolute https URL of a public host, checked like a connector’s base_url.',
-    }),
-    role: t.string({ description: 'An agent role of the tenant; omit for every event of the tenant.' }),
-  }),
-});
-
 const webhookUrl = z.string().superRefine((value, ctx) => {
   const reason = checkBaseUrl(value, 'url');
   if (reason !== null) ctx.addIssue({ code: 'custom', message: reason, input: value });
 });
 
-const createWebhookArgs = z.object({
-  input: z.object({
-    url: webhookUrl,
-    role: z
+const createWebhookInput = z.object({
+  url: graphqlArg(webhookUrl, {
+    description: 'Absolute https URL of a public host, checked like a connector’s base_url.',
+  }),
+  role: graphqlArg(
+    z
       .string()
       .min(1)
       .max(64)
       .nullish()
       .transform((role) => role ?? null),
-  }),
+    { description: 'An agent role of the tenant; omit for every event of the tenant.' },
+  ),
 });
-const idArgs = z.object({ id: z.guid() });
+zodInputType('CreateWebhookInput', createWebhookInput);
+
+const createWebhookArgs = z.object({ input: createWebhookInput });
+const idArgs = z.object({ id: idArg() });
 
 const managers = { operator: true, chairman: true } as const;
 
@@ -158,8 +155,7 @@ builder.queryField('webhook', (t) =>
   t.withAuth(managers).field({
     type: WebhookRef,
     description: 'One webhook of the tenant (NOT_FOUND otherwise; operator or chairman).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, async (_root, { id }, context) => {
+    ...zodField(t, idArgs, async (_root, { id }, context) => {
       const webhook = await context.prisma.webhook.findFirst({
         where: { id, tenantId: context.viewer.tenantId },
       });
@@ -170,8 +166,8 @@ builder.queryField('webhook', (t) =>
 );
 
 const deliveriesArgs = z.object({
-  webhookId: z.guid(),
-  status: z.enum(DELIVERY_STATUSES).nullish(),
+  webhookId: idArg(),
+  status: graphqlArg(z.enum(DELIVERY_STATUSES), { type: WebhookDeliveryStatus }).nullish(),
   ...pageArgsSchema,
 });
 
@@ -179,13 +175,7 @@ builder.queryField('webhookDeliveries', (t) =>
   t.withAuth(managers).field({
     type: WebhookDeliveryPage,
     description: 'A webhook’s deliveries, newest first, optionally of one status (operator or chairman).',
-    args: {
-      webhookId: t.arg.id({ required: true }),
-      status: t.arg({ type: WebhookDeliveryStatus }),
-      first: t.arg.int(),
-      after: t.arg.string(),
-    },
-    ...validatedArgs(deliveriesArgs, async (_root, { webhookId, status, first, after }, context) => {
+    ...zodField(t, deliveriesArgs, async (_root, { webhookId, status, first, after }, context) => {
       const tenantId = context.viewer.tenantId;
       const webhook = await context.prisma.webhook.findFirst({
         where: { id: webhookId, tenantId },
@@ -206,8 +196,7 @@ builder.queryField('webhookDelivery', (t) =>
   t.withAuth(managers).field({
     type: WebhookDeliveryRef,
     description: 'One delivery of the tenant’s webhooks (NOT_FOUND otherwise; operator or chairman).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, async (_root, { id }, context) => {
+    ...zodField(t, idArgs, async (_root, { id }, context) => {
       const delivery = await context.prisma.webhookDelivery.findFirst({
         where: { id, tenantId: context.viewer.tenantId },
       });
@@ -222,8 +211,7 @@ builder.mutationField('createWebhook', (t) =>
     type: WebhookWithSecretRef,
     description:
       'Registers a URL for one agent role’s events (or, without a role, every event of the tenant) and answers its signing secret, once. The URL is refused with the reason when the egress guard would refuse it. Needs CONNECTOR_SECRETS_KEY. Operator or chairman.',
-    args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
-    ...validatedArgs(createWebhookArgs, (_root, { input }, context) =>
+    ...zodField(t, createWebhookArgs, (_root, { input }, context) =>
       createWebhook(
         context,
         { keyring: context.services.config.connectorSecretsKeys, egress: context.services.webhookEgress },
@@ -237,8 +225,7 @@ builder.mutationField('rotateWebhookSecret', (t) =>
   t.withAuth(managers).field({
     type: WebhookWithSecretRef,
     description: `Replaces the signing secret and answers the new one, once; the previous one keeps signing beside it for ${ROTATION_OVERLAP_MS / 3_600_000} h. Operator or chairman.`,
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, (_root, { id }, context) =>
+    ...zodField(t, idArgs, (_root, { id }, context) =>
       rotateWebhookSecret(context, context.services.config.connectorSecretsKeys, id),
     ),
   }),
@@ -248,8 +235,7 @@ builder.mutationField('enableWebhook', (t) =>
   t.withAuth(managers).field({
     type: WebhookRef,
     description: 'Turns a webhook back on and clears its failure record (operator or chairman).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, async (_root, { id }, context) =>
+    ...zodField(t, idArgs, async (_root, { id }, context) =>
       wakeDispatcher(context, await setWebhookEnabled(context, id, true)),
     ),
   }),
@@ -260,8 +246,7 @@ builder.mutationField('disableWebhook', (t) =>
     type: WebhookRef,
     description:
       'Stops deliveries to a webhook; queued ones wait until it is enabled (operator or chairman).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, (_root, { id }, context) => setWebhookEnabled(context, id, false)),
+    ...zodField(t, idArgs, (_root, { id }, context) => setWebhookEnabled(context, id, false)),
   }),
 );
 
@@ -270,8 +255,7 @@ builder.mutationField('redeliverWebhookDelivery', (t) =>
     type: WebhookDeliveryRef,
     description:
       'Queues a delivery’s message again (same webhook-id), after what its webhook has pending; answers the new delivery. Operator or chairman.',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(idArgs, async (_root, { id }, context) =>
+    ...zodField(t, idArgs, async (_root, { id }, context) =>
       wakeDispatcher(
         context,
         await redeliverWebhookDelivery(context, id, context.services.config.webhooks.queuePerTenant),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
+import { type AuthedContext, builder } from '../../builder.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import {
@@ -21,6 +21,7 @@ import {
   type taskApprovalPayload,
 } from '../../domain/agents/task-approvals.js';
 import { parseArgs } from '../../validation/index.js';
+import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
 import { seesApprovalEvent } from '../connectors/approvals.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
@@ -79,7 +80,7 @@ builder.prismaObjectField('Task', 'approval', (t) =>
   }),
 );
 
-const approvalId = z.guid();
+const approvalId = idArg();
 const note = z.string().trim().min(1).max(MAX_APPROVAL_NOTE_LENGTH).nullish();
 
 const payloadArg = z.unknown().superRefine((value, context) => {
@@ -96,21 +97,22 @@ const payloadArg = z.unknown().superRefine((value, context) => {
   }
 });
 
-const TaskApprovalRequestInput = builder.inputType('TaskApprovalRequestInput', {
-  fields: (t) => ({
-    summary: t.string({
-      required: true,
-      description: `What is to be decided, 1 to ${MAX_APPROVAL_SUMMARY_LENGTH} characters.`,
-    }),
-    payload: t.field({
-      type: 'JSON',
-      description: `Any JSON the decider needs (a draft, an offer), at most ${MAX_APPROVAL_PAYLOAD_BYTES} bytes serialized. Default null.`,
-    }),
-    expiresInSeconds: t.int({
-      description: `How long the request waits for a decision, ${TASK_APPROVAL_EXPIRY_MIN_SECONDS} to ${TASK_APPROVAL_EXPIRY_MAX_SECONDS} seconds (30 days); default ${TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS} (24 hours). Undecided by then, it expires and the task returns to the queue.`,
-    }),
+const taskApprovalRequestInput = z.object({
+  summary: graphqlArg(z.string().trim().min(1).max(MAX_APPROVAL_SUMMARY_LENGTH), {
+    description: `What is to be decided, 1 to ${MAX_APPROVAL_SUMMARY_LENGTH} characters.`,
   }),
+  payload: graphqlArg(payloadArg.optional(), {
+    type: 'JSON',
+    description: `Any JSON the decider needs (a draft, an offer), at most ${MAX_APPROVAL_PAYLOAD_BYTES} bytes serialized. Default null.`,
+  }),
+  expiresInSeconds: graphqlArg(
+    z.number().int().min(TASK_APPROVAL_EXPIRY_MIN_SECONDS).max(TASK_APPROVAL_EXPIRY_MAX_SECONDS).nullish(),
+    {
+      description: `How long the request waits for a decision, ${TASK_APPROVAL_EXPIRY_MIN_SECONDS} to ${TASK_APPROVAL_EXPIRY_MAX_SECONDS} seconds (30 days); default ${TASK_APPROVAL_EXPIRY_DEFAULT_SECONDS} (24 hours). Undecided by then, it expires and the task returns to the queue.`,
+    },
+  ),
 });
+zodInputType('TaskApprovalRequestInput', taskApprovalRequestInput);
 
 builder.mutationField('requestTaskApproval', (t) =>
   t.withAuth({ agent: true }).field({
@@ -121,23 +123,11 @@ builder.mutationField('requestTaskApproval', (t) =>
       'then it is pending again with the decision in `Task.approval` (also when nobody decides before it expires: ' +
       'status expired). NOT_FOUND another tenant’s task, CONFLICT a task ' +
       'not running, FORBIDDEN another agent’s; a refusal changes nothing.',
-    args: {
-      taskId: t.arg.id({ required: true }),
-      input: t.arg({ type: TaskApprovalRequestInput, required: true }),
-    },
-    ...validatedArgs(
+    ...zodField(
+      t,
       z.object({
-        taskId: z.guid(),
-        input: z.object({
-          summary: z.string().trim().min(1).max(MAX_APPROVAL_SUMMARY_LENGTH),
-          payload: payloadArg.optional(),
-          expiresInSeconds: z
-            .number()
-            .int()
-            .min(TASK_APPROVAL_EXPIRY_MIN_SECONDS)
-            .max(TASK_APPROVAL_EXPIRY_MAX_SECONDS)
-            .nullish(),
-        }),
+        taskId: idArg(),
+        input: taskApprovalRequestInput,
       }),
       (_root, { taskId, input }, context) =>
         requestTaskApproval(context, taskId, {
@@ -166,16 +156,11 @@ builder.queryField('taskApprovals', (t) =>
     type: TaskApprovalPage,
     description:
       'Decision requests of the tenant’s tasks, newest first (an agent sees only its own); optionally of one status and role.',
-    args: {
-      first: t.arg.int(),
-      after: t.arg.string(),
-      status: t.arg({ type: TaskApprovalStatusEnum }),
-      role: t.arg.string(),
-    },
-    ...validatedArgs(
+    ...zodField(
+      t,
       z.object({
         ...pageArgsSchema,
-        status: z.enum(TASK_APPROVAL_STATUSES).nullish(),
+        status: graphqlArg(z.enum(TASK_APPROVAL_STATUSES), { type: TaskApprovalStatusEnum }).nullish(),
         role: roleArg.nullish(),
       }),
       async (_root, { first, after, status, role }, context) => {
@@ -199,8 +184,7 @@ builder.queryField('taskApproval', (t) =>
   t.withAuth({ chairman: true, operator: true, agent: true }).field({
     type: TaskApprovalRef,
     description: 'One decision request (an agent reads only its own); NOT_FOUND otherwise.',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: approvalId }), (_root, { id }, context) => findTaskApproval(context, id)),
+    ...zodField(t, z.object({ id: approvalId }), (_root, { id }, context) => findTaskApproval(context, id)),
   }),
 );
 
@@ -215,18 +199,18 @@ const decisions: [string, TaskDecision, string][] = [
 ];
 
 for (const [name, decision, description] of decisions) {
-  const noteRule = decision === 'reject' ? z.string().trim().min(1).max(MAX_APPROVAL_NOTE_LENGTH) : note;
+  const noteRule = graphqlArg(
+    decision === 'reject' ? z.string().trim().min(1).max(MAX_APPROVAL_NOTE_LENGTH) : note,
+    {
+      description: `At most ${MAX_APPROVAL_NOTE_LENGTH} characters${decision === 'reject' ? '; required' : ''}.`,
+      nullable: true,
+    },
+  );
   builder.mutationField(name, (t) =>
     t.withAuth({ chairman: true, operator: true }).field({
       type: TaskApprovalRef,
       description: `${description} Never by whoever asked (FORBIDDEN, reason own_request, whatever roles the token carries). The task returns to the queue (pending) with the decision readable in Task.approval. A request already decided answers its first decision unchanged; an expired one is CONFLICT with its status (expired) and changes nothing.`,
-      args: {
-        id: t.arg.id({ required: true }),
-        note: t.arg.string({
-          description: `At most ${MAX_APPROVAL_NOTE_LENGTH} characters${decision === 'reject' ? '; required' : ''}.`,
-        }),
-      },
-      ...validatedArgs(z.object({ id: approvalId, note: noteRule }), (_root, { id, note: text }, context) =>
+      ...zodField(t, z.object({ id: approvalId, note: noteRule }), (_root, { id, note: text }, context) =>
         decideTaskApproval(context, { id, decision, note: text }),
       ),
     }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../../builder.js';
+import { builder } from '../../builder.js';
 import type { BudgetPeriodKind } from '../../domain/agents/budget-period.js';
 import { setBudget } from '../../domain/agents/budget-settings.js';
 import {
@@ -16,6 +16,7 @@ import type { ClaimOutcome, claimNextTask } from '../../domain/agents/queue.js';
 import { requireAgentRole } from '../../domain/agents/registry.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import { releasingAdmission } from '../admission.js';
+import { graphqlArg, zodField, zodInputType } from '../args.js';
 import { ModelRoutingRef } from './routing.js';
 import { AgentRoleRef, roleArg, TaskRef } from './types.js';
 
@@ -126,8 +127,7 @@ builder.queryField('budget', (t) =>
     description:
       'The budget of an agent role (or, without a role, of the tenant); null when none is set. 404 for a ' +
       'role the tenant does not have.',
-    args: { role: t.arg.string() },
-    ...validatedArgs(z.object({ role: roleArg.nullish() }), async (_root, { role }, context) => {
+    ...zodField(t, z.object({ role: roleArg.nullish() }), async (_root, { role }, context) => {
       if (role) await requireAgentRole(context, role);
       const [budget] = await readBudgets(
         context.prisma,
@@ -139,51 +139,47 @@ builder.queryField('budget', (t) =>
   }),
 );
 
-const SetBudgetInput = builder.inputType('SetBudgetInput', {
-  fields: (t) => ({
-    role: t.string({ description: 'An agent role of the tenant; omit for the tenant as a whole.' }),
-    period: t.field({ type: BudgetPeriodEnum, required: true }),
-    limitUsd: t.string({
-      required: true,
+const setBudgetInput = z
+  .object({
+    role: graphqlArg(roleArg.nullish(), {
+      description: 'An agent role of the tenant; omit for the tenant as a whole.',
+    }),
+    period: graphqlArg(z.enum(['day', 'month']), { type: BudgetPeriodEnum }),
+    limitUsd: graphqlArg(usdAmount, {
       description: 'US dollars as a decimal string ("250", "12.5"): at most 6 decimals, 0 to 1000000000.',
     }),
-    estimateUsd: t.string({
-      required: true,
-      description: 'Reserved by each claim until its task ends; more than 0, at most 6 decimals.',
+    estimateUsd: graphqlArg(
+      usdAmount.refine((value) => Number(value) > 0, 'must be more than 0'),
+      { description: 'Reserved by each claim until its task ends; more than 0, at most 6 decimals.' },
+    ),
+    limitTokens: graphqlArg(z.int().min(1).max(Number.MAX_SAFE_INTEGER).nullish(), {
+      type: 'SafeInt',
+      description: 'Optional token limit per period, at least 1.',
     }),
-    limitTokens: t.field({ type: 'SafeInt', description: 'Optional token limit per period, at least 1.' }),
-    estimateTokens: t.field({
+    estimateTokens: graphqlArg(z.int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(), {
       type: 'SafeInt',
       description: 'Tokens reserved by each claim; required (at least 1) with limitTokens.',
     }),
-    warningThreshold: t.float({
-      description:
-        'Share of the limit that publishes BUDGET_WARNING: more than 0, at most 1, 3 decimals. Default 0.8.',
-    }),
-  }),
-});
-
-const setBudgetArgs = z.object({
-  input: z
-    .object({
-      role: roleArg.nullish(),
-      period: z.enum(['day', 'month']),
-      limitUsd: usdAmount,
-      estimateUsd: usdAmount.refine((value) => Number(value) > 0, 'must be more than 0'),
-      limitTokens: z.int().min(1).max(Number.MAX_SAFE_INTEGER).nullish(),
-      estimateTokens: z.int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
-      warningThreshold: z
+    warningThreshold: graphqlArg(
+      z
         .number()
         .gt(0)
         .lte(1)
         .refine((value) => Number(value.toFixed(3)) === value, 'must have at most 3 decimals')
         .nullish(),
-    })
-    .refine((input) => input.limitTokens == null || (input.estimateTokens ?? 0) >= 1, {
-      message: 'estimateTokens of at least 1 is required with limitTokens',
-      path: ['estimateTokens'],
-    }),
-});
+      {
+        description:
+          'Share of the limit that publishes BUDGET_WARNING: more than 0, at most 1, 3 decimals. Default 0.8.',
+      },
+    ),
+  })
+  .refine((input) => input.limitTokens == null || (input.estimateTokens ?? 0) >= 1, {
+    message: 'estimateTokens of at least 1 is required with limitTokens',
+    path: ['estimateTokens'],
+  });
+zodInputType('SetBudgetInput', setBudgetInput);
+
+const setBudgetArgs = z.object({ input: setBudgetInput });
 
 builder.mutationField('setBudget', (t) =>
   t.withAuth({ chairman: true }).field({
@@ -191,8 +187,7 @@ builder.mutationField('setBudget', (t) =>
     description:
       'Creates or changes the budget of an agent role, or of the tenant (chairman only). A new budget starts ' +
       'from what the current period already spent; a limit below it stops new claims at once. Audited.',
-    args: { input: t.arg({ type: SetBudgetInput, required: true }) },
-    ...validatedArgs(setBudgetArgs, (_root, { input }, context) =>
+    ...zodField(t, setBudgetArgs, (_root, { input }, context) =>
       setBudget(context, {
         role: input.role,
         period: input.period as BudgetPeriodKind,
@@ -264,16 +259,13 @@ builder.mutationField('claimNextTask', (t) =>
       'refusing budget room (a task releasing its reservation, setBudget, the next period), wakes the claim on ' +
       'any instance. Answers the reason of the last attempt when the ' +
       'wait ends with nothing; a client that goes away ends its wait.',
-    args: {
-      role: t.arg.string({ required: true }),
-      waitSeconds: t.arg.int({
-        description: `0 to ${MAX_CLAIM_WAIT_SECONDS}; default 0.`,
-      }),
-    },
-    ...validatedArgs(
+    ...zodField(
+      t,
       z.object({
         role: roleArg,
-        waitSeconds: z.int().min(0).max(MAX_CLAIM_WAIT_SECONDS).nullish(),
+        waitSeconds: graphqlArg(z.int().min(0).max(MAX_CLAIM_WAIT_SECONDS).nullish(), {
+          description: `0 to ${MAX_CLAIM_WAIT_SECONDS}; default 0.`,
+        }),
       }),
       (_root, { role, waitSeconds }, context) =>
         claimNextTaskWaiting(context, context.services.bus, role, {

@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { z } from 'zod';
-import { builder, validatedArgs } from '../../builder.js';
+import { builder } from '../../builder.js';
 import {
   ALLOWED_ATTACHMENT_TYPES,
   MAX_ATTACHMENTS_PER_MESSAGE,
@@ -9,6 +9,7 @@ import {
 import { type ChatReceipt, sendChatMessage } from '../../domain/agents/chat.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { type ReceivedAttachment, receiveAttachment, sendWithAttachments } from '../../http/attachments.js';
+import { graphqlArg, idArg, zodField } from '../args.js';
 import { roleArg, TaskRef, TaskStatusEnum, ThreadRef } from './types.js';
 
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -191,7 +192,9 @@ export const chatArgs = z.object({
  * (the spec's body, base64 only); both apply the same attachment rules.
  */
 const chatArgsWithFiles = chatArgs.extend({
-  input: chatArgs.shape.input.extend({ attachments: attachmentsOf(fileOrDataAttachmentArg) }),
+  input: graphqlArg(chatArgs.shape.input.extend({ attachments: attachmentsOf(fileOrDataAttachmentArg) }), {
+    type: ChatMessageInput,
+  }),
 });
 
 const ChatReceiptRef = builder.objectRef<ChatReceipt>('ChatReceipt').implement({
@@ -221,11 +224,7 @@ builder.mutationField('sendChatMessage', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ChatReceiptRef,
     description: 'Queues a chat message as a pending task for an agent role (also when the role is paused).',
-    args: {
-      role: t.arg.string({ required: true }),
-      input: t.arg({ type: ChatMessageInput, required: true }),
-    },
-    ...validatedArgs(chatArgsWithFiles, (_root, { role, input }, context) =>
+    ...zodField(t, chatArgsWithFiles, (_root, { role, input }, context) =>
       sendWithAttachments(input.attachments, () =>
         sendChatMessage(context, { blobs: context.services.blobs, log: context.log }, { role, ...input }),
       ),
@@ -240,8 +239,7 @@ builder.queryField('thread', (t) =>
     nullable: true,
     description:
       'A conversation of the caller’s tenant (of its roles, for an agent token bound to roles); null when there is none with this id.',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
+    ...zodField(t, z.object({ id: idArg() }), (_root, { id }, context) =>
       context.prisma.thread.findFirst({ where: { id, ...roleScope(context.viewer) } }),
     ),
   }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../../builder.js';
+import { builder } from '../../builder.js';
 import {
   findAgentRole,
   listAgentRoles,
@@ -9,6 +9,7 @@ import {
 import { AGENT_ROLE_PATTERN } from '../../domain/agents/roles.js';
 import { type AgentVitals, agentVitals } from '../../domain/agents/vitals.js';
 import { agentVitalsByHour } from '../../domain/agents/vitals-by-hour.js';
+import { graphqlArg, zodField, zodInputType } from '../args.js';
 import { AgentRoleRef, roleArg } from './types.js';
 
 builder.queryField('agents', (t) =>
@@ -26,34 +27,25 @@ builder.queryField('agent', (t) =>
     nullable: true,
     description:
       'One agent role of the caller’s tenant (case-insensitive); null when the tenant has no such role.',
-    args: { role: t.arg.string({ required: true }) },
-    ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => findAgentRole(context, role)),
+    ...zodField(t, z.object({ role: roleArg }), (_root, { role }, context) => findAgentRole(context, role)),
   }),
 );
 
-const RegisterAgentRoleInput = builder.inputType('RegisterAgentRoleInput', {
-  fields: (t) => ({
-    role: t.string({
-      required: true,
-      description: 'A slug: a lower-case letter, then 1–63 of a–z, 0–9, _ and -.',
-    }),
-    displayName: t.string(),
+const registerInput = z.object({
+  role: graphqlArg(z.string().regex(AGENT_ROLE_PATTERN), {
+    description: 'A slug: a lower-case letter, then 1–63 of a–z, 0–9, _ and -.',
   }),
+  displayName: z.string().trim().min(1).max(100).nullish(),
 });
+zodInputType('RegisterAgentRoleInput', registerInput);
 
-const registerArgs = z.object({
-  input: z.object({
-    role: z.string().regex(AGENT_ROLE_PATTERN),
-    displayName: z.string().trim().min(1).max(100).nullish(),
-  }),
-});
+const registerArgs = z.object({ input: registerInput });
 
 builder.mutationField('registerAgentRole', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: AgentRoleRef,
     description: 'Adds an agent role to the caller’s tenant (operator or chairman); 409 when it exists.',
-    args: { input: t.arg({ type: RegisterAgentRoleInput, required: true }) },
-    ...validatedArgs(registerArgs, (_root, { input }, context) => registerAgentRole(context, input)),
+    ...zodField(t, registerArgs, (_root, { input }, context) => registerAgentRole(context, input)),
   }),
 );
 
@@ -86,8 +78,7 @@ builder.queryField('agentVitals', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AgentVitalsRef,
     description: 'Vital signs of an agent role; 404 for a role the tenant does not have.',
-    args: { role: t.arg.string({ required: true }) },
-    ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => agentVitals(context, role)),
+    ...zodField(t, z.object({ role: roleArg }), (_root, { role }, context) => agentVitals(context, role)),
   }),
 );
 
@@ -98,8 +89,7 @@ builder.queryField('agentVitalsByHour', (t) =>
       'Vital signs of an agent role for each hour of the trailing 24 hours ending at the request, oldest ' +
       'first: 24 periods that tile the period of agentVitals (the last ends at the request), each counted ' +
       'by the same rules, so their counts and sums add up to it. 404 for a role the tenant does not have.',
-    args: { role: t.arg.string({ required: true }) },
-    ...validatedArgs(z.object({ role: roleArg }), async (_root, { role }, context) => {
+    ...zodField(t, z.object({ role: roleArg }), async (_root, { role }, context) => {
       const found = await requireAgentRole(context, role);
       return agentVitalsByHour(context.prisma, context.viewer.tenantId, found.role);
     }),

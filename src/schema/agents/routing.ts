@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../../builder.js';
+import { builder } from '../../builder.js';
 import { bindAgentModel, type ModelRouting, type RoutingChoice } from '../../domain/agents/model-routing.js';
+import { graphqlArg, zodField } from '../args.js';
 import { AgentRoleRef, roleArg, TaskRef } from './types.js';
 
 builder.prismaObjectField(AgentRoleRef, 'baseModel', (t) =>
@@ -45,12 +46,15 @@ export const ModelRoutingRef = builder.objectRef<ModelRouting>('ModelRouting').i
 
 const bindArgs = z.object({
   role: roleArg,
-  baseModel: z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/)
-    .nullish(),
+  baseModel: graphqlArg(
+    z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/)
+      .nullish(),
+    { description: 'Omitted or null: the role is unbound.' },
+  ),
 });
 
 builder.mutationField('bindAgentModel', (t) =>
@@ -60,11 +64,7 @@ builder.mutationField('bindAgentModel', (t) =>
       'Binds an agent role to a base model of the tenant (null unbinds), operator or chairman: its next ' +
       'claims carry that base model’s production version, or its canary for canaryTrafficPct % of threads. ' +
       '404 for an unknown role or base model. Audited.',
-    args: {
-      role: t.arg.string({ required: true }),
-      baseModel: t.arg.string({ description: 'Omitted or null: the role is unbound.' }),
-    },
-    ...validatedArgs(bindArgs, (_root, { role, baseModel }, context) =>
+    ...zodField(t, bindArgs, (_root, { role, baseModel }, context) =>
       bindAgentModel(context, role, baseModel ?? null),
     ),
   }),

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../../builder.js';
+import { builder } from '../../builder.js';
 import { completionReportRule } from '../../domain/agents/completion-rules.js';
 import { claimTask, completeTask, failTask, releaseTask, renewTaskLease } from '../../domain/agents/queue.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
+import { graphqlArg, idArg, zodField } from '../args.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { roleArg, TASK_STATUSES, TaskRef, TaskStatusEnum } from './types.js';
 
@@ -15,8 +16,7 @@ builder.queryField('task', (t) =>
     nullable: true,
     description:
       'A task of the caller’s tenant (of its roles, for an agent token bound to roles); null when there is none with this id.',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
+    ...zodField(t, z.object({ id: idArg() }), (_root, { id }, context) =>
       context.prisma.task.findFirst({ where: { id, ...roleScope(context.viewer) } }),
     ),
   }),
@@ -25,7 +25,7 @@ builder.queryField('task', (t) =>
 const tasksArgs = z.object({
   ...pageArgsSchema,
   role: roleArg.nullish(),
-  status: z.enum(TASK_STATUSES).nullish(),
+  status: graphqlArg(z.enum(TASK_STATUSES), { type: TaskStatusEnum }).nullish(),
 });
 
 builder.queryField('tasks', (t) =>
@@ -33,13 +33,7 @@ builder.queryField('tasks', (t) =>
     type: TaskPage,
     description:
       'Tasks of the caller’s tenant (of its roles, for an agent token bound to roles), newest first, optionally of one role and one status.',
-    args: {
-      first: t.arg.int(),
-      after: t.arg.string(),
-      role: t.arg.string(),
-      status: t.arg({ type: TaskStatusEnum }),
-    },
-    ...validatedArgs(tasksArgs, async (_root, { first, after, role, status }, context) => {
+    ...zodField(t, tasksArgs, async (_root, { first, after, role, status }, context) => {
       const rows = await context.prisma.task.findMany({
         where: {
           ...roleScope(context.viewer, role ? normalizeRole(role) : null),
@@ -81,8 +75,7 @@ builder.queryField('taskCounts', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: TaskCountsRef,
     description: 'The task queue of the caller’s tenant by state, optionally of one role.',
-    args: { role: t.arg.string() },
-    ...validatedArgs(z.object({ role: roleArg.nullish() }), async (_root, { role }, context) => {
+    ...zodField(t, z.object({ role: roleArg.nullish() }), async (_root, { role }, context) => {
       const groups = await context.prisma.task.groupBy({
         by: ['status'],
         where: roleScope(context.viewer, role ? normalizeRole(role) : null),
@@ -108,8 +101,7 @@ builder.mutationField('claimTask', (t) =>
     nullable: true,
     description:
       'Takes the oldest pending task of a role for the calling agent under a 5-minute lease, reserving its budgets’ estimates; null when nothing is claimable (none pending, the role is paused, or a budget has no room). claimNextTask says which.',
-    args: { role: t.arg.string({ required: true }) },
-    ...validatedArgs(z.object({ role: roleArg }), (_root, { role }, context) => claimTask(context, role)),
+    ...zodField(t, z.object({ role: roleArg }), (_root, { role }, context) => claimTask(context, role)),
   }),
 );
 
@@ -158,15 +150,17 @@ const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
   }),
 });
 
-const completeTaskArgs = z.object({ id: z.guid(), input: completionReportRule });
+const completeTaskArgs = z.object({
+  id: idArg(),
+  input: graphqlArg(completionReportRule, { type: CompleteTaskInput }),
+});
 
 builder.mutationField('completeTask', (t) =>
   t.withAuth({ agent: true }).field({
     type: TaskRef,
     description:
       'Ends a task the calling agent claimed as completed, with its usage, output and recommendations.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: CompleteTaskInput, required: true }) },
-    ...validatedArgs(completeTaskArgs, (_root, { id, input }, context) => completeTask(context, id, input)),
+    ...zodField(t, completeTaskArgs, (_root, { id, input }, context) => completeTask(context, id, input)),
   }),
 );
 
@@ -174,9 +168,9 @@ builder.mutationField('failTask', (t) =>
   t.withAuth({ agent: true }).field({
     type: TaskRef,
     description: 'Ends a task the calling agent claimed as failed, at once.',
-    args: { id: t.arg.id({ required: true }), error: t.arg.string({ required: true }) },
-    ...validatedArgs(
-      z.object({ id: z.guid(), error: z.string().trim().min(1).max(10_000) }),
+    ...zodField(
+      t,
+      z.object({ id: idArg(), error: z.string().trim().min(1).max(10_000) }),
       (_root, { id, error }, context) => failTask(context, id, error),
     ),
   }),
@@ -189,8 +183,7 @@ builder.mutationField('releaseTask', (t) =>
       'Gives a task the calling agent holds back to the queue unfinished (an agent runtime that stops): pending ' +
       'again, its lease and budget reservation released, the claim not counted against its attempts. NOT_FOUND, ' +
       'CONFLICT (not running) or FORBIDDEN (another agent holds it) change nothing.',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) => releaseTask(context, id)),
+    ...zodField(t, z.object({ id: idArg() }), (_root, { id }, context) => releaseTask(context, id)),
   }),
 );
 
@@ -201,7 +194,6 @@ builder.mutationField('renewTaskLease', (t) =>
       'Extends the lease of a task the calling agent holds to 5 minutes from now. CONFLICT (`extensions.reason`) ' +
       'when the task is not running (`task_not_running`: it may have been returned to the queue) or its lease ' +
       'has already lapsed (`lease_expired`); FORBIDDEN when another agent holds it. Changes nothing when refused.',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) => renewTaskLease(context, id)),
+    ...zodField(t, z.object({ id: idArg() }), (_root, { id }, context) => renewTaskLease(context, id)),
   }),
 );

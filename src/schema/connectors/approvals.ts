@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
+import { type AuthedContext, builder } from '../../builder.js';
 import {
   type CallDecision,
   decideCallApproval,
@@ -16,6 +16,7 @@ import {
 import type { ConnectorCallApproval } from '../../generated/prisma/client.js';
 import { parseArgs } from '../../validation/index.js';
 import { leavingAdmission } from '../admission.js';
+import { graphqlArg, idArg, zodField } from '../args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 
@@ -113,13 +114,13 @@ export const ConnectorCallApprovalRef = builder
   });
 
 const ApprovalPage = pageType('ConnectorCallApproval', ConnectorCallApprovalRef);
-const approvalId = z.guid();
-const note = z.string().max(2000).nullish();
+const approvalId = idArg();
+const note = graphqlArg(z.string().max(2000).nullish(), { description: 'At most 2000 characters.' });
 
 const listArgs = z.object({
   ...pageArgsSchema,
-  status: z.enum(CALL_APPROVAL_STATUSES).nullish(),
-  connectorId: z.guid().nullish(),
+  status: graphqlArg(z.enum(CALL_APPROVAL_STATUSES), { type: ApprovalStatus }).nullish(),
+  connectorId: idArg().nullish(),
 });
 
 /** Prisma `where` of the status a reader sees (a pending request past its expiry reads as expired). */
@@ -137,13 +138,7 @@ builder.queryField('connectorCallApprovals', (t) =>
     type: ApprovalPage,
     description:
       'The approval inbox: gated connector calls of the tenant, newest first (an agent sees only its own; members nothing, FORBIDDEN).',
-    args: {
-      status: t.arg({ type: ApprovalStatus }),
-      connectorId: t.arg.id(),
-      first: t.arg.int(),
-      after: t.arg.string(),
-    },
-    ...validatedArgs(listArgs, async (_root, { status, connectorId, first, after }, context) => {
+    ...zodField(t, listArgs, async (_root, { status, connectorId, first, after }, context) => {
       const { viewer } = context;
       const rows = await context.prisma.connectorCallApproval.findMany({
         where: {
@@ -167,8 +162,7 @@ builder.queryField('connectorCallApproval', (t) =>
   t.withAuth({ chairman: true, operator: true, agent: true }).field({
     type: ConnectorCallApprovalRef,
     description: 'One gated call (NOT_FOUND for another tenant’s, and for an agent another requester’s).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: approvalId }), (_root, { id }, context) => findCallApproval(context, id)),
+    ...zodField(t, z.object({ id: approvalId }), (_root, { id }, context) => findCallApproval(context, id)),
   }),
 );
 
@@ -193,11 +187,7 @@ for (const [name, decision, description] of decisions) {
     t.withAuth({ chairman: true, operator: true }).field({
       type: ConnectorCallApprovalRef,
       description: `${description} Only a role of its approverRoles decides (FORBIDDEN otherwise), never whoever asked (FORBIDDEN, reason own_request, whatever roles the token carries). A request already decided answers its first decision unchanged; an expired or cancelled one is CONFLICT with its status.`,
-      args: {
-        id: t.arg.id({ required: true }),
-        note: t.arg.string({ description: 'At most 2000 characters.' }),
-      },
-      ...validatedArgs(decideArgs, (_root, { id, note: text }, context) =>
+      ...zodField(t, decideArgs, (_root, { id, note: text }, context) =>
         decideCallApproval(
           context,
           context.services,

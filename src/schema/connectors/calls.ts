@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AuthedContext, builder, validatedArgs } from '../../builder.js';
+import { type AuthedContext, builder } from '../../builder.js';
 import { CONNECTOR_HTTP_METHODS, ENDPOINT_PATH_MAX_LENGTH } from '../../domain/connectors/endpoint-path.js';
 import {
   type ConnectorInvocation,
@@ -12,33 +12,9 @@ import {
 } from '../../domain/connectors/invoke.js';
 import { parseArgs } from '../../validation/index.js';
 import { leavingAdmission } from '../admission.js';
+import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
 import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
 import { ConnectorCallApprovalRef } from './approvals.js';
-
-const ConnectorEndpointRefInput = builder.inputType('ConnectorEndpointRefInput', {
-  description: 'One endpoint of the connector’s template, named by its method and path exactly as stored.',
-  fields: (t) => ({
-    method: t.string({ required: true, description: CONNECTOR_HTTP_METHODS.join(', ') }),
-    path: t.string({ required: true }),
-  }),
-});
-
-const ConnectorCallInput = builder.inputType('ConnectorCallInput', {
-  description: 'What the caller chooses for one call; everything else comes from the template.',
-  fields: (t) => ({
-    query: t.field({
-      type: 'JSON',
-      description:
-        'Query parameters: name → string, number, boolean or a list of them; checked against the endpoint’s query_params.',
-    }),
-    body: t.field({ type: 'JSON', description: 'JSON body, checked against the endpoint’s body_schema.' }),
-    headers: t.field({
-      type: 'JSON',
-      description:
-        'Extra request headers: name → string. Authorization, cookies, content and connection headers are set by the service.',
-    }),
-  }),
-});
 
 const MAX_CALLER_HEADERS = 50;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/u;
@@ -79,19 +55,41 @@ const headersSchema = z.record(z.string(), z.unknown()).superRefine((headers, ct
   }
 });
 
-export const invokeConnectorArgs = z.object({
-  id: z.guid(),
-  endpoint: z.object({
-    method: z.enum(CONNECTOR_HTTP_METHODS),
-    path: z.string().min(1).max(ENDPOINT_PATH_MAX_LENGTH),
+const endpointRefInput = z.object({
+  method: graphqlArg(z.enum(CONNECTOR_HTTP_METHODS), {
+    type: 'String',
+    description: CONNECTOR_HTTP_METHODS.join(', '),
   }),
-  input: z
-    .object({
-      query: querySchema.nullish(),
-      body: z.unknown().optional(),
-      headers: headersSchema.nullish(),
-    })
-    .nullish(),
+  path: z.string().min(1).max(ENDPOINT_PATH_MAX_LENGTH),
+});
+zodInputType('ConnectorEndpointRefInput', endpointRefInput, {
+  description: 'One endpoint of the connector’s template, named by its method and path exactly as stored.',
+});
+
+const callInput = z.object({
+  query: graphqlArg(querySchema.nullish(), {
+    type: 'JSON',
+    description:
+      'Query parameters: name → string, number, boolean or a list of them; checked against the endpoint’s query_params.',
+  }),
+  body: graphqlArg(z.unknown().optional(), {
+    type: 'JSON',
+    description: 'JSON body, checked against the endpoint’s body_schema.',
+  }),
+  headers: graphqlArg(headersSchema.nullish(), {
+    type: 'JSON',
+    description:
+      'Extra request headers: name → string. Authorization, cookies, content and connection headers are set by the service.',
+  }),
+});
+zodInputType('ConnectorCallInput', callInput, {
+  description: 'What the caller chooses for one call; everything else comes from the template.',
+});
+
+export const invokeConnectorArgs = z.object({
+  id: idArg(),
+  endpoint: endpointRefInput,
+  input: callInput.nullish(),
 });
 
 const ConnectorSchemaError = builder
@@ -170,12 +168,7 @@ builder.mutationField('invokeConnector', (t) =>
   t.withAuth({ operator: true, agent: true }).field({
     type: ConnectorInvokeResult,
     description: `Calls one endpoint of a connector of the caller’s tenant (operator or agent); a gated endpoint's call waits for approval instead (NOT_CONFIGURED without CONNECTOR_SECRETS_KEY, which seals its input). ${callErrors}`,
-    args: {
-      id: t.arg.id({ required: true }),
-      endpoint: t.arg({ type: ConnectorEndpointRefInput, required: true }),
-      input: t.arg({ type: ConnectorCallInput }),
-    },
-    ...validatedArgs(invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
+    ...zodField(t, invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
       invokeConnector(
         context,
         context.services,
@@ -198,8 +191,7 @@ builder.mutationField('testConnector', (t) =>
   t.withAuth({ operator: true, agent: true }).field({
     type: ConnectorTestResultRef,
     description: `Probes a connector with a HEAD request to its base_url (operator or agent). ${callErrors}`,
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: z.guid() }), (_root, { id }, context) =>
+    ...zodField(t, z.object({ id: idArg() }), (_root, { id }, context) =>
       testConnector(context, context.services, id, leavingAdmission(context)),
     ),
   }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { builder, validatedArgs } from '../../builder.js';
+import { builder } from '../../builder.js';
 import { checkBaseUrl } from '../../domain/connectors/base-url.js';
 import {
   assertCredentialUsable,
@@ -8,6 +8,7 @@ import {
 } from '../../domain/connectors/credential-store.js';
 import { type ConnectorSecret, DEFAULT_API_KEY_HEADER } from '../../domain/connectors/credentials.js';
 import { isTransportHeader } from '../../domain/connectors/invoke.js';
+import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
 import { ConnectorRef } from '../connectors.js';
 
 builder.prismaObject('ConnectorCredential', {
@@ -52,46 +53,6 @@ function unusableReason(
   }
 }
 
-const ApiKeyCredentialInput = builder.inputType('ApiKeyCredentialInput', {
-  fields: (t) => ({
-    key: t.string({ required: true }),
-    header: t.string({
-      description: `Request header that carries the key (default ${DEFAULT_API_KEY_HEADER}); not with queryParam.`,
-    }),
-    queryParam: t.string({ description: 'Query parameter that carries the key instead of a header.' }),
-  }),
-});
-
-const BearerCredentialInput = builder.inputType('BearerCredentialInput', {
-  fields: (t) => ({ token: t.string({ required: true }) }),
-});
-
-const BasicCredentialInput = builder.inputType('BasicCredentialInput', {
-  fields: (t) => ({
-    username: t.string({ required: true, description: 'Without a colon (RFC 7617).' }),
-    password: t.string({ required: true }),
-  }),
-});
-
-const OAuth2ClientCredentialsInput = builder.inputType('OAuth2ClientCredentialsInput', {
-  fields: (t) => ({
-    tokenUrl: t.string({ required: true, description: 'Absolute https URL of a public host.' }),
-    clientId: t.string({ required: true }),
-    clientSecret: t.string({ required: true }),
-    scope: t.string({ description: 'Space-separated scopes to request, if any.' }),
-  }),
-});
-
-const ConnectorCredentialInput = builder.inputType('ConnectorCredentialInput', {
-  description: 'Exactly one field, the one named by the template’s auth_type.',
-  fields: (t) => ({
-    apiKey: t.field({ type: ApiKeyCredentialInput }),
-    bearer: t.field({ type: BearerCredentialInput }),
-    basic: t.field({ type: BasicCredentialInput }),
-    oauth2ClientCredentials: t.field({ type: OAuth2ClientCredentialsInput }),
-  }),
-});
-
 const CONTROL_CHARACTER = /\p{Cc}/u;
 const noControlCharacters = { error: 'must not contain control characters' };
 /** Secret text: what will travel in a header must not be able to break out of it. */
@@ -115,39 +76,54 @@ const headerName = z
 const apiKeySchema = z
   .object({
     key: secretText(4096),
-    header: headerName.nullish(),
-    queryParam: secretText(128).nullish(),
+    header: graphqlArg(headerName.nullish(), {
+      description: `Request header that carries the key (default ${DEFAULT_API_KEY_HEADER}); not with queryParam.`,
+    }),
+    queryParam: graphqlArg(secretText(128).nullish(), {
+      description: 'Query parameter that carries the key instead of a header.',
+    }),
   })
   .refine((value) => value.header == null || value.queryParam == null, {
     error: 'give header or queryParam, not both',
     path: ['queryParam'],
   });
+zodInputType('ApiKeyCredentialInput', apiKeySchema);
 
 const tokenUrl = z.string().superRefine((value, ctx) => {
   const reason = checkBaseUrl(value);
   if (reason !== null) ctx.addIssue({ code: 'custom', message: reason, input: value });
 });
 
+const bearerSchema = z.object({ token: secretText(8192) });
+zodInputType('BearerCredentialInput', bearerSchema);
+
+const basicSchema = z.object({
+  username: graphqlArg(
+    secretText(256).refine((value) => !value.includes(':'), {
+      error: 'must not contain a colon',
+    }),
+    { description: 'Without a colon (RFC 7617).' },
+  ),
+  password: secretText(1024),
+});
+zodInputType('BasicCredentialInput', basicSchema);
+
+const oauth2ClientCredentialsSchema = z.object({
+  tokenUrl: graphqlArg(tokenUrl, { description: 'Absolute https URL of a public host.' }),
+  clientId: secretText(256),
+  clientSecret: secretText(4096),
+  scope: graphqlArg(secretText(1024).nullish(), {
+    description: 'Space-separated scopes to request, if any.',
+  }),
+});
+zodInputType('OAuth2ClientCredentialsInput', oauth2ClientCredentialsSchema);
+
 const credentialSchema = z
   .object({
     apiKey: apiKeySchema.nullish(),
-    bearer: z.object({ token: secretText(8192) }).nullish(),
-    basic: z
-      .object({
-        username: secretText(256).refine((value) => !value.includes(':'), {
-          error: 'must not contain a colon',
-        }),
-        password: secretText(1024),
-      })
-      .nullish(),
-    oauth2ClientCredentials: z
-      .object({
-        tokenUrl,
-        clientId: secretText(256),
-        clientSecret: secretText(4096),
-        scope: secretText(1024).nullish(),
-      })
-      .nullish(),
+    bearer: bearerSchema.nullish(),
+    basic: basicSchema.nullish(),
+    oauth2ClientCredentials: oauth2ClientCredentialsSchema.nullish(),
   })
   .superRefine((value, ctx) => {
     const given = Object.entries(value).filter(([, shape]) => shape != null);
@@ -159,8 +135,15 @@ const credentialSchema = z
     });
   });
 
-const connectorId = z.guid();
-export const setConnectorCredentialArgs = z.object({ id: connectorId, input: credentialSchema });
+zodInputType('ConnectorCredentialInput', credentialSchema, {
+  description: 'Exactly one field, the one named by the template’s auth_type.',
+});
+
+const connectorId = idArg();
+export const setConnectorCredentialArgs = z.object({
+  id: connectorId,
+  input: credentialSchema,
+});
 
 /** The secret of a validated credential input. */
 function secretOf(input: z.output<typeof credentialSchema>): ConnectorSecret {
@@ -188,11 +171,7 @@ builder.mutationField('setConnectorCredential', (t) =>
     type: ConnectorRef,
     description:
       'Seals and stores the connector’s secret, replacing the current one (rotation); the shape given must be the template’s auth_type. Needs CONNECTOR_SECRETS_KEY (NOT_CONFIGURED otherwise). Operator or chairman.',
-    args: {
-      id: t.arg.id({ required: true }),
-      input: t.arg({ type: ConnectorCredentialInput, required: true }),
-    },
-    ...validatedArgs(setConnectorCredentialArgs, (_root, { id, input }, context) =>
+    ...zodField(t, setConnectorCredentialArgs, (_root, { id, input }, context) =>
       setConnectorCredential(context, context.services.config.connectorSecretsKeys, {
         id,
         secret: secretOf(input),
@@ -205,8 +184,7 @@ builder.mutationField('clearConnectorCredential', (t) =>
   t.withAuth({ operator: true, chairman: true }).field({
     type: ConnectorRef,
     description: 'Removes the connector’s stored secret, if any (operator or chairman).',
-    args: { id: t.arg.id({ required: true }) },
-    ...validatedArgs(z.object({ id: connectorId }), (_root, { id }, context) =>
+    ...zodField(t, z.object({ id: connectorId }), (_root, { id }, context) =>
       clearConnectorCredential(context, id),
     ),
   }),
