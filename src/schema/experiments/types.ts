@@ -96,7 +96,7 @@ const SequentialComparisonRef = builder
   .implement({
     description:
       'Always-valid comparison of a variant with the control (asymptotic confidence sequence, normal mixture; ' +
-      'docs/decisions.md): valid at every look, however often the results are read. With m non-control ' +
+      'docs/decisions/0020-sequential-ab-analysis.md): valid at every look, however often the results are read. With m non-control ' +
       'variants each comparison runs at alpha / m (Bonferroni).',
     fields: (t) => ({
       difference: t.exposeFloat('difference', {
