@@ -122,7 +122,7 @@ export default defineConfig({
                 name: 'browser',
                 include: browserTests,
                 env: { TEST_DB: 'pglite' },
-                globalSetup: ['test/browser/support/require-chromium.ts', templates],
+                globalSetup: ['test/browser/support/require-chromium.ts', ensureBuild, templates],
               },
             },
           ]

@@ -1,7 +1,5 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error the build script is plain JavaScript without type declarations
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { UPSTREAM_HOST as HOST, POST_CUSTOMER, withConnectorUpstream } from '../rest/connectors-support.js';
 import type { Caller, TestApp } from '../support/app.js';
@@ -25,7 +23,6 @@ let shared: string;
 /** Gated writes that only the chairman decides. */
 let chairmanOnly: string;
 
-beforeAll(() => buildDashboard());
 withConnectorUpstream(async (started) => {
   ({ upstream, t, server } = started);
   upstream.route('/v1/customers', (_request, body, response) => {

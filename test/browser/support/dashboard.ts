@@ -1,7 +1,5 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect } from 'vitest';
-// @ts-expect-error the build script is plain JavaScript without type declarations
-import { buildDashboard } from '../../../scripts/build-dashboard.mjs';
+import { afterAll, expect } from 'vitest';
 import { graphql } from '../../../src/generated/graphql/index.js';
 import type { Caller, TestApp, TestAppOptions } from '../../support/app.js';
 import { type ListeningApp, serveTestApp } from '../../support/fixtures.js';
@@ -23,15 +21,16 @@ export const WAIT_MS = 5000;
 export const card = (role: string, state: string) => `[data-role="${role}"][data-state="${state}"]`;
 
 /**
- * serveTestApp with the dashboard built before it and a browser launched after it, for the tests of the
- * block that calls this; after them the browser closes first, then the server and the app.
+ * serveTestApp with a browser launched after it, for the tests of the block that calls this; after them the
+ * browser closes first, then the server and the app. The page is the build in dist/dashboard, made by the
+ * browser project's global setup (test/support/ensure-build.ts) when older than its sources: built once,
+ * never while another file's browser reads it.
  */
 export function serveDashboard(
   ready: (made: ListeningApp & { browser: Browser }) => unknown,
   options: TestAppOptions = {},
 ): void {
   let browser: Browser | undefined;
-  beforeAll(() => buildDashboard());
   serveTestApp(async (app) => {
     browser = await launchBrowser();
     await ready({ ...app, browser });
