@@ -136,6 +136,10 @@ function fieldsOf(
   while (defOf(object).type === 'pipe') object = defOf(object).in as z.ZodType;
   const shape = defOf(object).shape;
   if (!shape) throw new Error(`${where}: the rules must be a zod object, one key per argument or field`);
+  for (const name of Object.keys(overrides)) {
+    if (!(name in shape))
+      throw new Error(`${where}.${name}: metadata given for a field the rules do not have`);
+  }
   const fields: InputFieldMap = {};
   for (const [name, rule] of Object.entries(shape)) {
     const { type, nullable, itemsNullable, ...described } = deriveArg(

@@ -17,8 +17,7 @@ builder.mutationField('setDogfoodLiveMode', (t) =>
   t.withAuth({ chairman: true }).field({
     type: TenantRef,
     description: 'Turns dogfood live mode on or off for the caller’s tenant (chairman only).',
-    args: { enabled: t.arg.boolean({ required: true }) },
-    resolve: async (_root, { enabled }, context) =>
+    ...zodField(t, z.object({ enabled: z.boolean() }), async (_root, { enabled }, context) =>
       context.prisma.$transaction(async (tx) => {
         const tenant = await tx.tenant.update({
           where: { id: context.viewer.tenantId },
@@ -32,6 +31,7 @@ builder.mutationField('setDogfoodLiveMode', (t) =>
         });
         return tenant;
       }),
+    ),
   }),
 );
 
