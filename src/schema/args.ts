@@ -69,8 +69,8 @@ interface DerivedArg {
  * Reads one argument off its rule: wrappers (optional, nullable, default, pipe) make it nullable or are
  * looked through, and metadata registered on any layer counts, the outermost first.
  */
-function deriveArg(schema: z.ZodType, where: string): DerivedArg {
-  const meta: GraphqlArgMeta = {};
+function deriveArg(schema: z.ZodType, where: string, given: GraphqlArgMeta = {}): DerivedArg {
+  const meta: GraphqlArgMeta = { ...given };
   let nullable = false;
   let current = schema;
   for (;;) {
@@ -122,15 +122,31 @@ function scalarOf(schema: z.ZodType, def: Def): InputType<Types> | undefined {
 
 type LooseField = (options: Record<string, unknown>) => InputFieldMap[string];
 
-/** One Pothos argument or input field per key of the zod object `schema`, made with `field`. */
-function fieldsOf(field: LooseField, schema: z.ZodType, where: string): InputFieldMap {
+/**
+ * One Pothos argument or input field per key of the zod object `schema`, made with `field`; `overrides`
+ * is each key's metadata given beside the rule, which wins over what is registered on the rule.
+ */
+function fieldsOf(
+  field: LooseField,
+  schema: z.ZodType,
+  where: string,
+  overrides: Partial<Record<string, GraphqlArgMeta>> = {},
+): InputFieldMap {
   let object = schema;
   while (defOf(object).type === 'pipe') object = defOf(object).in as z.ZodType;
   const shape = defOf(object).shape;
   if (!shape) throw new Error(`${where}: the rules must be a zod object, one key per argument or field`);
+  for (const name of Object.keys(overrides)) {
+    if (!(name in shape))
+      throw new Error(`${where}.${name}: metadata given for a field the rules do not have`);
+  }
   const fields: InputFieldMap = {};
   for (const [name, rule] of Object.entries(shape)) {
-    const { type, nullable, itemsNullable, ...described } = deriveArg(rule, `${where}.${name}`);
+    const { type, nullable, itemsNullable, ...described } = deriveArg(
+      rule,
+      `${where}.${name}`,
+      overrides[name],
+    );
     const required = Array.isArray(type) ? { list: !nullable, items: !itemsNullable } : !nullable;
     fields[name] = field({ type, required, ...described });
   }
@@ -146,15 +162,29 @@ function argsOf<T extends SchemaTypes>(t: { arg: ArgBuilder<T> }, schema: z.ZodT
  * A GraphQL input type whose fields are read off the zod object `schema`, by the rules of `zodField`
  * (a field's description with `graphqlArg(rule, { description })`). The schema is registered with the
  * type, so an argument whose rule is `schema` (or wraps it, `.nullish()`) needs no `graphqlArg` of its own.
+ *
+ * `fields` gives a field's metadata beside the rule instead of on it, for rules the schema layer reads but
+ * does not own: those of `src/domain/`, which knows nothing of GraphQL, and rules shared with REST whose
+ * instances should not carry GraphQL's descriptions. It wins over metadata registered on the rule.
+ *
+ * ```ts
+ * zodInputType('TokenUsageInput', tokenUsageRule, {
+ *   fields: { inputTokens: { type: 'SafeInt', description: 'Prompt tokens, cached ones included.' }, … },
+ * });
+ * ```
  */
 export function zodInputType<Schema extends z.ZodType>(
   name: string,
   schema: Schema,
-  options: { description?: string } = {},
+  options: {
+    description?: string;
+    fields?: Partial<Record<keyof z.input<Schema> & string, GraphqlArgMeta>>;
+  } = {},
 ) {
+  const { fields, ...typeOptions } = options;
   const ref = builder.inputType(name, {
-    ...options,
-    fields: (t) => fieldsOf(t.field.bind(t) as unknown as LooseField, schema, name),
+    ...typeOptions,
+    fields: (t) => fieldsOf(t.field.bind(t) as unknown as LooseField, schema, name, fields),
   });
   graphqlArg(schema, { type: ref });
   return ref;
@@ -199,5 +229,28 @@ export function zodField<T extends SchemaTypes, Schema extends z.ZodType, Parent
     extensions: { argsSchema: schema, validatedBy: schema },
     resolve: (parent: Parent, args: unknown, context: Ctx, info: GraphQLResolveInfo) =>
       resolve(parent, parseArgs(schema, args), context, info),
+  };
+}
+
+/**
+ * `zodField` for a subscription: its Pothos `args` are read off the zod object `schema`, and `subscribe`
+ * receives the parsed arguments (422 `BAD_USER_INPUT` otherwise, before any event is read).
+ *
+ * ```ts
+ * builder.subscriptionField('taskUpdated', (t) =>
+ *   t.field({ type: TaskUpdatedEvent, ...zodSubscription(t, z.object({ after: afterArg }), (_root, { after }, context) => …), resolve }),
+ * );
+ * ```
+ */
+export function zodSubscription<T extends SchemaTypes, Schema extends z.ZodType, Parent, Ctx, Result>(
+  t: { arg: ArgBuilder<T> },
+  schema: Schema,
+  subscribe: (parent: Parent, args: z.output<Schema>, context: Ctx, info: GraphQLResolveInfo) => Result,
+) {
+  return {
+    args: argsOf(t, schema),
+    extensions: { argsSchema: schema, validatedBy: schema },
+    subscribe: (parent: Parent, args: unknown, context: Ctx, info: GraphQLResolveInfo) =>
+      subscribe(parent, parseArgs(schema, args), context, info),
   };
 }

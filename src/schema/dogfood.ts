@@ -3,9 +3,8 @@ import { recordAudit } from '../audit.js';
 import { type AuthedContext, builder } from '../builder.js';
 import { normalizeRole } from '../domain/agents/roles.js';
 import { type PauseState, pauseAgent, resumeAgent } from '../domain/dogfood/pause.js';
-import { parseArgs } from '../validation/index.js';
-import { graphqlArg, zodField, zodInputType } from './args.js';
-import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
+import { graphqlArg, zodField, zodInputType, zodSubscription } from './args.js';
+import { afterArg, eventStream } from './event-stream.js';
 
 export const TenantRef = builder.prismaObject('Tenant', {
   fields: (t) => ({
@@ -18,8 +17,7 @@ builder.mutationField('setDogfoodLiveMode', (t) =>
   t.withAuth({ chairman: true }).field({
     type: TenantRef,
     description: 'Turns dogfood live mode on or off for the caller’s tenant (chairman only).',
-    args: { enabled: t.arg.boolean({ required: true }) },
-    resolve: async (_root, { enabled }, context) =>
+    ...zodField(t, z.object({ enabled: z.boolean() }), async (_root, { enabled }, context) =>
       context.prisma.$transaction(async (tx) => {
         const tenant = await tx.tenant.update({
           where: { id: context.viewer.tenantId },
@@ -33,6 +31,7 @@ builder.mutationField('setDogfoodLiveMode', (t) =>
         });
         return tenant;
       }),
+    ),
   }),
 );
 
@@ -116,8 +115,11 @@ export const AgentResumedEvent = builder.objectRef<PausePayload>('AgentResumedEv
 const pauseSubscriptionArgs = z.object({ role: z.string().max(64).nullish(), after: afterArg });
 
 function pauseEvents(type: 'DOGFOOD_AGENT_PAUSED' | 'DOGFOOD_AGENT_RESUMED') {
-  return (_root: unknown, args: unknown, context: AuthedContext) => {
-    const { role, after } = parseArgs(pauseSubscriptionArgs, args);
+  return (
+    _root: unknown,
+    { role, after }: z.output<typeof pauseSubscriptionArgs>,
+    context: AuthedContext,
+  ) => {
     const wanted = role ? normalizeRole(role) : null;
     return eventStream(context, [type], after, (event) => !wanted || event.payload.role === wanted);
   };
@@ -127,8 +129,7 @@ builder.subscriptionField('agentPaused', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AgentPausedEvent,
     description: 'C-suite pauses in the subscriber’s tenant, optionally of one role.',
-    args: { role: t.arg.string(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
-    subscribe: pauseEvents('DOGFOOD_AGENT_PAUSED'),
+    ...zodSubscription(t, pauseSubscriptionArgs, pauseEvents('DOGFOOD_AGENT_PAUSED')),
     resolve: (event) => event.payload as unknown as PausePayload,
   }),
 );
@@ -137,8 +138,7 @@ builder.subscriptionField('agentResumed', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AgentResumedEvent,
     description: 'C-suite resumes in the subscriber’s tenant, optionally of one role.',
-    args: { role: t.arg.string(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
-    subscribe: pauseEvents('DOGFOOD_AGENT_RESUMED'),
+    ...zodSubscription(t, pauseSubscriptionArgs, pauseEvents('DOGFOOD_AGENT_RESUMED')),
     resolve: (event) => event.payload as unknown as PausePayload,
   }),
 );

@@ -4,11 +4,10 @@ import { hearsOf } from '../domain/agents/role-binding.js';
 import { type RecordedEvent, recentEvents } from '../events/history.js';
 import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
-import { parseArgs } from '../validation/index.js';
 import { TASK_APPROVAL_EVENT_TYPES, TaskApprovalEvent } from './agents/approvals.js';
 import { BudgetAlertEvent, BudgetChangedEvent } from './agents/budgets.js';
 import { TaskUpdatedEvent } from './agents/subscriptions.js';
-import { graphqlArg, zodField } from './args.js';
+import { graphqlArg, zodField, zodSubscription } from './args.js';
 import {
   APPROVAL_EVENT_TYPES,
   ConnectorCallApprovalEvent,
@@ -17,7 +16,7 @@ import {
 import { ConnectorInvokedEvent } from './connectors/calls.js';
 import { ConnectorChangedEvent } from './connectors/changes.js';
 import { AgentPausedEvent, AgentResumedEvent } from './dogfood.js';
-import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
+import { afterArg, eventStream } from './event-stream.js';
 import { AbTestResultsChangedEvent } from './experiments/events.js';
 import { ModelVersionChangedEvent } from './finetuning.js';
 import { WebhookDisabledEvent } from './webhooks.js';
@@ -112,7 +111,12 @@ const isApprovalEvent = (type: EventType) =>
   (APPROVAL_EVENT_TYPES as readonly string[]).includes(type) ||
   (TASK_APPROVAL_EVENT_TYPES as readonly string[]).includes(type);
 
-const eventsArgs = z.object({ types: z.array(z.enum(EVENT_TYPES)).nullish(), after: afterArg });
+/** `types`: the event types wanted, each type when none are given. */
+const typesArg = graphqlArg(z.array(graphqlArg(z.enum(EVENT_TYPES), { type: EventTypeEnum })).nullish(), {
+  description: 'Default: every type.',
+});
+
+const eventsArgs = z.object({ types: typesArg, after: afterArg });
 
 builder.subscriptionField('events', (t) =>
   t.withAuth({ authenticated: true }).field({
@@ -121,12 +125,7 @@ builder.subscriptionField('events', (t) =>
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
       'task updates, model version changes, connector changes and calls, A/B results, budget alerts and changes, led by an ' +
       'EventStreamStarted message. Resumable with `after`.',
-    args: {
-      types: t.arg({ type: [EventTypeEnum], description: 'Default: every type.' }),
-      after: t.arg.id({ description: AFTER_DESCRIPTION }),
-    },
-    subscribe: async (_root, args, context) => {
-      const { types, after } = parseArgs(eventsArgs, args);
+    ...zodSubscription(t, eventsArgs, async (_root, { types, after }, context) => {
       const stream = await eventStream(
         context,
         types?.length ? types : EVENT_TYPES,
@@ -135,7 +134,7 @@ builder.subscriptionField('events', (t) =>
         { announceStart: true },
       );
       return startingWithPosition(stream);
-    },
+    }),
     resolve: (event) => event.payload as never,
   }),
 );
@@ -154,9 +153,7 @@ const RecordedEventRef = builder.objectRef<RecordedEvent>('RecordedEvent').imple
 
 const recentEventsArgs = z.object({
   first: graphqlArg(z.int().min(1).max(200).nullish(), { description: '1 to 200; default 50.' }),
-  types: graphqlArg(z.array(graphqlArg(z.enum(EVENT_TYPES), { type: EventTypeEnum })).nullish(), {
-    description: 'Default: every type.',
-  }),
+  types: typesArg,
 });
 
 builder.queryField('recentEvents', (t) =>

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { builder } from '../builder.js';
 import type { Guardrail } from '../domain/experiments/canary.js';
-import { canaryRolloutPolicySchema } from '../domain/experiments/canary-policy.js';
+import { canaryRolloutPolicySchema, guardrailSchema } from '../domain/experiments/canary-policy.js';
 import { analyzeCanaryRun, setCanaryPolicy } from '../domain/finetuning/canary-rollout.js';
 import { loadLine } from '../domain/finetuning/registry.js';
 import type { CanaryPolicy } from '../generated/prisma/client.js';
-import { graphqlArg, zodField } from './args.js';
+import { zodField, zodInputType } from './args.js';
 import { ModelVersionRef } from './finetuning.js';
 
 const GuardrailRef = builder.objectRef<Guardrail>('CanaryGuardrail').implement({
@@ -36,24 +36,25 @@ const CanaryPolicyRef = builder.objectRef<CanaryPolicy>('CanaryPolicy').implemen
   }),
 });
 
-const GuardrailInput = builder.inputType('CanaryGuardrailInput', {
-  fields: (t) => ({
-    metric: t.string({ required: true, description: 'failure_rate, acceptance_rate or outcome_accuracy.' }),
-    direction: t.string({ required: true, description: 'higher_is_better or lower_is_better.' }),
-    tolerance: t.float({ required: true, description: '0 to 1.' }),
-  }),
+// The rules are the domain's; GraphQL types the enums of the rules as strings, described here.
+zodInputType('CanaryGuardrailInput', guardrailSchema, {
+  fields: {
+    metric: { type: 'String', description: 'failure_rate, acceptance_rate or outcome_accuracy.' },
+    direction: { type: 'String', description: 'higher_is_better or lower_is_better.' },
+    tolerance: { description: '0 to 1.' },
+  },
 });
 
-const CanaryPolicyInput = builder.inputType('CanaryPolicyInput', {
-  fields: (t) => ({
-    guardrails: t.field({ type: [GuardrailInput], required: true, description: '1–3, each metric once.' }),
-    minimumTasks: t.int({ required: true, description: 'Canary tasks before it may be promoted; ≥ 1.' }),
-    maxDurationSeconds: t.int({ required: true, description: 'At most 365 days.' }),
-    action: t.string({
-      required: true,
+zodInputType('CanaryPolicyInput', canaryRolloutPolicySchema, {
+  fields: {
+    guardrails: { description: '1–3, each metric once.' },
+    minimumTasks: { description: 'Canary tasks before it may be promoted; ≥ 1.' },
+    maxDurationSeconds: { description: 'At most 365 days.' },
+    action: {
+      type: 'String',
       description: 'rollback_automatically, promote_automatically or recommend_only.',
-    }),
-  }),
+    },
+  },
 });
 
 const baseModelArg = z.string().min(1).max(200);
@@ -68,7 +69,7 @@ builder.mutationField('setCanaryPolicy', (t) =>
       t,
       z.object({
         baseModel: baseModelArg,
-        input: graphqlArg(canaryRolloutPolicySchema, { type: CanaryPolicyInput }),
+        input: canaryRolloutPolicySchema,
       }),
       (_root, { baseModel, input }, context) => setCanaryPolicy(context, baseModel, input),
     ),

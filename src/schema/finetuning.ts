@@ -19,9 +19,8 @@ import {
   registerModelVersion,
   rollbackModel,
 } from '../domain/finetuning/registry.js';
-import { parseArgs } from '../validation/index.js';
-import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
-import { AFTER_DESCRIPTION, afterArg, eventStream } from './event-stream.js';
+import { graphqlArg, idArg, zodField, zodInputType, zodSubscription } from './args.js';
+import { afterArg, eventStream } from './event-stream.js';
 
 const DeploymentStatusRef = builder.enumType('DeploymentStatus', {
   description:
@@ -278,19 +277,14 @@ builder.subscriptionField('modelVersionChanged', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ModelVersionChangedEvent,
     description: 'Registrations, promotions and rollbacks of one base model in the subscriber’s tenant.',
-    args: {
-      baseModel: t.arg.string({ required: true }),
-      after: t.arg.id({ description: AFTER_DESCRIPTION }),
-    },
-    subscribe: (_root, args, context) => {
-      const { baseModel, after } = parseArgs(changesArgs, args);
+    ...zodSubscription(t, changesArgs, (_root, { baseModel, after }, context) => {
       return eventStream(
         context,
         ['MODEL_VERSION_CHANGED'],
         after,
         (event) => event.payload.base_model === baseModel,
       );
-    },
+    }),
     resolve: (event) => event.payload as unknown as ModelVersionChangedPayload,
   }),
 );

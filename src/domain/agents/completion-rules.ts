@@ -22,7 +22,7 @@ const tokenCount = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
  * `cachedInputTokens` were served from the provider's prompt cache and `reasoningTokens` spent on
  * reasoning. Omitted cached or reasoning counts are 0.
  */
-const tokenUsageRule = z.object({
+export const tokenUsageRule = z.object({
   inputTokens: tokenCount,
   cachedInputTokens: tokenCount.nullish(),
   outputTokens: tokenCount,

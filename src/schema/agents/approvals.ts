@@ -20,10 +20,9 @@ import {
   type TaskDecision,
   type taskApprovalPayload,
 } from '../../domain/agents/task-approvals.js';
-import { parseArgs } from '../../validation/index.js';
-import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
+import { graphqlArg, idArg, zodField, zodInputType, zodSubscription } from '../args.js';
 import { seesApprovalEvent } from '../connectors/approvals.js';
-import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
+import { afterArg, eventStream } from '../event-stream.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { roleArg } from './types.js';
 
@@ -249,9 +248,7 @@ builder.subscriptionField('taskApprovalChanged', (t) =>
     type: TaskApprovalEvent,
     description:
       'New and decided decision requests of the subscriber’s tenant, optionally of one role (an agent gets only its own).',
-    args: { role: t.arg.string(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
-    subscribe: (_root, args, context: AuthedContext) => {
-      const { role, after } = parseArgs(subscriptionArgs, args);
+    ...zodSubscription(t, subscriptionArgs, (_root, { role, after }, context: AuthedContext) => {
       const wanted = role ? normalizeRole(role) : null;
       return eventStream(
         context,
@@ -260,7 +257,7 @@ builder.subscriptionField('taskApprovalChanged', (t) =>
         (event) =>
           seesApprovalEvent(context.viewer, event.payload) && (!wanted || event.payload.role === wanted),
       );
-    },
+    }),
     resolve: (event) => event.payload as unknown as TaskApprovalEventPayload,
   }),
 );

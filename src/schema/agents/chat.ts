@@ -9,7 +9,7 @@ import {
 import { type ChatReceipt, sendChatMessage } from '../../domain/agents/chat.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { type ReceivedAttachment, receiveAttachment, sendWithAttachments } from '../../http/attachments.js';
-import { graphqlArg, idArg, zodField } from '../args.js';
+import { idArg, zodField, zodInputType } from '../args.js';
 import { roleArg, TaskRef, TaskStatusEnum, ThreadRef } from './types.js';
 
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -27,37 +27,6 @@ builder.scalarType('File', {
   parseLiteral: () => {
     throw new GraphQLError('File takes a file part of a multipart request, not a literal');
   },
-});
-
-const ChatAttachmentInput = builder.inputType('ChatAttachmentInput', {
-  description: 'One attachment: its bytes as base64 `data` or as a `file` part, exactly one of the two.',
-  fields: (t) => ({
-    data: t.string({
-      description:
-        'Standard base64 (RFC 4648, padded), at most 10 MiB decoded; the whole JSON body is at most 1 MiB, so larger attachments travel as `file`.',
-    }),
-    file: t.field({
-      type: 'File',
-      description: 'The bytes as a file part of a multipart request, at most 10 MiB.',
-    }),
-    mimeType: t.string({
-      required: true,
-      description: 'image/png, image/jpeg, image/gif, image/webp or application/pdf.',
-    }),
-    filename: t.string({ description: 'A bare file name; personal data in it is stored redacted.' }),
-  }),
-});
-
-const ChatMessageInput = builder.inputType('ChatMessageInput', {
-  fields: (t) => ({
-    message: t.string({ required: true, description: `1 to ${MAX_MESSAGE_LENGTH} characters.` }),
-    attachments: t.field({
-      type: [ChatAttachmentInput],
-      description: `At most ${MAX_ATTACHMENTS_PER_MESSAGE}.`,
-    }),
-    threadId: t.id({ description: 'A thread of the same role to append this turn to.' }),
-    persistThread: t.boolean({ description: 'Default true; false when the caller already stored the turn.' }),
-  }),
 });
 
 /** Longest attachment data echoed back in a 422 item: the data can be megabytes. */
@@ -187,15 +156,38 @@ export const chatArgs = z.object({
   }),
 });
 
+// GraphQL's input types are read off the rules GraphQL applies, those that take a file too. Their
+// descriptions are given here, beside the rules: the rules' own (zod's `describe`) are REST's, whose
+// attachments are base64 only.
+zodInputType('ChatAttachmentInput', fileOrDataAttachmentArg, {
+  description: 'One attachment: its bytes as base64 `data` or as a `file` part, exactly one of the two.',
+  fields: {
+    data: {
+      description:
+        'Standard base64 (RFC 4648, padded), at most 10 MiB decoded; the whole JSON body is at most 1 MiB, so larger attachments travel as `file`.',
+    },
+    file: { type: 'File', description: 'The bytes as a file part of a multipart request, at most 10 MiB.' },
+    mimeType: { description: 'image/png, image/jpeg, image/gif, image/webp or application/pdf.' },
+    filename: { description: 'A bare file name; personal data in it is stored redacted.' },
+  },
+});
+
+const messageWithFiles = chatArgs.shape.input.extend({ attachments: attachmentsOf(fileOrDataAttachmentArg) });
+
+zodInputType('ChatMessageInput', messageWithFiles, {
+  fields: {
+    message: { description: `1 to ${MAX_MESSAGE_LENGTH} characters.` },
+    attachments: { description: `At most ${MAX_ATTACHMENTS_PER_MESSAGE}.` },
+    threadId: { type: 'ID', description: 'A thread of the same role to append this turn to.' },
+    persistThread: { description: 'Default true; false when the caller already stored the turn.' },
+  },
+});
+
 /**
  * The arguments as GraphQL takes them: an attachment may also be a file. REST checks and documents `chatArgs`
  * (the spec's body, base64 only); both apply the same attachment rules.
  */
-const chatArgsWithFiles = chatArgs.extend({
-  input: graphqlArg(chatArgs.shape.input.extend({ attachments: attachmentsOf(fileOrDataAttachmentArg) }), {
-    type: ChatMessageInput,
-  }),
-});
+const chatArgsWithFiles = chatArgs.extend({ input: messageWithFiles });
 
 const ChatReceiptRef = builder.objectRef<ChatReceipt>('ChatReceipt').implement({
   description: 'The answer to a chat message: the task it became.',

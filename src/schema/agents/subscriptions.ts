@@ -3,8 +3,8 @@ import { builder } from '../../builder.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import type { TaskEventPayload } from '../../domain/agents/task-events.js';
-import { parseArgs } from '../../validation/index.js';
-import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
+import { zodSubscription } from '../args.js';
+import { afterArg, eventStream } from '../event-stream.js';
 import { TaskRef, TaskStatusEnum } from './types.js';
 
 export type TaskUpdatedPayload = TaskEventPayload & { event_id: string; tenant_id: string };
@@ -43,9 +43,7 @@ builder.subscriptionField('taskUpdated', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: TaskUpdatedEvent,
     description: 'Task state changes in the subscriber’s tenant, optionally of one role.',
-    args: { role: t.arg.string(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
-    subscribe: (_root, args, context) => {
-      const { role, after } = parseArgs(taskSubscriptionArgs, args);
+    ...zodSubscription(t, taskSubscriptionArgs, (_root, { role, after }, context) => {
       const wanted = role ? normalizeRole(role) : null;
       return eventStream(
         context,
@@ -53,7 +51,7 @@ builder.subscriptionField('taskUpdated', (t) =>
         after,
         (event) => !wanted || event.payload.role === wanted,
       );
-    },
+    }),
     resolve: (event) => event.payload as unknown as TaskUpdatedPayload,
   }),
 );

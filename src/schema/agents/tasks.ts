@@ -1,10 +1,14 @@
 import { z } from 'zod';
 import { builder } from '../../builder.js';
-import { completionReportRule } from '../../domain/agents/completion-rules.js';
+import {
+  completionReportRule,
+  recommendationRule,
+  tokenUsageRule,
+} from '../../domain/agents/completion-rules.js';
 import { claimTask, completeTask, failTask, releaseTask, renewTaskLease } from '../../domain/agents/queue.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
-import { graphqlArg, idArg, zodField } from '../args.js';
+import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { roleArg, TASK_STATUSES, TaskRef, TaskStatusEnum } from './types.js';
 
@@ -105,54 +109,34 @@ builder.mutationField('claimTask', (t) =>
   }),
 );
 
-const RecommendationInput = builder.inputType('RecommendationInput', {
-  fields: (t) => ({
-    summary: t.string({ required: true }),
-    predictedOutcome: t.string({ description: 'What should happen if the recommendation is followed.' }),
-  }),
+// The rules are the domain's (every face checks a completion report with them); what GraphQL says beyond
+// them (SafeInt, descriptions) is given here.
+zodInputType('RecommendationInput', recommendationRule, {
+  fields: { predictedOutcome: { description: 'What should happen if the recommendation is followed.' } },
 });
 
-const TokenUsageInput = builder.inputType('TokenUsageInput', {
+zodInputType('TokenUsageInput', tokenUsageRule, {
   description:
     'The per-kind breakdown of tokensUsed: inputTokens + outputTokens = tokensUsed; cachedInputTokens (part of the input, default 0) ≤ inputTokens; reasoningTokens (part of the output, default 0) ≤ outputTokens.',
-  fields: (t) => ({
-    inputTokens: t.field({
-      type: 'SafeInt',
-      required: true,
-      description: 'Prompt tokens, cached ones included.',
-    }),
-    cachedInputTokens: t.field({
-      type: 'SafeInt',
-      description: 'Prompt tokens served from the provider’s cache.',
-    }),
-    outputTokens: t.field({
-      type: 'SafeInt',
-      required: true,
-      description: 'Completion tokens, reasoning ones included.',
-    }),
-    reasoningTokens: t.field({ type: 'SafeInt', description: 'Completion tokens spent on reasoning.' }),
-  }),
+  fields: {
+    inputTokens: { type: 'SafeInt', description: 'Prompt tokens, cached ones included.' },
+    cachedInputTokens: { type: 'SafeInt', description: 'Prompt tokens served from the provider’s cache.' },
+    outputTokens: { type: 'SafeInt', description: 'Completion tokens, reasoning ones included.' },
+    reasoningTokens: { type: 'SafeInt', description: 'Completion tokens spent on reasoning.' },
+  },
 });
 
-const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
-  fields: (t) => ({
-    output: t.string(),
-    tokensUsed: t.field({ type: 'SafeInt', required: true, description: '0 to 2^53 - 1.' }),
-    costUsd: t.float({
-      required: true,
-      description: 'US dollars; kept to the micro-dollar (6 decimal places).',
-    }),
-    usage: t.field({
-      type: TokenUsageInput,
-      description: 'Optional breakdown of tokensUsed by kind, stored on the task as `usage`.',
-    }),
-    recommendations: t.field({ type: [RecommendationInput] }),
-  }),
+zodInputType('CompleteTaskInput', completionReportRule, {
+  fields: {
+    tokensUsed: { type: 'SafeInt', description: '0 to 2^53 - 1.' },
+    costUsd: { description: 'US dollars; kept to the micro-dollar (6 decimal places).' },
+    usage: { description: 'Optional breakdown of tokensUsed by kind, stored on the task as `usage`.' },
+  },
 });
 
 const completeTaskArgs = z.object({
   id: idArg(),
-  input: graphqlArg(completionReportRule, { type: CompleteTaskInput }),
+  input: completionReportRule,
 });
 
 builder.mutationField('completeTask', (t) =>

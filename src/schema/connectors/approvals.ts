@@ -14,10 +14,9 @@ import {
   effectiveStatus,
 } from '../../domain/connectors/call-approvals-store.js';
 import type { ConnectorCallApproval } from '../../generated/prisma/client.js';
-import { parseArgs } from '../../validation/index.js';
 import { leavingAdmission } from '../admission.js';
-import { graphqlArg, idArg, zodField } from '../args.js';
-import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
+import { graphqlArg, idArg, zodField, zodSubscription } from '../args.js';
+import { afterArg, eventStream } from '../event-stream.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 
 const ApprovalStatus = builder.enumType('ConnectorCallApprovalStatus', {
@@ -249,16 +248,14 @@ export function seesApprovalEvent(
   return viewer.roles.includes('agent') && payload.requested_by === viewer.sub;
 }
 
-const subscriptionArgs = z.object({ connectorId: z.guid().nullish(), after: afterArg });
+const subscriptionArgs = z.object({ connectorId: idArg().nullish(), after: afterArg });
 
 builder.subscriptionField('connectorCallApprovalChanged', (t) =>
   t.withAuth({ chairman: true, operator: true, agent: true }).field({
     type: ConnectorCallApprovalEvent,
     description:
       'New and decided gated calls of the subscriber’s tenant, optionally of one connector (an agent gets only its own).',
-    args: { connectorId: t.arg.id(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
-    subscribe: (_root, args, context: AuthedContext) => {
-      const { connectorId, after } = parseArgs(subscriptionArgs, args);
+    ...zodSubscription(t, subscriptionArgs, (_root, { connectorId, after }, context: AuthedContext) => {
       return eventStream(
         context,
         APPROVAL_EVENT_TYPES,
@@ -267,7 +264,7 @@ builder.subscriptionField('connectorCallApprovalChanged', (t) =>
           seesApprovalEvent(context.viewer, event.payload) &&
           (!connectorId || event.payload.connector_id === connectorId),
       );
-    },
+    }),
     resolve: (event) => event.payload as unknown as ApprovalEventPayload,
   }),
 );

@@ -10,10 +10,9 @@ import {
   type ResponseValidation,
   testConnector,
 } from '../../domain/connectors/invoke.js';
-import { parseArgs } from '../../validation/index.js';
 import { leavingAdmission } from '../admission.js';
-import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
-import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
+import { graphqlArg, idArg, zodField, zodInputType, zodSubscription } from '../args.js';
+import { afterArg, eventStream } from '../event-stream.js';
 import { ConnectorCallApprovalRef } from './approvals.js';
 
 const MAX_CALLER_HEADERS = 50;
@@ -234,22 +233,20 @@ export const ConnectorInvokedEvent = builder
     }),
   });
 
-const connectorInvokedArgs = z.object({ connectorId: z.guid().nullish(), after: afterArg });
+const connectorInvokedArgs = z.object({ connectorId: idArg().nullish(), after: afterArg });
 
 builder.subscriptionField('connectorInvoked', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: ConnectorInvokedEvent,
     description: 'Connector calls in the subscriber’s tenant, optionally of one connector.',
-    args: { connectorId: t.arg.id(), after: t.arg.id({ description: AFTER_DESCRIPTION }) },
-    subscribe: (_root, args, context: AuthedContext) => {
-      const { connectorId, after } = parseArgs(connectorInvokedArgs, args);
+    ...zodSubscription(t, connectorInvokedArgs, (_root, { connectorId, after }, context: AuthedContext) => {
       return eventStream(
         context,
         ['CONNECTOR_INVOKED'],
         after,
         (event) => !connectorId || event.payload.connector_id === connectorId,
       );
-    },
+    }),
     resolve: (event) => event.payload as unknown as ConnectorInvokedPayload,
   }),
 );

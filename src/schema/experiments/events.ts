@@ -3,8 +3,8 @@ import { builder } from '../../builder.js';
 import type { AbTestResultsPayload } from '../../domain/experiments/announcements.js';
 import { findAbTest } from '../../domain/experiments/lifecycle.js';
 import { summarizeExperiment } from '../../domain/experiments/results.js';
-import { parseArgs } from '../../validation/index.js';
-import { AFTER_DESCRIPTION, afterArg, eventStream } from '../event-stream.js';
+import { idArg, zodSubscription } from '../args.js';
+import { afterArg, eventStream } from '../event-stream.js';
 import { AbTestResultsRef, AbTestStatus } from './types.js';
 
 type Payload = AbTestResultsPayload & { event_id: string; tenant_id: string };
@@ -40,7 +40,7 @@ export const AbTestResultsChangedEvent = builder.objectRef<Payload>('AbTestResul
   }),
 });
 
-const changesArgs = z.object({ testId: z.guid(), after: afterArg });
+const changesArgs = z.object({ testId: idArg(), after: afterArg });
 
 builder.subscriptionField('abTestResultsChanged', (t) =>
   t.withAuth({ authenticated: true }).field({
@@ -49,12 +49,7 @@ builder.subscriptionField('abTestResultsChanged', (t) =>
       'The results of one A/B test of the subscriber’s tenant each time they change (NOT_FOUND for a test ' +
       'the tenant does not have): at most four a second while its events arrive, however many are recorded, ' +
       'and always one after the last change.',
-    args: {
-      testId: t.arg.id({ required: true }),
-      after: t.arg.id({ description: AFTER_DESCRIPTION }),
-    },
-    subscribe: async (_root, args, context) => {
-      const { testId, after } = parseArgs(changesArgs, args);
+    ...zodSubscription(t, changesArgs, async (_root, { testId, after }, context) => {
       await findAbTest(context, testId);
       return eventStream(
         context,
@@ -62,7 +57,7 @@ builder.subscriptionField('abTestResultsChanged', (t) =>
         after,
         (event) => event.payload.test_id === testId,
       );
-    },
+    }),
     resolve: (event) => event.payload as unknown as Payload,
   }),
 );
