@@ -30,7 +30,6 @@ const storageTests = [
   'test/schema/agents-lease.test.ts',
   'test/schema/agents-task-approvals*.test.ts',
   'test/schema/webhooks-*.test.ts',
-  'test/schema/canary-rollout.test.ts',
   'test/schema/finetuning-propagation.test.ts',
   'test/schema/experiments-live.test.ts',
   'test/schema/experiments-events.test.ts',
