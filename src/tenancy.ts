@@ -1,5 +1,5 @@
 import type { PrismaClient } from './db/client.js';
-import { C_SUITE_ROLES } from './domain/agents/roles.js';
+import { C_SUITE_ROLES, TOP_ROLE } from './domain/agents/roles.js';
 
 /**
  * Creates the tenant row (and its built-in C-suite agent roles) the first time a valid token names it.
@@ -12,7 +12,12 @@ export function createTenantRegistry(prisma: PrismaClient) {
   async function create(tenantId: string) {
     await prisma.tenant.upsert({ where: { id: tenantId }, create: { id: tenantId }, update: {} });
     await prisma.agentRole.createMany({
-      data: C_SUITE_ROLES.map((role) => ({ tenantId, role, builtIn: true })),
+      data: C_SUITE_ROLES.map((role) => ({
+        tenantId,
+        role,
+        builtIn: true,
+        reportsTo: role === TOP_ROLE ? null : TOP_ROLE,
+      })),
       skipDuplicates: true,
     });
     known.add(tenantId);

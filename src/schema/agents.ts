@@ -2,6 +2,7 @@ import './agents/types.js';
 import './agents/roles.js';
 import './agents/chat.js';
 import './agents/tasks.js';
+import './agents/delegation.js';
 import './agents/routing.js';
 import './agents/budgets.js';
 import './agents/recommendations.js';

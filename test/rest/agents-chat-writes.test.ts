@@ -41,6 +41,8 @@ describe('POST /api/v1/agents/{role}/chat writes', () => {
       status: 'pending',
       attempts: 0,
       updated_at: task.updatedAt.toISOString(),
+      parent_task_id: null,
+      root_task_id: task.id,
       event_id: event.eventId,
       type: 'TASK_UPDATED',
       tenant_id: caller.tenantId,

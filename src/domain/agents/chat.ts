@@ -140,6 +140,8 @@ async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows): Prom
       status: 'pending',
       attempts: 0,
       updatedAt,
+      parentTaskId: null,
+      rootTaskId: null,
     }),
   });
   const rows = await db.$queryRaw<{ id: string }[]>`

@@ -20,12 +20,15 @@ import { type ModelRouting, type RoutingChoice, routeClaimedTask } from './model
 import { requireWorksFor, roleScopeSql } from './role-binding.js';
 import { normalizeRole } from './roles.js';
 import {
+  TASK_EVENT_COLUMNS,
   type TaskColumns,
+  type TaskEventSource,
   taskColumnsOf,
   taskEventPayload,
   taskFromColumns,
   taskUpdatedInsert,
 } from './task-events.js';
+import { wakeParents, wakeParentsIn } from './task-tree.js';
 
 /** How long a claim lasts before the task returns to the queue. */
 export const DEFAULT_LEASE_MS = 5 * 60 * 1000;
@@ -37,13 +40,7 @@ export interface ClaimOptions {
   leaseMs?: number;
 }
 
-interface ChangedTask {
-  id: string;
-  role: string;
-  status: string;
-  attempts: number;
-  updatedAt: Date;
-}
+type ChangedTask = TaskEventSource;
 
 async function announce(tx: Prisma.TransactionClient, tenantId: string, tasks: readonly ChangedTask[]) {
   for (const task of tasks)
@@ -76,18 +73,24 @@ export async function reapExpiredLeases(
       LIMIT 100
       FOR UPDATE SKIP LOCKED
     )
-    RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    RETURNING ${TASK_EVENT_COLUMNS}`;
   await releaseReservations(
     tx,
     tenantId,
     role,
     changed.map((task) => task.id),
   );
+  const failed = changed.filter((task) => task.status === 'failed');
   await countFinishedTasks(
     tx,
-    changed.filter((task) => task.status === 'failed').map((task) => task.id),
+    failed.map((task) => task.id),
   );
   await announce(tx, tenantId, changed);
+  await wakeParentsIn(
+    tx,
+    tenantId,
+    failed.map((task) => task.parentTaskId),
+  );
   return changed.length;
 }
 
@@ -334,7 +337,7 @@ async function claimInTransaction(
       LIMIT 1
       FOR UPDATE SKIP LOCKED
     )
-    RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    RETURNING ${TASK_EVENT_COLUMNS}`;
   if (!task) return { outcome: 'queue_empty', task: null, budget: null, routing: null };
   await reserveForTask(tx, budgets, task.id);
   const routing = await routeClaimedTask(tx, task.id);
@@ -397,21 +400,24 @@ const tokensOrNull = (count: number | null | undefined) =>
  * charged with the alerts and audit rows that follow, or only its reservation freed: settlementOf) and
  * announced (TASK_UPDATED, then the budgets' alerts, in the outbox). It changes nothing unless the task is
  * the caller's tenant's (of a role its token works for), running and the caller's: lockOwnRunningTask then
- * says which of 404, 409 and 403 it is. Answers with the task.
+ * says which of 404, 409 and 403 it is. Answers with the task. `db` is the client, or the transaction of a
+ * caller that does more in it (delegation); `ends: false` leaves `finished_at` alone (a task that waits).
  */
-async function finish(
+export async function endRunningTask(
+  db: Prisma.TransactionClient,
   context: Actor,
   id: string,
   set: Prisma.Sql,
   cost: TaskCost | null,
-  extra: Prisma.Sql = Prisma.empty,
+  { extra = Prisma.empty, ends = true }: { extra?: Prisma.Sql; ends?: boolean } = {},
 ): Promise<Task> {
   const { tenantId, sub } = context.viewer;
   const eventId = randomUUID();
   const charge = cost ? { cost, actor: { sub, requestId: context.requestId } } : null;
-  const [row] = await context.prisma.$queryRaw<TaskColumns[]>`
+  const [row] = await db.$queryRaw<TaskColumns[]>`
     WITH changed AS (
-      UPDATE tasks SET ${set}, finished_at = now(), lease_expires_at = NULL, updated_at = now()
+      UPDATE tasks SET ${set}, ${ends ? Prisma.sql`finished_at = now(),` : Prisma.empty}
+        lease_expires_at = NULL, updated_at = now()
       WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid AND status = 'running' AND claimed_by = ${sub}
         ${roleScopeSql(context.viewer)}
       RETURNING *
@@ -423,31 +429,56 @@ async function finish(
     UNION ALL ${ALERT_EVENTS}
     RETURNING ${taskColumnsOf('changed')}`;
   if (!row) {
-    await context.prisma.$transaction((tx) => lockOwnRunningTask(tx, context, id));
+    if (db === context.prisma) await context.prisma.$transaction((tx) => lockOwnRunningTask(tx, context, id));
+    else await lockOwnRunningTask(db, context, id);
     throw conflict(`Task ${id} is no longer running`);
   }
   return taskFromColumns(row);
 }
 
-/** Ends the caller's running task as `completed`, with its usage, output and recommendations. */
-export function completeTask(context: Actor, id: string, report: CompletionReport): Promise<Task> {
+/**
+ * The SET items that add a report's usage to a task's: a task that delegated and then resumed reports each
+ * attempt's work, and its totals are their sums. The breakdown adds up when every report gave one.
+ */
+export function usageAdded(report: {
+  tokensUsed: number;
+  costUsd: number;
+  usage?: TokenUsage | null | undefined;
+}): Prisma.Sql {
+  const add = (column: string, count: number | null | undefined) =>
+    count === null || count === undefined
+      ? Prisma.raw(column)
+      : Prisma.sql`coalesce(${Prisma.raw(column)}, 0) + ${BigInt(count)}`;
+  const usage = report.usage;
+  return Prisma.sql`
+    tokens_used = coalesce(tokens_used, 0) + ${BigInt(report.tokensUsed)},
+    cost_usd = coalesce(cost_usd, 0) + ${report.costUsd.toFixed(6)}::numeric,
+    input_tokens = ${add('input_tokens', usage?.inputTokens)},
+    cached_input_tokens = ${add('cached_input_tokens', usage ? (usage.cachedInputTokens ?? 0) : null)},
+    output_tokens = ${add('output_tokens', usage?.outputTokens)},
+    reasoning_tokens = ${add('reasoning_tokens', usage ? (usage.reasoningTokens ?? 0) : null)}`;
+}
+
+/**
+ * Ends the caller's running task as `completed`, with its usage, output and recommendations; a task that
+ * delegated and resumed adds this attempt's usage to what it reported before. A parent waiting for it may
+ * be woken.
+ */
+export async function completeTask(context: Actor, id: string, report: CompletionReport): Promise<Task> {
   const recommendations = report.recommendations ?? [];
-  return finish(
+  const task = await endRunningTask(
+    context.prisma,
     context,
     id,
-    Prisma.sql`
-      status = 'completed', tokens_used = ${BigInt(report.tokensUsed)},
-      cost_usd = ${report.costUsd.toFixed(6)}::numeric, output = ${report.output ?? null},
-      input_tokens = ${tokensOrNull(report.usage?.inputTokens)},
-      cached_input_tokens = ${tokensOrNull(report.usage ? (report.usage.cachedInputTokens ?? 0) : null)},
-      output_tokens = ${tokensOrNull(report.usage?.outputTokens)},
-      reasoning_tokens = ${tokensOrNull(report.usage ? (report.usage.reasoningTokens ?? 0) : null)}`,
+    Prisma.sql`status = 'completed', output = ${report.output ?? null}, ${usageAdded(report)}`,
     { costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)), tokens: BigInt(report.tokensUsed) },
-    recommendations.length === 0
-      ? Prisma.empty
-      : // Recommendations have no position column: a millisecond apart from the task's finish (now(), the
-        // statement's time), they read back in the reported order.
-        Prisma.sql`
+    {
+      extra:
+        recommendations.length === 0
+          ? Prisma.empty
+          : // Recommendations have no position column: a millisecond apart from the task's finish (now(),
+            // the statement's time), they read back in the reported order.
+            Prisma.sql`
           recommended AS (
             INSERT INTO recommendations (id, tenant_id, task_id, role, summary, predicted_outcome, created_at)
             SELECT gen_random_uuid(), c.tenant_id, c.id, c.role, r.summary, r.predicted_outcome,
@@ -457,12 +488,23 @@ export function completeTask(context: Actor, id: string, report: CompletionRepor
               ${recommendations.map((draft) => draft.predictedOutcome ?? null)}::text[]
             ) WITH ORDINALITY AS r(summary, predicted_outcome, position)
           ),`,
+    },
   );
+  await wakeParents(context.prisma, context.viewer.tenantId, [task.parentTaskId]);
+  return task;
 }
 
-/** Ends the caller's running task as `failed` at once, whatever attempts remain. */
-export function failTask(context: Actor, id: string, error: string): Promise<Task> {
-  return finish(context, id, Prisma.sql`status = 'failed', error = ${error}`, null);
+/** Ends the caller's running task as `failed` at once, whatever attempts remain; its waiting parent may wake. */
+export async function failTask(context: Actor, id: string, error: string): Promise<Task> {
+  const task = await endRunningTask(
+    context.prisma,
+    context,
+    id,
+    Prisma.sql`status = 'failed', error = ${error}`,
+    null,
+  );
+  await wakeParents(context.prisma, context.viewer.tenantId, [task.parentTaskId]);
+  return task;
 }
 
 /**
@@ -480,7 +522,7 @@ export function releaseTask(context: Actor, id: string): Promise<Task> {
         status = 'pending', claimed_by = NULL, started_at = NULL, lease_expires_at = NULL,
         attempts = GREATEST(attempts - 1, 0), updated_at = now()
       WHERE id = ${id}::uuid
-      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+      RETURNING ${TASK_EVENT_COLUMNS}`;
     if (!changed) throw new Error(`task ${id} vanished while locked`);
     await releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]);
     await announce(tx, context.viewer.tenantId, [changed]);

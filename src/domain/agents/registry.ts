@@ -2,7 +2,7 @@ import { recordAudit } from '../../audit.js';
 import type { AgentRole } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { conflict, notFound } from '../errors.js';
-import { normalizeRole } from './roles.js';
+import { normalizeRole, TOP_ROLE } from './roles.js';
 
 /** The caller's agent role named `rawRole` (case-insensitive), or null. */
 export function findAgentRole(context: Actor, rawRole: string): Promise<AgentRole | null> {
@@ -33,6 +33,8 @@ export interface AgentRoleRegistration {
   /** Already a valid lower-case slug. */
   role: string;
   displayName?: string | null | undefined;
+  /** The role it reports to; default the CEO. */
+  reportsTo?: string | null | undefined;
 }
 
 /** Adds an agent role to the caller's tenant; 409 when the tenant already has it (built in or registered). */
@@ -41,9 +43,14 @@ export async function registerAgentRole(
   registration: AgentRoleRegistration,
 ): Promise<AgentRole> {
   const { tenantId } = context.viewer;
+  const reportsTo = normalizeRole(registration.reportsTo ?? TOP_ROLE);
   return context.prisma.$transaction(async (tx) => {
+    // Its manager is locked while it is added: a role cannot be removed from under it, nor loop back to it.
+    const [manager] = await tx.$queryRaw<{ role: string }[]>`
+      SELECT role FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${reportsTo} FOR SHARE`;
+    if (!manager) throw unknownAgentRole(reportsTo);
     const inserted = await tx.agentRole.createManyAndReturn({
-      data: [{ tenantId, role: registration.role, displayName: registration.displayName ?? null }],
+      data: [{ tenantId, role: registration.role, displayName: registration.displayName ?? null, reportsTo }],
       skipDuplicates: true,
     });
     const created = inserted[0];
@@ -53,7 +60,7 @@ export async function registerAgentRole(
       targetType: 'agent_role',
       targetId: created.role,
       outcome: 'registered',
-      details: { display_name: created.displayName },
+      details: { display_name: created.displayName, reports_to: created.reportsTo },
     });
     return created;
   });

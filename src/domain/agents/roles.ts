@@ -10,3 +10,6 @@ export function isCSuiteRole(role: string): role is CSuiteRole {
 
 /** Path roles match case-insensitively and are answered in lower case. */
 export const normalizeRole = (role: string) => role.trim().toLowerCase();
+
+/** The role at the top of every tenant's org chart: it reports to the board. */
+export const TOP_ROLE = 'ceo';

@@ -7,7 +7,7 @@ import { notFound, ownRequest, Refusal } from '../errors.js';
 import { releaseReservations } from './budgets.js';
 import { lockOwnRunningTask } from './queue.js';
 import { roleScope } from './role-binding.js';
-import { taskEventPayload } from './task-events.js';
+import { TASK_EVENT_COLUMNS, type TaskEventSource, taskEventPayload } from './task-events.js';
 
 /** Longest summary of a decision request, in characters. */
 export const MAX_APPROVAL_SUMMARY_LENGTH = 2000;
@@ -39,13 +39,7 @@ const STATUS_OF: Record<TaskDecision, TaskApprovalStatus> = {
   request_changes: 'changes_requested',
 };
 
-interface ChangedTask {
-  id: string;
-  role: string;
-  status: string;
-  attempts: number;
-  updatedAt: Date;
-}
+type ChangedTask = TaskEventSource;
 
 /** The status a reader sees: a pending request past its expiry is expired, swept or not. */
 export function effectiveTaskApprovalStatus(
@@ -94,7 +88,7 @@ export async function requestTaskApproval(
         status = 'awaiting_approval', lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0),
         updated_at = now()
       WHERE id = ${taskId}::uuid
-      RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+      RETURNING ${TASK_EVENT_COLUMNS}`;
     if (!task) throw new Error(`task ${taskId} vanished while locked`);
     await releaseReservations(tx, tenantId, task.role, [task.id]);
     // One instant for both, so the request waits exactly what it asked for.
@@ -215,7 +209,7 @@ async function requeueTask(tx: Prisma.TransactionClient, tenantId: string, taskI
     UPDATE tasks SET
       status = 'pending', claimed_by = NULL, started_at = NULL, lease_expires_at = NULL, updated_at = now()
     WHERE id = ${taskId}::uuid AND tenant_id = ${tenantId}::uuid AND status = 'awaiting_approval'
-    RETURNING id::text, role, status::text, attempts, updated_at AS "updatedAt"`;
+    RETURNING ${TASK_EVENT_COLUMNS}`;
   if (task) await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
 }
 

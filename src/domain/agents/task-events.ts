@@ -9,7 +9,17 @@ export interface TaskEventSource {
   status: string;
   attempts: number;
   updatedAt: Date;
+  /** The task that delegated it; null for a root. */
+  parentTaskId: string | null;
+  /** The root of its delegation tree; null for a root itself. */
+  rootTaskId: string | null;
 }
+
+/** A RETURNING list that reads a TaskEventSource back from a changed tasks row. */
+export const TASK_EVENT_COLUMNS = Prisma.raw(
+  'id::text, role, status::text, attempts, updated_at AS "updatedAt", ' +
+    'parent_task_id::text AS "parentTaskId", root_task_id::text AS "rootTaskId"',
+);
 
 /**
  * What TASK_UPDATED carries: the task's state, never its message, output or error text. Each field in
@@ -21,6 +31,14 @@ export const TASK_UPDATED_PAYLOAD = eventPayload<TaskEventSource>()({
   status: { ts: (task): string => task.status, sql: (c) => `${c}.status::text` },
   attempts: { ts: (task): number => task.attempts, sql: (c) => `${c}.attempts` },
   updated_at: { ts: (task): string => task.updatedAt.toISOString(), sql: (c) => isoSql(`${c}.updated_at`) },
+  parent_task_id: {
+    ts: (task): string | null => task.parentTaskId,
+    sql: (c) => `${c}.parent_task_id::text`,
+  },
+  root_task_id: {
+    ts: (task): string => task.rootTaskId ?? task.id,
+    sql: (c) => `coalesce(${c}.root_task_id, ${c}.id)::text`,
+  },
 });
 
 export type TaskEventPayload = PayloadOf<typeof TASK_UPDATED_PAYLOAD>;
@@ -71,6 +89,12 @@ const TASK_COLUMNS: [string, keyof Task][] = [
   ['error', 'error'],
   ['model_version_id::text', 'modelVersionId'],
   ['canary_run_id::text', 'canaryRunId'],
+  ['parent_task_id::text', 'parentTaskId'],
+  ['root_task_id::text', 'rootTaskId'],
+  ['depth', 'depth'],
+  ['role_chain', 'roleChain'],
+  ['resume_on', 'resumeOn'],
+  ['cost_cap_usd::text', 'costCapUsd'],
   ['created_at', 'createdAt'],
   ['updated_at', 'updatedAt'],
 ];
@@ -85,9 +109,16 @@ export function taskColumnsOf(source: string): Prisma.Sql {
   );
 }
 
-/** A task as taskColumnsOf reads it, cost still text. */
-export type TaskColumns = Omit<Task, 'costUsd'> & { costUsd: string | null };
+/** A task as taskColumnsOf reads it, cost and cap still text. */
+export type TaskColumns = Omit<Task, 'costUsd' | 'costCapUsd'> & {
+  costUsd: string | null;
+  costCapUsd: string | null;
+};
 
-export function taskFromColumns({ costUsd, ...task }: TaskColumns): Task {
-  return { ...task, costUsd: costUsd === null ? null : new Prisma.Decimal(costUsd) };
+export function taskFromColumns({ costUsd, costCapUsd, ...task }: TaskColumns): Task {
+  return {
+    ...task,
+    costUsd: costUsd === null ? null : new Prisma.Decimal(costUsd),
+    costCapUsd: costCapUsd === null ? null : new Prisma.Decimal(costCapUsd),
+  };
 }

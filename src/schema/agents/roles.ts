@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../../builder.js';
+import { changeReporting } from '../../domain/agents/org-chart.js';
 import {
   findAgentRole,
   listAgentRoles,
@@ -36,6 +37,9 @@ const registerInput = z.object({
     description: 'A slug: a lower-case letter, then 1–63 of a–z, 0–9, _ and -.',
   }),
   displayName: z.string().trim().min(1).max(100).nullish(),
+  reportsTo: graphqlArg(roleArg.nullish(), {
+    description: 'The role it reports to in the org chart; default the CEO.',
+  }),
 });
 zodInputType('RegisterAgentRoleInput', registerInput);
 
@@ -46,6 +50,31 @@ builder.mutationField('registerAgentRole', (t) =>
     type: AgentRoleRef,
     description: 'Adds an agent role to the caller’s tenant (operator or chairman); 409 when it exists.',
     ...zodField(t, registerArgs, (_root, { input }, context) => registerAgentRole(context, input)),
+  }),
+);
+
+const reportingInput = z.object({
+  reportsTo: graphqlArg(roleArg.nullish(), {
+    description: 'The role it reports to from now; kept when omitted.',
+  }),
+  delegatesAcross: graphqlArg(z.boolean().nullish(), {
+    description: 'Whether its tasks may delegate to roles with the same manager; kept when omitted.',
+  }),
+});
+zodInputType('AgentReportingInput', reportingInput);
+
+builder.mutationField('setAgentReporting', (t) =>
+  t.withAuth({ chairman: true }).field({
+    type: AgentRoleRef,
+    description:
+      'Moves a role in the org chart (chairman only): whom it reports to, and whether it may delegate across. BAD_USER_INPUT when the CEO would report to a role (`ceo_reports_to_board`) or the chart would loop (`reporting_cycle`, with `extensions.chain`); NOT_FOUND for an unknown role. Audited.',
+    ...zodField(t, z.object({ role: roleArg, input: reportingInput }), (_root, { role, input }, context) =>
+      changeReporting(context, {
+        role,
+        reportsTo: input.reportsTo ?? undefined,
+        delegatesAcross: input.delegatesAcross ?? undefined,
+      }),
+    ),
   }),
 );
 

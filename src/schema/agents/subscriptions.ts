@@ -10,7 +10,8 @@ import { TaskRef, TaskStatusEnum } from './types.js';
 export type TaskUpdatedPayload = TaskEventPayload & { event_id: string; tenant_id: string };
 
 export const TaskUpdatedEvent = builder.objectRef<TaskUpdatedPayload>('TaskUpdatedEvent').implement({
-  description: 'A task changed state (queued, claimed, returned to the queue, completed or failed).',
+  description:
+    'A task changed state (queued, claimed, returned to the queue, waiting for its sub-tasks, completed, failed or cancelled).',
   fields: (t) => ({
     eventId: t.exposeID('event_id'),
     tenantId: t.exposeID('tenant_id'),
@@ -22,6 +23,15 @@ export const TaskUpdatedEvent = builder.objectRef<TaskUpdatedPayload>('TaskUpdat
     }),
     attempts: t.exposeInt('attempts'),
     updatedAt: t.field({ type: 'DateTime', resolve: (event) => event.updated_at }),
+    parentTaskId: t.id({
+      nullable: true,
+      description: 'The task that delegated it; null for a task queued by a chat message.',
+      resolve: (event) => event.parent_task_id ?? null,
+    }),
+    rootTaskId: t.id({
+      description: 'The root of its delegation tree (itself for a root).',
+      resolve: (event) => event.root_task_id ?? event.task_id,
+    }),
     task: t.field({
       type: TaskRef,
       nullable: true,

@@ -59,6 +59,7 @@ interface TaskCounts {
   failed: number;
   cancelled: number;
   awaiting_approval: number;
+  waiting: number;
 }
 
 const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
@@ -72,6 +73,7 @@ const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
     awaitingApproval: t.exposeInt('awaiting_approval', {
       description: 'Waiting for a decision the agent asked for; not running, not failed.',
     }),
+    waiting: t.exposeInt('waiting', { description: 'Waiting for the sub-tasks they delegated.' }),
   }),
 });
 
@@ -92,6 +94,7 @@ builder.queryField('taskCounts', (t) =>
         failed: 0,
         cancelled: 0,
         awaiting_approval: 0,
+        waiting: 0,
       };
       for (const group of groups) counts[group.status] = group._count._all;
       return counts;

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { builder } from '../../builder.js';
+import { MAX_DELEGATION_DEPTH, type ResumeOn } from '../../domain/agents/delegation.js';
+import { delegationTargets, readOrgChart } from '../../domain/agents/org-chart.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
+import { type TreeCost, threadCost, treeCost } from '../../domain/agents/task-tree.js';
 import { forbidden } from '../../domain/errors.js';
 
 export const TASK_STATUSES = [
@@ -10,12 +13,15 @@ export const TASK_STATUSES = [
   'failed',
   'cancelled',
   'awaiting_approval',
+  'waiting',
 ] as const;
 
 export const TaskStatusEnum = builder.enumType('TaskStatus', {
   description:
     'pending → running → completed | failed; pending → cancelled; running → awaiting_approval (the agent ' +
-    'holding it asked for a decision: no lease, not running, not failed) → pending once decided.',
+    'holding it asked for a decision: no lease, not running, not failed) → pending once decided; running → ' +
+    'waiting (it delegated sub-tasks: no lease) → pending once they ended (or one failed, when it asked so). ' +
+    'A task that has not ended can be cancelled, with everything delegated under it.',
   values: TASK_STATUSES,
 });
 
@@ -41,9 +47,29 @@ export const AgentRoleRef = builder.prismaObject('AgentRole', {
       description: 'actor_user_id of the pause in force; null while not paused.',
       resolve: (role) => (role.paused ? role.pausedBy : null),
     }),
+    reportsTo: t.exposeString('reportsTo', {
+      nullable: true,
+      description: 'The role it reports to in the org chart; null for the CEO, who reports to the board.',
+    }),
+    delegatesAcross: t.exposeBoolean('delegatesAcross', {
+      description:
+        'Whether its tasks may delegate across, to roles with the same manager, besides down the chart.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
+
+builder.prismaObjectField('AgentRole', 'reports', (t) =>
+  t.field({
+    type: [AgentRoleRef],
+    description: 'The roles that report to it directly, by name.',
+    resolve: (role, _args, context) =>
+      context.prisma.agentRole.findMany({
+        where: { tenantId: role.tenantId, reportsTo: role.role },
+        orderBy: { role: 'asc' },
+      }),
+  }),
+);
 
 builder.prismaObject('Attachment', {
   description: 'A file sent with a chat message; its bytes are stored once per content under DATA_DIR.',
@@ -115,6 +141,25 @@ const TokenUsageRef = builder.objectRef<TokenUsage>('TokenUsage').implement({
   }),
 });
 
+export const ResumeOnEnum = builder.enumType('ResumeOn', {
+  description: 'When a task waiting for its sub-tasks returns to its role’s queue.',
+  values: {
+    ALL_ENDED: { value: 'all_ended', description: 'Once every sub-task has ended.' },
+    FIRST_FAILURE: {
+      value: 'first_failure',
+      description: 'Once every sub-task has ended, or as soon as one fails.',
+    },
+  } as const,
+});
+
+const TreeCostRef = builder.objectRef<TreeCost>('TreeCost').implement({
+  description: 'Cost and tokens summed over tasks and everything delegated under them.',
+  fields: (t) => ({
+    costUsd: t.float({ resolve: (cost) => cost.costUsd.toNumber() }),
+    tokensUsed: t.field({ type: 'SafeInt', resolve: (cost) => Number(cost.tokensUsed) }),
+  }),
+});
+
 export const TaskRef = builder.prismaObject('Task', {
   description: 'A unit of work for an agent role, queued by a chat message.',
   fields: (t) => ({
@@ -162,6 +207,51 @@ export const TaskRef = builder.prismaObject('Task', {
     recommendations: t.relation('recommendations', {
       query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
     }),
+    parentTaskId: t.exposeID('parentTaskId', {
+      nullable: true,
+      description: 'The task that delegated it; null for a task queued by a chat message.',
+    }),
+    rootTaskId: t.field({
+      type: 'ID',
+      description: 'The root of its delegation tree (itself for a root).',
+      resolve: (task) => task.rootTaskId ?? task.id,
+    }),
+    depth: t.exposeInt('depth', { description: 'Levels below its root task (a root: 0).' }),
+    roleChain: t.exposeStringList('roleChain', {
+      description: 'The roles of the tasks above it, root first: none of them can be delegated to again.',
+    }),
+    costCapUsd: t.float({
+      nullable: true,
+      description: 'The most its work may cost (USD), set by whoever delegated it; null: no cap of its own.',
+      resolve: (task) => (task.costCapUsd === null ? null : task.costCapUsd.toNumber()),
+    }),
+    resumeOn: t.field({
+      type: ResumeOnEnum,
+      nullable: true,
+      description: 'While it waits for its sub-tasks: when it returns to the queue.',
+      resolve: (task) => (task.resumeOn as ResumeOn | null) ?? null,
+    }),
+    parent: t.relation('parent', { nullable: true }),
+    children: t.relation('children', {
+      description:
+        'The sub-tasks it delegated, oldest first, with their outputs once they end (readable by whoever reads this task).',
+      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    }),
+    treeCost: t.field({
+      type: TreeCostRef,
+      description: 'What it and everything delegated under it (any depth) have cost so far.',
+      resolve: (task, _args, context) => treeCost(context.prisma, task.id),
+    }),
+    delegationTargets: t.stringList({
+      description:
+        'The roles it may delegate to now: below its role in the org chart (or across, where allowed), not in its chain, within the depth limit.',
+      resolve: async (task, _args, context) => {
+        if (task.depth + 1 > MAX_DELEGATION_DEPTH) return [];
+        const chain = [...task.roleChain, task.role];
+        const chart = await readOrgChart(context.prisma, task.tenantId);
+        return delegationTargets(chart, task.role).filter((role) => !chain.includes(role));
+      },
+    }),
   }),
 });
 
@@ -185,5 +275,10 @@ export const ThreadRef = builder.prismaObject('Thread', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     messages: t.relation('messages', { query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
     tasks: t.relation('tasks', { query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+    cost: t.field({
+      type: TreeCostRef,
+      description: 'What its tasks and everything they delegated (any depth) have cost so far.',
+      resolve: (thread, _args, context) => threadCost(context.prisma, thread.id),
+    }),
   }),
 });

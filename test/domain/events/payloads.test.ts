@@ -34,7 +34,15 @@ const budget: BudgetState = {
 
 describe('event payloads', () => {
   it('builds the same keys in TypeScript and in SQL, in declaration order', () => {
-    const task = { id: 'x', role: 'cfo', status: 'pending', attempts: 0, updatedAt: new Date(0) };
+    const task = {
+      id: 'x',
+      role: 'cfo',
+      status: 'pending',
+      attempts: 0,
+      updatedAt: new Date(0),
+      parentTaskId: null,
+      rootTaskId: null,
+    };
     const forms = [
       [TASK_UPDATED_PAYLOAD, TASK_UPDATED_PAYLOAD.of(task), TASK_UPDATED_PAYLOAD.sql('c')],
       [BUDGET_ALERT_PAYLOAD, BUDGET_ALERT_PAYLOAD.of(budget), BUDGET_ALERT_PAYLOAD.sql('s')],
@@ -50,7 +58,7 @@ describe('event payloads', () => {
     }
   });
 
-  it('writes TASK_UPDATED as it always did', () => {
+  it('writes TASK_UPDATED with its delegation tree', () => {
     expect(
       TASK_UPDATED_PAYLOAD.of({
         id: 'x',
@@ -58,6 +66,8 @@ describe('event payloads', () => {
         status: 'running',
         attempts: 2,
         updatedAt: new Date(0),
+        parentTaskId: 'p',
+        rootTaskId: 'r',
       }),
     ).toEqual({
       task_id: 'x',
@@ -65,12 +75,15 @@ describe('event payloads', () => {
       status: 'running',
       attempts: 2,
       updated_at: '1970-01-01T00:00:00.000Z',
+      parent_task_id: 'p',
+      root_task_id: 'r',
     });
     const insert = taskUpdatedInsert('e', 't', 'claimed');
     expect(insert.sql.replace(/\s+/g, ' ').trim()).toBe(
       "INSERT INTO outbox_events (id, tenant_id, type, payload) SELECT ?::uuid, ?::uuid, 'TASK_UPDATED', " +
         "jsonb_build_object('task_id', c.id::text, 'role', c.role, 'status', c.status::text, 'attempts', c.attempts, " +
-        `'updated_at', to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) || ` +
+        `'updated_at', to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ` +
+        "'parent_task_id', c.parent_task_id::text, 'root_task_id', coalesce(c.root_task_id, c.id)::text) || " +
         "jsonb_build_object('event_id', ?::text, 'type', 'TASK_UPDATED', 'tenant_id', ?::text) FROM claimed c",
     );
     expect(insert.values).toEqual(['e', 't', 'e', 't']);
