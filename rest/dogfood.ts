@@ -5,7 +5,7 @@ import { defineRoute, fromBody, fromPath } from './route.js';
 
 const PauseAgent = graphql(`
   mutation PauseAgent($role: String!, $input: PauseInput!) {
-    pauseAgent(role: $role, input: $input) {
+    pauseAgent(role: $role, input: $input, cSuiteOnly: true) {
       role
       paused
       paused_at: pausedAt
@@ -16,7 +16,7 @@ const PauseAgent = graphql(`
 
 const ResumeAgent = graphql(`
   mutation ResumeAgent($role: String!, $input: PauseInput!) {
-    resumeAgent(role: $role, input: $input) {
+    resumeAgent(role: $role, input: $input, cSuiteOnly: true) {
       role
       paused
       resumed_at: resumedAt

@@ -21,7 +21,7 @@ export function startLeaseSweeper({
 }: SweeperOptions): () => Promise<void> {
   return runPeriodically(
     async () => {
-      await sweepExpiredLeases(prisma);
+      await sweepExpiredLeases(prisma, logger);
     },
     { intervalMs, logger, failure: 'lease sweep failed' },
   );

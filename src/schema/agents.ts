@@ -8,3 +8,4 @@ import './agents/budgets.js';
 import './agents/recommendations.js';
 import './agents/subscriptions.js';
 import './agents/approvals.js';
+import './agents/breakers.js';

@@ -45,7 +45,14 @@ const pauseInput = z.object({
 });
 zodInputType('PauseInput', pauseInput);
 
-export const pauseArgs = z.object({ role: z.string().min(1).max(64), input: pauseInput });
+export const pauseArgs = z.object({
+  role: z.string().min(1).max(64),
+  input: pauseInput,
+  cSuiteOnly: graphqlArg(z.boolean().nullish(), {
+    description:
+      'Only the 8 C-suite roles, as the REST pause and resume routes have it (400 for any other). Default false: any role of the tenant, registered roles too.',
+  }),
+});
 
 const PauseResult = builder.objectRef<PauseState>('PauseResult').implement({
   fields: (t) => ({
@@ -70,16 +77,22 @@ const PauseResult = builder.objectRef<PauseState>('PauseResult').implement({
 builder.mutationField('pauseAgent', (t) =>
   t.withAuth({ chairman: true }).field({
     type: PauseResult,
-    description: 'Pauses a C-suite agent. Idempotent: a repeat answers with the original pause.',
-    ...zodField(t, pauseArgs, (_root, { role, input }, context) => pauseAgent(context, { role, ...input })),
+    description:
+      'Pauses an agent role of the tenant (chairman only; the tenant must be in dogfood live mode); BAD_REQUEST with reason unknown_role for a role the tenant does not have. Idempotent: a repeat answers with the original pause.',
+    ...zodField(t, pauseArgs, (_root, { role, input, cSuiteOnly }, context) =>
+      pauseAgent(context, { role, ...input }, { cSuiteOnly: cSuiteOnly ?? false }),
+    ),
   }),
 );
 
 builder.mutationField('resumeAgent', (t) =>
   t.withAuth({ chairman: true }).field({
     type: PauseResult,
-    description: 'Resumes a paused C-suite agent. Idempotent: a repeat answers with the last resume.',
-    ...zodField(t, pauseArgs, (_root, { role, input }, context) => resumeAgent(context, { role, ...input })),
+    description:
+      'Resumes a paused agent role (chairman only). Needs dogfood live mode, except to resume a role a breaker paused (without cSuiteOnly). Idempotent: a repeat answers with the last resume.',
+    ...zodField(t, pauseArgs, (_root, { role, input, cSuiteOnly }, context) =>
+      resumeAgent(context, { role, ...input }, { cSuiteOnly: cSuiteOnly ?? false }),
+    ),
   }),
 );
 
@@ -90,15 +103,36 @@ export interface PausePayload {
   actor_user_id: string;
   paused_at?: string;
   resumed_at?: string;
+  /** Set when a breaker paused the role. */
+  breaker?: { kind: string; trip_id: string; evidence: Record<string, unknown> };
 }
+
+const BreakerNotice = builder
+  .objectRef<NonNullable<PausePayload['breaker']>>('BreakerPauseNotice')
+  .implement({
+    description: 'The breaker that paused a role, with its evidence (figures and task ids).',
+    fields: (t) => ({
+      kind: t.exposeString('kind'),
+      tripId: t.exposeID('trip_id'),
+      evidence: t.expose('evidence', { type: 'JSON' }),
+    }),
+  });
 
 export const AgentPausedEvent = builder.objectRef<PausePayload>('AgentPausedEvent').implement({
   fields: (t) => ({
     eventId: t.exposeID('event_id'),
     tenantId: t.exposeID('tenant_id'),
     role: t.exposeString('role'),
-    actorUserId: t.exposeString('actor_user_id'),
+    actorUserId: t.exposeString('actor_user_id', {
+      description: 'Who paused: the actor_user_id given, or breaker:<kind> for a breaker.',
+    }),
     pausedAt: t.field({ type: 'DateTime', resolve: (event) => event.paused_at ?? '' }),
+    breaker: t.field({
+      type: BreakerNotice,
+      nullable: true,
+      description: 'The breaker that paused the role; null for a person’s pause.',
+      resolve: (event) => event.breaker ?? null,
+    }),
   }),
 });
 
@@ -128,7 +162,8 @@ function pauseEvents(type: 'DOGFOOD_AGENT_PAUSED' | 'DOGFOOD_AGENT_RESUMED') {
 builder.subscriptionField('agentPaused', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AgentPausedEvent,
-    description: 'C-suite pauses in the subscriber’s tenant, optionally of one role.',
+    description:
+      'Pauses of agent roles in the subscriber’s tenant (people’s and breakers’), optionally of one role.',
     ...zodSubscription(t, pauseSubscriptionArgs, pauseEvents('DOGFOOD_AGENT_PAUSED')),
     resolve: (event) => event.payload as unknown as PausePayload,
   }),
@@ -137,7 +172,7 @@ builder.subscriptionField('agentPaused', (t) =>
 builder.subscriptionField('agentResumed', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: AgentResumedEvent,
-    description: 'C-suite resumes in the subscriber’s tenant, optionally of one role.',
+    description: 'Resumes of agent roles in the subscriber’s tenant, optionally of one role.',
     ...zodSubscription(t, pauseSubscriptionArgs, pauseEvents('DOGFOOD_AGENT_RESUMED')),
     resolve: (event) => event.payload as unknown as PausePayload,
   }),

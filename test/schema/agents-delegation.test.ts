@@ -143,7 +143,7 @@ describe('delegation', () => {
     expect((await readTask(a, member, rootId)).status).toBe('pending');
   });
 
-  it('refuses a cycle with the chain, and writes nothing', async () => {
+  it('refuses a cycle with the chain, writes no task, and trips the delegating role’s breaker', async () => {
     const { chairman, member, agent, tenantId } = await company(a);
     for (const role of ['cfo', 'clo'])
       await ok(a, SET_REPORTING, { role, input: { delegatesAcross: true } }, chairman);
@@ -168,7 +168,15 @@ describe('delegation', () => {
       chain: ['ceo', 'cfo', 'clo', 'cfo'],
     });
     expect(refused.errors?.[0]?.message).toContain('ceo → cfo → clo → cfo');
-    expect(await tenantRows(a, tenantId)).toEqual(before);
+    // The refusal writes nothing; then the delegating role's breaker trips (docs/breakers.md): its pause is
+    // one audit row and one event.
+    const after = await tenantRows(a, tenantId);
+    expect(after.tasks).toEqual(before.tasks);
+    expect(after).toMatchObject({ audit: before.audit + 1, events: before.events + 1 });
+    expect(await a.db.prisma.agentRole.findFirstOrThrow({ where: { tenantId, role: 'clo' } })).toMatchObject({
+      paused: true,
+      pausedBy: 'breaker:delegation_cycle',
+    });
   });
 
   it('refuses work up the chart, and across without the chairman’s leave', async () => {

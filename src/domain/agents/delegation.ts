@@ -3,6 +3,7 @@ import { enqueueEvent } from '../../events/outbox.js';
 import { Prisma, type Task } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { forbidden, notFound, Refusal } from '../errors.js';
+import { tripOnDelegationCycle } from './breakers.js';
 import { readBudgets, releaseReservations, remainingUsd } from './budgets.js';
 import type { TokenUsage } from './completion-rules.js';
 import { delegationPath, delegationTargets, type OrgChart, readOrgChart } from './org-chart.js';
@@ -155,9 +156,28 @@ function checkAlongChart(chart: OrgChart, parent: ParentRow, drafts: readonly De
  * its `children`. Refused, and nothing written, when the task is not the caller's running one (404, 409,
  * 403 as for completeTask), or a draft goes against the rules: its role unknown, already in the task's chain
  * (a cycle: the refusal carries the chain), not below the task's role in the org chart (nor across, where
- * allowed), deeper than MAX_DELEGATION_DEPTH, or caps that together pass the room the task leaves.
+ * allowed), deeper than MAX_DELEGATION_DEPTH, or caps that together pass the room the task leaves. A
+ * cycle trips the delegating role's breaker (breakers.ts), after the refused transaction.
  */
 export async function delegateTask(context: Actor, parentId: string, command: DelegationCommand) {
+  try {
+    return await delegateInTransaction(context, parentId, command);
+  } catch (error) {
+    if (error instanceof Refusal && error.reason === 'delegation_cycle') {
+      const chain = (error.facts().chain ?? []) as string[];
+      await tripOnDelegationCycle(context, {
+        tenantId: context.viewer.tenantId,
+        // The chain ends with the role asked again; the one before it is the delegating task's.
+        role: chain.at(-2) ?? '',
+        chain,
+        taskId: parentId,
+      });
+    }
+    throw error;
+  }
+}
+
+async function delegateInTransaction(context: Actor, parentId: string, command: DelegationCommand) {
   const { tenantId, sub } = context.viewer;
   const reportedUsd = new Prisma.Decimal(command.costUsd.toFixed(6));
   const delegation = await context.prisma.$transaction(async (tx) => {

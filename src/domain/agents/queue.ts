@@ -4,6 +4,7 @@ import { Prisma, type Task } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { conflict, forbidden, notFound, Refusal } from '../errors.js';
 import { countFinishedTasks, finishedTaskCounters } from '../finetuning/outcomes.js';
+import { type BreakerContext, checkDuration, checkFailures, checkReaped, checkSpend } from './breakers.js';
 import {
   ALERT_EVENTS,
   type BudgetState,
@@ -50,13 +51,14 @@ async function announce(tx: Prisma.TransactionClient, tenantId: string, tasks: r
 /**
  * Running tasks of one role whose lease lapsed go back to `pending`, or end `failed` (finished when the lease
  * ran out) when they used their last attempt. Rows another transaction holds are left for a later pass.
- * Returns how many changed.
+ * Returns the tasks that changed: once their transaction has committed, `checkReapedTasks` runs the
+ * breakers on them.
  */
 export async function reapExpiredLeases(
   tx: Prisma.TransactionClient,
   tenantId: string,
   role: string,
-): Promise<number> {
+): Promise<TaskEventSource[]> {
   const changed = await tx.$queryRaw<ChangedTask[]>`
     UPDATE tasks SET
       status = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN 'failed'::"TaskStatus" ELSE 'pending'::"TaskStatus" END,
@@ -91,8 +93,15 @@ export async function reapExpiredLeases(
     tenantId,
     failed.map((task) => task.parentTaskId),
   );
-  return changed.length;
+  return changed;
 }
+
+/** The breakers on tasks reapExpiredLeases changed (attempts, then consecutive failures), after its commit. */
+export const checkReapedTasks = (
+  context: BreakerContext,
+  tenantId: string,
+  tasks: readonly TaskEventSource[],
+) => (tasks.length === 0 ? Promise.resolve() : checkReaped(context, tenantId, tasks, MAX_ATTEMPTS));
 
 /** Why a claim ended as it did: `claimed`, or the first reason there was nothing to hand out. */
 export type ClaimOutcome =
@@ -129,10 +138,14 @@ export async function claimNextTask(
   // The claim that hands out a task is one statement on its own (autocommit): the budget rows it locks are
   // held for that statement and its commit, never across a round trip to the gateway. Only when it hands
   // out nothing does the claim go on, in a transaction, to reap lapsed leases and say why.
-  return (
-    (await claimInOneStatement(context.prisma, context, role, options)) ??
-    context.prisma.$transaction((tx) => claimInTransaction(tx, context, role, options))
+  const fast = await claimInOneStatement(context.prisma, context, role, options);
+  if (fast) return fast;
+  const reaped: TaskEventSource[] = [];
+  const result = await context.prisma.$transaction((tx) =>
+    claimInTransaction(tx, context, role, options, reaped),
   );
+  await checkReapedTasks(context, context.viewer.tenantId, reaped);
+  return result;
 }
 
 /** The claimed task (taskColumnsOf) with how the claim routed it. */
@@ -312,13 +325,14 @@ async function claimInTransaction(
   context: Actor,
   role: string,
   { leaseMs = DEFAULT_LEASE_MS }: ClaimOptions,
+  reaped: TaskEventSource[],
 ): Promise<ClaimResult> {
   const { tenantId, sub } = context.viewer;
   // A share lock, so a pause committing meanwhile waits for this claim and no claim follows it.
   const [agentRole] = await tx.$queryRaw<{ paused: boolean }[]>`
     SELECT paused FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR SHARE`;
   if (!agentRole) throw notFound(`Unknown agent role '${role}'`);
-  await reapExpiredLeases(tx, tenantId, role);
+  reaped.push(...(await reapExpiredLeases(tx, tenantId, role)));
   if (agentRole.paused) return { outcome: 'role_paused', task: null, budget: null, routing: null };
   const budgets = await lockBudgets(tx, tenantId, role);
   const refusing = refusingBudget(budgets);
@@ -491,6 +505,8 @@ export async function completeTask(context: Actor, id: string, report: Completio
     },
   );
   await wakeParents(context.prisma, context.viewer.tenantId, [task.parentTaskId]);
+  if (report.costUsd > 0) await checkSpend(context, context.viewer.tenantId, task.role);
+  await checkDuration(context, context.viewer.tenantId, task, 'completed');
   return task;
 }
 
@@ -504,6 +520,8 @@ export async function failTask(context: Actor, id: string, error: string): Promi
     null,
   );
   await wakeParents(context.prisma, context.viewer.tenantId, [task.parentTaskId]);
+  await checkFailures(context, context.viewer.tenantId, task.role);
+  await checkDuration(context, context.viewer.tenantId, task, 'failed');
   return task;
 }
 

@@ -6,6 +6,7 @@ import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { RateLimiter } from '../../rate-limit.js';
 import type { Actor } from '../actor.js';
+import { countConnectorCall } from '../agents/breakers.js';
 import { conflict, Refusal } from '../errors.js';
 import { isGated, type StoredApprovalPolicy } from './approval-policy.js';
 import { requestCallApproval } from './call-approvals-store.js';
@@ -398,6 +399,8 @@ export interface InvokeCommand {
   id: string;
   endpoint: EndpointRef;
   input?: InvocationInput | null | undefined;
+  /** The caller's running task the call is made for: counted by the repeated-call breaker. */
+  taskId?: string | null | undefined;
 }
 
 /** What an invocation answers: the server's answer, or the request kept for a decision (a gated endpoint). */
@@ -424,6 +427,15 @@ export async function invokeConnector(
   const input = command.input ?? {};
   // Built once: the policy matches the request that would be sent, and an ungated call sends it.
   const built = buildRequest(template, endpoint, input);
+  if (command.taskId) {
+    await countConnectorCall(context, command.taskId, {
+      connectorId: connector.id,
+      method: endpoint.method,
+      path: endpoint.path,
+      query: input.query,
+      body: input.body,
+    });
+  }
   const policy = connector.approvalPolicy as unknown as StoredApprovalPolicy | null;
   if (isGated(policy, { ...built, headers: input.headers })) {
     assertReadyToSend(connector);

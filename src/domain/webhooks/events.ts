@@ -6,8 +6,19 @@ export interface WebhookEvent {
   type: string;
   /** The agent role it concerns: role webhooks receive only their role's events. Null: the tenant's webhooks only. */
   role: string | null;
-  /** Ids, types, the role and timestamps only: never a reason, a credential, message text or a sealed body. */
-  data: Record<string, string | number | null>;
+  /**
+   * Ids, types, the role, timestamps and figures only: never a reason, a credential, message text or a
+   * sealed body. `breaker` (agent.paused by a breaker) holds its kind, trip id and evidence.
+   */
+  data: Record<string, string | number | null | BreakerData>;
+}
+
+/** A breaker's evidence as webhooks carry it: numbers, strings and lists of them (figures and task ids). */
+type EvidenceValue = string | number | boolean | null | (string | number)[];
+interface BreakerData {
+  kind: string | null;
+  trip_id: string | null;
+  evidence: Record<string, EvidenceValue>;
 }
 
 type Payload = Record<string, unknown>;
@@ -15,6 +26,25 @@ type WebhookEventOf = (payload: Payload) => WebhookEvent | null;
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 const count = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+
+const isScalar = (value: unknown): value is string | number | boolean | null =>
+  value === null || ['string', 'number', 'boolean'].includes(typeof value);
+
+/** The breaker of a pause, its evidence kept to scalars and lists of ids or figures (nothing nested deeper). */
+function breakerData(value: unknown): BreakerData | null {
+  if (value === null || typeof value !== 'object') return null;
+  const breaker = value as Record<string, unknown>;
+  const evidence: Record<string, EvidenceValue> = {};
+  const given = breaker.evidence;
+  if (given !== null && typeof given === 'object') {
+    for (const [key, item] of Object.entries(given)) {
+      if (isScalar(item)) evidence[key] = item;
+      else if (Array.isArray(item))
+        evidence[key] = item.filter((each) => typeof each === 'string' || typeof each === 'number');
+    }
+  }
+  return { kind: text(breaker.kind), trip_id: text(breaker.trip_id), evidence };
+}
 
 /**
  * Which outbox events reach webhooks, and as what. A new event type plugs in with one entry here: it picks
@@ -43,7 +73,12 @@ export const WEBHOOK_EVENT_OF: Partial<Record<EventType, WebhookEventOf>> = {
     return {
       type: 'agent.paused',
       role,
-      data: { actor_user_id: text(payload.actor_user_id), paused_at: text(payload.paused_at) },
+      data: {
+        actor_user_id: text(payload.actor_user_id),
+        paused_at: text(payload.paused_at),
+        // Present only when a breaker paused the role: its kind, trip and evidence.
+        ...(payload.breaker ? { breaker: breakerData(payload.breaker) } : {}),
+      },
     };
   },
   DOGFOOD_AGENT_RESUMED: (payload) => {

@@ -89,6 +89,11 @@ export const invokeConnectorArgs = z.object({
   id: idArg(),
   endpoint: endpointRefInput,
   input: callInput.nullish(),
+  taskId: graphqlArg(z.guid().nullish(), {
+    type: 'ID',
+    description:
+      'The caller’s running task the call is made for (NOT_FOUND, CONFLICT or FORBIDDEN otherwise, and nothing is sent): the same call repeated within one task trips its role’s repeated-call breaker (docs/breakers.md).',
+  }),
 });
 
 const ConnectorSchemaError = builder
@@ -167,13 +172,14 @@ builder.mutationField('invokeConnector', (t) =>
   t.withAuth({ operator: true, agent: true }).field({
     type: ConnectorInvokeResult,
     description: `Calls one endpoint of a connector of the caller’s tenant (operator or agent); a gated endpoint's call waits for approval instead (NOT_CONFIGURED without CONNECTOR_SECRETS_KEY, which seals its input). ${callErrors}`,
-    ...zodField(t, invokeConnectorArgs, (_root, { id, endpoint, input }, context) =>
+    ...zodField(t, invokeConnectorArgs, (_root, { id, endpoint, input, taskId }, context) =>
       invokeConnector(
         context,
         context.services,
         {
           id,
           endpoint,
+          taskId,
           input: input && {
             query: input.query as Record<string, string> | null | undefined,
             body: input.body,
