@@ -250,12 +250,12 @@ export function Dashboard({
       if (!active) return;
       setRoles(agents);
       setTrendRole((current) => current ?? agents[0]?.role ?? null);
-      const builtIn = agents.filter((agent) => agent.builtIn);
+      // A card for every role: the C-suite first, then the roles the chairman registered (agents' order).
       setCards((current) =>
-        builtIn.map((role) => current.find((card) => card.role.role === role.role) ?? cardOf(role)),
+        agents.map((role) => current.find((card) => card.role.role === role.role) ?? cardOf(role)),
       );
       await Promise.all(
-        builtIn.map(async (agent) => {
+        agents.map(async (agent) => {
           const startedAt = generation(agent.role);
           const data = await request(token, Role, { role: agent.role });
           if (data.agent) putRole({ role: data.agent, vitals: data.agentVitals }, startedAt);
@@ -640,6 +640,9 @@ export function Dashboard({
                 canPause={abilities.pauseAgents}
                 canSetBudget={abilities.setBudgets}
                 onAction={(role, action) => setConfirming({ role, action })}
+                onResumeNow={(role) => {
+                  act(role, 'resume', '').catch(fail);
+                }}
                 onBudget={(role) => setBudgetRole(role)}
               />
             ))}

@@ -11,6 +11,7 @@ import {
   NONE,
   roleLabel,
 } from '../format.js';
+import { BreakerNote } from './breaker-note.js';
 
 export interface RoleState {
   role: DashboardRoleFieldsFragment;
@@ -42,6 +43,7 @@ export function RoleCard({
   canPause,
   canSetBudget,
   onAction,
+  onResumeNow,
   onBudget,
 }: {
   state: RoleState;
@@ -50,10 +52,13 @@ export function RoleCard({
   /** Offer setting the role's budget (the chairman's). */
   canSetBudget: boolean;
   onAction(role: string, action: RoleAction): void;
+  /** Resumes at once, without a dialog: a role a breaker paused. */
+  onResumeNow(role: string): void;
   onBudget(role: string): void;
 }) {
   const { role, vitals } = state;
   const status = role.paused ? 'paused' : 'active';
+  const trip = role.paused && role.pausedBy?.startsWith('breaker:') ? role.lastBreakerTrip : null;
   const name = roleLabel(role.role, role.displayName);
   const headingId = `role-${role.role}`;
   return (
@@ -77,6 +82,7 @@ export function RoleCard({
           'Running'
         )}
       </p>
+      {trip ? <BreakerNote trip={trip} /> : null}
       <dl class="vitals">
         {VITALS.map(({ key, field, label, format }) => {
           const value = vitals?.[key];
@@ -94,7 +100,16 @@ export function RoleCard({
       {role.budget ? <BudgetBar budget={role.budget} owner={name} /> : null}
       {canPause || canSetBudget ? (
         <div class="actions">
-          {canPause ? (
+          {canPause && trip ? (
+            <button
+              type="button"
+              class="action"
+              data-action="resume-now"
+              onClick={() => onResumeNow(role.role)}
+            >
+              Resume {name}
+            </button>
+          ) : canPause ? (
             <button
               type="button"
               class={role.paused ? 'action' : 'action danger'}
