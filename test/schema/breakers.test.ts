@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
+import { graphql } from '../../src/generated/graphql/index.js';
 import { createConnector, startUpstream, UPSTREAM_HOST, type Upstream } from '../rest/connectors-support.js';
 import { createTwoTestApps, type TwoTestApps } from '../support/fixtures.js';
+import { listen, subscribe } from '../support/ws.js';
 import { claim, company, complete, delegate, FAIL, ok } from './agents-delegation-support.js';
 import { queueTask } from './agents-support.js';
 import {
@@ -31,6 +33,21 @@ afterAll(async () => {
   await apps?.close();
   await upstream?.server.close();
 });
+
+const BreakerPaused = graphql(`
+  subscription BreakerPaused($role: String) {
+    agentPaused(role: $role) {
+      eventId
+      role
+      actorUserId
+      breaker {
+        kind
+        tripId
+        evidence
+      }
+    }
+  }
+`);
 
 const pair = () => [apps.a, apps.b] as [typeof apps.a, typeof apps.b];
 
@@ -196,6 +213,31 @@ describe('circuit breakers', () => {
     for (const attempt of attempts) expect(attempt.errors?.[0]?.extensions?.reason).toBe('delegation_cycle');
     const evidence = await expectTrippedOnce(a, people, 'cfo', 'delegation_cycle');
     expect(evidence).toEqual({ task_id: cfo.id, chain: ['ceo', 'cfo', 'ceo'] });
+  });
+
+  it('publishes the breaker and its evidence to agentPaused subscribers on the other instance', async () => {
+    const { a, b } = apps;
+    const people = await companyWithRole(a, 'watcher', { consecutiveFailures: 1 });
+    const server = await listen(a);
+    try {
+      const subscription = await subscribe(server.url, people.member, BreakerPaused, { role: 'watcher' });
+      const [id] = await claimed(pair(), people, 'watcher', 1);
+      await ok(b, FAIL, { id, error: 'x' }, people.agent);
+      const event = await subscription.next();
+      await subscription.close();
+      const [trip] = await tripsOf(a, people.tenantId, 'watcher');
+      expect(event.data?.agentPaused).toMatchObject({
+        role: 'watcher',
+        actorUserId: 'breaker:consecutive_failures',
+        breaker: {
+          kind: 'consecutive_failures',
+          tripId: trip?.id,
+          evidence: { failed_tasks: 1, threshold: 1, task_ids: [id] },
+        },
+      });
+    } finally {
+      await server.close();
+    }
   });
 
   it('lists a role’s trips newest first, page by page', async () => {

@@ -55,6 +55,32 @@ describe('webhookEventOf', () => {
     });
   });
 
+  it('carries a breaker’s kind, trip and evidence on agent.paused, figures and ids only', () => {
+    const paused = event('DOGFOOD_AGENT_PAUSED', {
+      role: 'analyst',
+      actor_user_id: 'breaker:consecutive_failures',
+      paused_at: '2026-12-03T07:00:00.000Z',
+      breaker: {
+        kind: 'consecutive_failures',
+        trip_id: 'trip-1',
+        evidence: { failed_tasks: 3, threshold: 3, task_ids: ['t1', 't2', 't3'], nested: { secret: 'x' } },
+      },
+    });
+    expect(webhookEventOf(paused)).toEqual({
+      type: 'agent.paused',
+      role: 'analyst',
+      data: {
+        actor_user_id: 'breaker:consecutive_failures',
+        paused_at: '2026-12-03T07:00:00.000Z',
+        breaker: {
+          kind: 'consecutive_failures',
+          trip_id: 'trip-1',
+          evidence: { failed_tasks: 3, threshold: 3, task_ids: ['t1', 't2', 't3'] },
+        },
+      },
+    });
+  });
+
   it('makes budget alerts budget.warning and budget.exhausted, the tenant budget for tenant webhooks only', () => {
     // The webhook carries the budget's figures; the bus event has its role and warning threshold besides.
     const data = {
