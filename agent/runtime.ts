@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import { MAX_RECOMMENDATIONS, recommendationRule } from '../src/domain/agents/completion-rules.js';
+import { TASK_META_KEY } from '../src/domain/agents/task-meta.js';
 import { addUsage, costOf, noUsage, type PriceTable, priceOf, type Usage } from './prices.js';
 
 export interface AgentOptions {
@@ -186,12 +187,17 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     maxRetries: 1,
   });
 
-  const call = async (name: string, args: Record<string, unknown>, abort?: AbortSignal) =>
-    (await mcp.callTool({ name, arguments: args }, undefined, {
-      ...(abort ? { signal: abort } : {}),
-      // A waiting claim holds the request up to its wait: more than the SDK's default of 60 s is never needed.
-      timeout: 60_000,
-    })) as CallToolResult & {
+  /** `taskId`: the task a connector tool is called for (its repeated calls trip the role's breaker). */
+  const call = async (name: string, args: Record<string, unknown>, abort?: AbortSignal, taskId?: string) =>
+    (await mcp.callTool(
+      { name, arguments: args, ...(taskId ? { _meta: { [TASK_META_KEY]: taskId } } : {}) },
+      undefined,
+      {
+        ...(abort ? { signal: abort } : {}),
+        // A waiting claim holds the request up to its wait: more than the SDK's default of 60 s is never needed.
+        timeout: 60_000,
+      },
+    )) as CallToolResult & {
       structuredContent?: Record<string, unknown>;
     };
 
@@ -411,7 +417,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           }
           try {
             const args = toolCall.function.arguments ? JSON.parse(toolCall.function.arguments) : {};
-            answer = toolAnswer(await call(toolCall.function.name, args));
+            answer = toolAnswer(await call(toolCall.function.name, args, undefined, task.id));
           } catch (error) {
             // Arguments the tool refused (a JSON-RPC error) or that are not JSON: the model reads why.
             answer = JSON.stringify({ error: (error as Error).message });

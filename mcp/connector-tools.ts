@@ -22,8 +22,13 @@ export const ListConnectors = graphql(`
 `);
 
 export const InvokeConnector = graphql(`
-  mutation McpInvokeConnector($id: ID!, $endpoint: ConnectorEndpointRefInput!, $input: ConnectorCallInput) {
-    invokeConnector(id: $id, endpoint: $endpoint, input: $input) {
+  mutation McpInvokeConnector(
+    $id: ID!
+    $endpoint: ConnectorEndpointRefInput!
+    $input: ConnectorCallInput
+    $taskId: ID
+  ) {
+    invokeConnector(id: $id, endpoint: $endpoint, input: $input, taskId: $taskId) {
       __typename
       ... on ConnectorInvocation {
         status

@@ -12,6 +12,7 @@ import { allows, type CompiledOperation, compileOperation } from '../rest/compil
 import { authenticate } from '../src/auth/request.js';
 import type { Viewer } from '../src/auth/viewer.js';
 import type { Context, ServerContext } from '../src/context.js';
+import { TASK_META_KEY } from '../src/domain/agents/task-meta.js';
 import { JSON_RPC, MCP_PATH, mcpErrorResponse, unavailableErrorOf } from '../src/errors.js';
 import { isPayloadTooLarge, MAX_BODY_BYTES, withBody } from '../src/http/body.js';
 import { parseJsonBody } from '../src/http/json-body.js';
@@ -195,6 +196,8 @@ export function useMcp(services: Services): Plugin<Context> {
           : undefined;
         if (!connectorTool) throw invalidParams(`Unknown tool: ${params.name}`);
         const input = variablesOf(connectorTool.inputSchema, CONNECTOR_TOOL_MAPPING, params.arguments);
+        // The task the call is made for, when the caller names it: counted by the repeated-call breaker.
+        const taskId = (params._meta as Record<string, unknown> | undefined)?.[TASK_META_KEY];
         const result = await execution.run({
           query: invokeOperation.query,
           operationName: invokeOperation.operationName,
@@ -202,6 +205,7 @@ export function useMcp(services: Services): Plugin<Context> {
             id: connectorTool.connectorId,
             endpoint: { method: connectorTool.method, path: connectorTool.path },
             ...input,
+            ...(typeof taskId === 'string' ? { taskId } : {}),
           },
         });
         return toolResultOf(result, CONNECTOR_TOOL_MAPPING, connectorAnswer);

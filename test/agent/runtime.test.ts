@@ -155,6 +155,10 @@ describe('the reference agent runtime', () => {
     expect(
       await t.db.prisma.auditEntry.count({ where: { tenantId: agent.tenantId, action: 'connector.invoke' } }),
     ).toBe(1);
+    // The call named its task, so the repeated-call breaker counted it.
+    expect(await t.db.prisma.connectorCallFingerprint.findMany({ where: { taskId } })).toEqual([
+      expect.objectContaining({ count: 1 }),
+    ]);
 
     // 500 uncached input at $2, 1000 cached at $1, 300 output (100 of them reasoning) at $8 per million.
     const cost = (500 * 2 + 1000 * 1 + 300 * 8) / 1e6;
