@@ -24,6 +24,7 @@ describe('MCP agent tools', () => {
       'request_task_approval',
       'complete_task',
       'fail_task',
+      'delegate_task',
       'release_task',
       'read_budget',
       'read_vital_signs',
