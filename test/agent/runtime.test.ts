@@ -740,5 +740,4 @@ describe('npm run agent', () => {
     const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(task).toMatchObject({ status: 'pending', attempts: 0, claimedBy: null });
   });
-
 });
