@@ -18,6 +18,7 @@ import { canaryOf, type ModelRow, Models } from './components/models.js';
 import { PauseDialog } from './components/pause-dialog.js';
 import { type RoleAction, RoleCard, type RoleState } from './components/role-card.js';
 import { type Alert, Summary, type TaskCounts } from './components/summary.js';
+import { OrgChart } from './components/org-chart.js';
 import { TaskDetail } from './components/task-detail.js';
 import { Tasks } from './components/tasks.js';
 import { type HourlyVitals, Trends } from './components/trends.js';
@@ -250,12 +251,12 @@ export function Dashboard({
       if (!active) return;
       setRoles(agents);
       setTrendRole((current) => current ?? agents[0]?.role ?? null);
-      const builtIn = agents.filter((agent) => agent.builtIn);
+      // Every role has its card: the C-suite first, then the roles the chairman registered.
       setCards((current) =>
-        builtIn.map((role) => current.find((card) => card.role.role === role.role) ?? cardOf(role)),
+        agents.map((role) => current.find((card) => card.role.role === role.role) ?? cardOf(role)),
       );
       await Promise.all(
-        builtIn.map(async (agent) => {
+        agents.map(async (agent) => {
           const startedAt = generation(agent.role);
           const data = await request(token, Role, { role: agent.role });
           if (data.agent) putRole({ role: data.agent, vitals: data.agentVitals }, startedAt);
@@ -387,7 +388,11 @@ export function Dashboard({
       } else if (event.__typename === 'TaskUpdatedEvent') {
         refreshQueue();
         refreshTasks();
-        if (openTaskRef.current === event.taskId) setOpenTaskVersion((version) => version + 1);
+        // The open task changed, or a task of its tree did (its sub-tasks and their costs show there).
+        const open = openTaskRef.current;
+        if (open && [event.taskId, event.parentTaskId, event.rootTaskId].includes(open)) {
+          setOpenTaskVersion((version) => version + 1);
+        }
         if (event.status === 'completed' || event.status === 'failed') {
           refreshRole(event.role, event.eventId);
           refreshCompanyBudget(event.eventId);
@@ -662,6 +667,7 @@ export function Dashboard({
           />
         ) : null}
         <Feed entries={feed} loading={!historyLoaded} onOpenTask={(id) => setOpenTask(id)} />
+        <OrgChart roles={cards.map((card) => card.role)} />
         {trendRole ? (
           <Trends
             roles={roles}
@@ -723,6 +729,7 @@ export function Dashboard({
           version={openTaskVersion}
           canDecide={abilities.decideRecommendations}
           onDecided={(role) => refreshRoleRef.current(role)}
+          onOpen={(id) => setOpenTask(id)}
           onClose={() => setOpenTask(null)}
         />
       ) : null}
