@@ -10,9 +10,7 @@ export interface ChartRole {
 
 /** The roles that report to `manager`, in name order (the board's: those reporting to no one). */
 const reportsOf = (roles: readonly ChartRole[], manager: string | null) =>
-  roles
-    .filter((role) => (role.reportsTo ?? null) === manager)
-    .sort((a, b) => a.role.localeCompare(b.role));
+  roles.filter((role) => (role.reportsTo ?? null) === manager).sort((a, b) => a.role.localeCompare(b.role));
 
 function Branch({ roles, role, seen }: { roles: readonly ChartRole[]; role: ChartRole; seen: Set<string> }) {
   // A chart is a tree; `seen` keeps a loop a concurrent change may leave from drawing forever.

@@ -165,7 +165,9 @@ function SubTasks({ tasks, onOpen }: { tasks: readonly SubTask[]; onOpen(id: str
             {task.costUsd === null ? 'no cost yet' : formatUsd(task.costUsd)}
             {task.costCapUsd === null ? '' : ` of a ${formatUsd(task.costCapUsd)} cap`}
           </span>
-          {task.children && task.children.length > 0 ? <SubTasks tasks={task.children} onOpen={onOpen} /> : null}
+          {task.children && task.children.length > 0 ? (
+            <SubTasks tasks={task.children} onOpen={onOpen} />
+          ) : null}
         </li>
       ))}
     </ul>
