@@ -5,7 +5,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
@@ -518,8 +518,9 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
             log({ event: 'delegated', role, taskId: task.id, usage });
             return 'delegated';
           } catch (error) {
-            // Refused (a role not allowed, a cap above the room): nothing was written; the model reads why.
-            if (!(error instanceof ToolError) || isFatal(error)) throw error;
+            // Refused by the rules (a role not allowed, a cycle, a cap above the room: invalid params): nothing
+            // was written and the task is still this runtime's; the model reads why. Anything else fails it.
+            if (!(error instanceof McpError && error.code === ErrorCode.InvalidParams)) throw error;
             startRenewal();
             messages[delegation.answerAt] = {
               role: 'tool',

@@ -544,6 +544,50 @@ describe('the reference agent runtime', () => {
     const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(task).toMatchObject({ status: 'pending', attempts: 0, claimedBy: null, leaseExpiresAt: null });
   });
+  it('tells its model why a delegation was refused, writes nothing, and completes the task itself', async () => {
+    const { chairman, agent } = await tenant();
+    const model = await startModelServer([
+      completion({
+        tool_calls: [
+          {
+            id: 'call_d1',
+            type: 'function',
+            function: {
+              name: 'boardroom_delegate',
+              arguments: JSON.stringify({ delegations: [{ role: 'ceo', message: 'Ask the boss' }] }),
+            },
+          },
+        ],
+      }),
+      completion({ content: 'I will answer it myself.' }),
+    ]);
+    // A role below the CFO, so the model is offered delegation; asking upwards is against the chart.
+    const registered = await t.graphql(
+      'mutation { registerAgentRole(input: { role: "controller", reportsTo: "cfo" }) { role } }',
+      {},
+      chairman,
+    );
+    expect(registered.errors).toBeUndefined();
+    const taskId = await queueTask(t, chairman, 'cfo', 'Close the books.');
+
+    const summary = await runUntil(agent, model.baseURL, async () => {
+      expect((await taskOf(taskId, chairman)).status).toBe('completed');
+    });
+    await model.close();
+
+    expect(summary).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
+    const refusal = model.received[1]?.body.messages.at(-1);
+    expect(refusal).toMatchObject({ role: 'tool', tool_call_id: 'call_d1' });
+    expect(JSON.parse(refusal.content).error).toMatch(/ceo/);
+    expect(
+      model.received[0]?.body.tools.at(-1).function.parameters.properties.delegations.items.properties.role
+        .enum,
+    ).toEqual(['controller']);
+    expect(
+      await t.db.prisma.task.count({ where: { tenantId: chairman.tenantId, parentTaskId: taskId } }),
+    ).toBe(0);
+  });
+
   it('delegates through its model’s tool call and finishes the task with the sub-tasks’ answers', async () => {
     const { chairman, agent } = await tenant();
     const usage = (prompt: number, output: number) => ({
