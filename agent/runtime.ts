@@ -5,7 +5,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
@@ -48,6 +48,8 @@ export interface AgentSummary {
   failed: number;
   /** Tasks given back to the queue unfinished because the runtime was stopped. */
   released: number;
+  /** Tasks handed to other roles as sub-tasks: they come back to the queue once those have ended. */
+  delegated: number;
 }
 
 const SYSTEM_PROMPT = (role: string) =>
@@ -61,6 +63,12 @@ interface ClaimedTask {
   leaseExpiresAt?: string | null;
   /** The model version Boardroom routed the task to, when the role has one bound. */
   modelVersion?: { baseModel: string } | null;
+  /** Roles the task may be delegated to (absent when the server offers no delegation). */
+  delegationTargets?: string[] | null;
+  /** The sub-tasks it delegated, ended, when it comes back after delegating. */
+  children?:
+    | { id: string; role: string; status: string; output?: string | null; error?: string | null }[]
+    | null;
 }
 
 interface Claim {
@@ -109,6 +117,52 @@ function recommend(recommendations: RecommendationDraft[], argumentsText: string
   }
   recommendations.push(parsed.data);
   return JSON.stringify({ recorded: true, recommendations: recommendations.length });
+}
+
+/**
+ * The runtime's delegation tool, offered when the task may be delegated: the model names roles among the
+ * task's targets; the runtime reports the usage so far through delegate_task and stops working the task,
+ * which comes back with the sub-tasks' outputs.
+ */
+const DELEGATE_TOOL = 'boardroom_delegate';
+const delegateTool = (targets: string[]): ChatCompletionTool => ({
+  type: 'function',
+  function: {
+    name: DELEGATE_TOOL,
+    description:
+      'Hands parts of this task to other roles of the company, as sub-tasks: each a role, what it is asked and ' +
+      'optionally the most it may cost (USD). You get the task back with their answers once they have all ' +
+      'ended; then answer it. Call it once, with every sub-task.',
+    parameters: {
+      type: 'object',
+      properties: {
+        delegations: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 10,
+          items: {
+            type: 'object',
+            properties: {
+              role: { type: 'string', enum: targets },
+              message: { type: 'string', minLength: 1 },
+              costCapUsd: { type: 'number', minimum: 0 },
+            },
+            required: ['role', 'message'],
+          },
+        },
+      },
+      required: ['delegations'],
+    },
+  },
+});
+
+/** What the model reads of a task that comes back from its sub-tasks: each one's answer or error. */
+function childrenReport(children: NonNullable<ClaimedTask['children']>): string {
+  const lines = children.map(
+    (child) =>
+      `- ${child.role.toUpperCase()} (${child.status}): ${child.status === 'completed' ? (child.output ?? '') : (child.error ?? child.status)}`,
+  );
+  return `Your sub-tasks have ended:\n${lines.join('\n')}\nAnswer the task with their results.`;
 }
 
 /** The agent tools of Boardroom's MCP endpoint; every other tool (open-world) is a connector's endpoint. */
@@ -173,7 +227,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   const idle = options.idleBackoffMs ?? { min: 1000, max: 30_000 };
   const budgetRecheckMs = options.budgetRecheckMs ?? 5 * 60_000;
   const maxModelCalls = options.maxModelCalls ?? 8;
-  const summary: AgentSummary = { completed: 0, failed: 0, released: 0 };
+  const summary: AgentSummary = { completed: 0, failed: 0, released: 0, delegated: 0 };
 
   const mcp = new Client({ name: 'boardroom-agent', version: '0.1.0' });
   await mcp.connect(
@@ -226,6 +280,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
 
   let renewTool = false;
   let reportsUsage = false;
+  let delegates = false;
   try {
     const tools = (await mcp.listTools()).tools;
     const claimTool = tools.find((tool) => tool.name === 'claim_next_task');
@@ -234,6 +289,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       (name) => claimTool.inputSchema.properties?.[name] !== undefined,
     );
     renewTool = tools.some((tool) => tool.name === 'renew_task_lease');
+    delegates = tools.some((tool) => tool.name === 'delegate_task');
     reportsUsage =
       tools.find((tool) => tool.name === 'complete_task')?.inputSchema.properties?.usage !== undefined;
     log({ event: 'started', role, model: options.model, waitForWork: Boolean(waitArgument) });
@@ -300,7 +356,25 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   }
   return summary;
 
-  async function work(task: ClaimedTask): Promise<'completed' | 'failed' | 'released'> {
+  /** The usage a completion or a delegation reports: tokens, cost and, when the server takes it, the breakdown. */
+  function reported(usage: Usage, price: NonNullable<ReturnType<typeof priceOf>>) {
+    return {
+      tokensUsed: usage.promptTokens + usage.completionTokens,
+      costUsd: costOf(price, usage),
+      ...(reportsUsage
+        ? {
+            usage: {
+              inputTokens: usage.promptTokens,
+              cachedInputTokens: Math.min(usage.cachedInputTokens, usage.promptTokens),
+              outputTokens: usage.completionTokens,
+              reasoningTokens: Math.min(usage.reasoningTokens, usage.completionTokens),
+            },
+          }
+        : {}),
+    };
+  }
+
+  async function work(task: ClaimedTask): Promise<'completed' | 'failed' | 'released' | 'delegated'> {
     // The model Boardroom routed the task to (a bound model version, canary or production), else the default.
     const model = task.modelVersion?.baseModel ?? options.model;
     log({ event: 'claimed', role, taskId: task.id, model });
@@ -316,7 +390,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       clearInterval(renewal);
       await renewing;
     };
-    if (renewTool && task.leaseExpiresAt) {
+    const startRenewal = () => {
+      if (!renewTool || !task.leaseExpiresAt) return;
       const every =
         options.leaseRenewMs ?? Math.max(1000, (Date.parse(task.leaseExpiresAt) - Date.now()) / 3);
       renewal = setInterval(() => {
@@ -325,7 +400,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           (error) => log({ event: 'renew_failed', taskId: task.id, error: String(error) }),
         );
       }, every);
-    }
+    };
+    startRenewal();
     let usage: Usage = noUsage();
     try {
       const price = priceOf(options.prices, model);
@@ -344,12 +420,17 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
         ),
         recommendTool,
       ];
+      const targets = delegates ? (task.delegationTargets ?? []) : [];
+      if (targets.length > 0) functions.push(delegateTool(targets));
       // The model may name any tool (a task's message can tell it to): only those offered here are run.
       const offered = new Set(connectorTools.map((tool) => tool.name));
       const recommendations: RecommendationDraft[] = [];
       const messages: ChatCompletionMessageParam[] = [
         { role: 'system', content: SYSTEM_PROMPT(role) },
         { role: 'user', content: task.message },
+        ...(task.children && task.children.length > 0
+          ? [{ role: 'user' as const, content: childrenReport(task.children) }]
+          : []),
       ];
       for (let calls = 0; calls < maxModelCalls; calls += 1) {
         const completion = await openai.chat.completions.create(
@@ -365,24 +446,14 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
         if (!message) throw new Error('the model answered no choice');
         const toolCalls = (message.tool_calls ?? []).filter((toolCall) => toolCall.type === 'function');
         if (toolCalls.length === 0) {
-          const tokensUsed = usage.promptTokens + usage.completionTokens;
-          const costUsd = costOf(price, usage);
+          const { tokensUsed, costUsd, ...breakdown } = reported(usage, price);
           await stopRenewal();
           await agentCall('complete_task', {
             taskId: task.id,
             output: message.content ?? '',
             tokensUsed,
             costUsd,
-            ...(reportsUsage
-              ? {
-                  usage: {
-                    inputTokens: usage.promptTokens,
-                    cachedInputTokens: Math.min(usage.cachedInputTokens, usage.promptTokens),
-                    outputTokens: usage.completionTokens,
-                    reasoningTokens: Math.min(usage.reasoningTokens, usage.completionTokens),
-                  },
-                }
-              : {}),
+            ...breakdown,
             ...(recommendations.length > 0 ? { recommendations } : {}),
           });
           log({
@@ -398,12 +469,28 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           return 'completed';
         }
         messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: toolCalls });
+        let delegation: { args: Record<string, unknown>; answerAt: number } | undefined;
         for (const toolCall of toolCalls) {
           if (signal.aborted) throw new Error('stopped');
           let answer: string;
           if (toolCall.function.name === RECOMMEND_TOOL) {
             answer = recommend(recommendations, toolCall.function.arguments);
             log({ event: 'tool_called', taskId: task.id, tool: RECOMMEND_TOOL });
+            messages.push({ role: 'tool', tool_call_id: toolCall.id, content: answer });
+            continue;
+          }
+          if (toolCall.function.name === DELEGATE_TOOL && targets.length > 0 && !delegation) {
+            // The delegation is made after this turn's other tools ran: it ends this attempt.
+            try {
+              const args = toolCall.function.arguments ? JSON.parse(toolCall.function.arguments) : {};
+              delegation = {
+                args: typeof args === 'object' && args !== null ? args : {},
+                answerAt: messages.length,
+              };
+              answer = JSON.stringify({ delegating: true });
+            } catch {
+              answer = JSON.stringify({ error: 'the arguments are not JSON' });
+            }
             messages.push({ role: 'tool', tool_call_id: toolCall.id, content: answer });
             continue;
           }
@@ -424,6 +511,30 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           }
           log({ event: 'tool_called', taskId: task.id, tool: toolCall.function.name });
           messages.push({ role: 'tool', tool_call_id: toolCall.id, content: answer });
+        }
+        if (delegation) {
+          // No renewal may reach the task once it waits; a refusal leaves it running: renew again.
+          await stopRenewal();
+          try {
+            await agentCall('delegate_task', {
+              taskId: task.id,
+              delegations: delegation.args.delegations,
+              ...reported(usage, price),
+            });
+            log({ event: 'delegated', role, taskId: task.id, usage });
+            return 'delegated';
+          } catch (error) {
+            // Refused by the rules (a role not allowed, a cycle, a cap above the room: invalid params): nothing
+            // was written and the task is still this runtime's; the model reads why. Anything else fails it.
+            if (!(error instanceof McpError && error.code === ErrorCode.InvalidParams)) throw error;
+            startRenewal();
+            messages[delegation.answerAt] = {
+              role: 'tool',
+              tool_call_id: (messages[delegation.answerAt] as { tool_call_id: string }).tool_call_id,
+              content: JSON.stringify({ error: error.message }),
+            };
+            log({ event: 'delegation_refused', taskId: task.id, error: error.message });
+          }
         }
       }
       throw new Error(`the model asked for tools on each of its ${maxModelCalls} calls without answering`);

@@ -61,6 +61,17 @@ const ClaimNextTask = graphql(`
           size
           sha256
         }
+        costCapUsd
+        depth
+        delegationTargets
+        children {
+          id
+          role
+          status
+          output
+          error
+          costUsd
+        }
       }
       routing {
         choice
@@ -136,6 +147,25 @@ const FailTask = graphql(`
       status
       error
       finishedAt
+    }
+  }
+`);
+
+const DelegateTask = graphql(`
+  mutation McpDelegateTask($taskId: ID!, $input: DelegateTaskInput!) {
+    delegateTask(taskId: $taskId, input: $input) {
+      parent {
+        id
+        status
+        tokensUsed
+        costUsd
+      }
+      children {
+        id
+        role
+        status
+        costCapUsd
+      }
     }
   }
 `);
@@ -260,6 +290,28 @@ export const agentTools: AgentTool[] = [
       'Ends a task this agent claimed as failed, at once, with the reason; its budget reservation is released. Agent role only.',
     document: FailTask,
     arguments: { taskId: 'id', error: 'error' },
+    readOnly: false,
+  }),
+  defineTool({
+    name: 'delegate_task',
+    title: 'Delegate parts of a task',
+    description:
+      'Hands parts of a task this agent holds to other roles (one of the task’s `delegationTargets`): 1 to 10 ' +
+      'sub-tasks, each a role, a message and an optional cost cap (USD). Reports the usage of this attempt ' +
+      'so far (tokensUsed, costUsd, optional usage), charged now. The task then waits without a lease and is ' +
+      'claimable again, with the sub-tasks’ outputs in `children`, once they have all ended (resumeOn ' +
+      '`ALL_ENDED`) or one failed (`FIRST_FAILURE`): stop working on it. Refused with BAD_USER_INPUT and ' +
+      '`reason` (`unknown_role`, `delegation_cycle` with the chain, `not_along_org_chart`, `depth_limit`, ' +
+      '`cap_exceeds_room`), changing nothing. Agent role only.',
+    document: DelegateTask,
+    arguments: {
+      taskId: 'taskId',
+      delegations: 'input.delegations',
+      resumeOn: 'input.resumeOn',
+      tokensUsed: 'input.tokensUsed',
+      costUsd: 'input.costUsd',
+      usage: 'input.usage',
+    },
     readOnly: false,
   }),
   defineTool({

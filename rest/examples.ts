@@ -119,6 +119,15 @@ export const routeErrorExamples: Record<string, Record<number, ErrorExamples>> =
   approveTaskApproval: taskApprovalDecisions,
   rejectTaskApproval: taskApprovalDecisions,
   requestTaskApprovalChanges: taskApprovalDecisions,
+  delegateTask: {
+    404: { unknownTask: `Task ${EXAMPLE_ID} not found` },
+    409: { notRunning: `Task ${EXAMPLE_ID} is waiting, not running` },
+  },
+  cancelTask: {
+    403: { notYours: 'Only the chairman, an operator or whoever queued a task may cancel it' },
+    404: { unknownTask: `Task ${EXAMPLE_ID} not found` },
+    409: { ended: `Task ${EXAMPLE_ID} is completed: it has already ended` },
+  },
   invokeConnector: connectorCalls,
   testConnector: connectorCalls,
   pauseAgent: { 400: pauseOrResume400 },

@@ -291,7 +291,9 @@ function operationOf(compiled: CompiledRoute) {
             content: problemContent(sharedErrorExamples[403]),
           },
         }
-      : {}),
+      : errors[403]
+        ? { 403: stateError(errors[403], 403) }
+        : {}),
     ...(errors[404] ? { 404: stateError(errors[404], 404) } : {}),
     405: ref('MethodNotAllowed'),
     ...(errors[409] ? { 409: stateError(errors[409], 409) } : {}),

@@ -69,9 +69,10 @@ export interface Route<Result = any, Variables = any> {
   responseHeaders?: Record<string, string>;
   /**
    * The state errors this route answers, for the docs: status → when. 401, 403 (from the field's roles),
-   * 405, 413 (routes with a body), 422 and 429 are documented for every route they apply to.
+   * 405, 413 (routes with a body), 422 and 429 are documented for every route they apply to; a 403 given
+   * here is a rule of the operation beyond its roles (whose task it is, say).
    */
-  errors?: Partial<Record<400 | 404 | 409 | 412 | 502 | 503 | 504, string>>;
+  errors?: Partial<Record<400 | 403 | 404 | 409 | 412 | 502 | 503 | 504, string>>;
 }
 
 export function defineRoute<Result, Variables>(route: Route<Result, Variables>): Route<Result, Variables> {

@@ -7,6 +7,7 @@ import { finetuningRoutes } from './finetuning.js';
 import { hiringRoutes } from './hiring.js';
 import type { Route } from './route.js';
 import { taskApprovalsRoutes } from './task-approvals.js';
+import { tasksRoutes } from './tasks.js';
 
 /** Every `/api/v1` route, by domain. */
 export const routes: Route[] = [
@@ -15,6 +16,7 @@ export const routes: Route[] = [
   ...connectorsRoutes,
   ...connectorApprovalsRoutes,
   ...taskApprovalsRoutes,
+  ...tasksRoutes,
   ...dogfoodRoutes,
   ...hiringRoutes,
   ...finetuningRoutes,

@@ -15,6 +15,7 @@ import { type BudgetChange, BudgetDialog } from './components/budget-dialog.js';
 import { Feed, type FeedEntry, timeOf } from './components/feed.js';
 import { Header, type Viewer } from './components/header.js';
 import { canaryOf, type ModelRow, Models } from './components/models.js';
+import { OrgChart } from './components/org-chart.js';
 import { PauseDialog } from './components/pause-dialog.js';
 import { type RoleAction, RoleCard, type RoleState } from './components/role-card.js';
 import { type Alert, Summary, type TaskCounts } from './components/summary.js';
@@ -250,7 +251,7 @@ export function Dashboard({
       if (!active) return;
       setRoles(agents);
       setTrendRole((current) => current ?? agents[0]?.role ?? null);
-      // A card for every role: the C-suite first, then the roles the chairman registered (agents' order).
+      // Every role has its card: the C-suite first, then the roles the chairman registered.
       setCards((current) =>
         agents.map((role) => current.find((card) => card.role.role === role.role) ?? cardOf(role)),
       );
@@ -387,7 +388,11 @@ export function Dashboard({
       } else if (event.__typename === 'TaskUpdatedEvent') {
         refreshQueue();
         refreshTasks();
-        if (openTaskRef.current === event.taskId) setOpenTaskVersion((version) => version + 1);
+        // The open task changed, or a task of its tree did (its sub-tasks and their costs show there).
+        const open = openTaskRef.current;
+        if (open && [event.taskId, event.parentTaskId, event.rootTaskId].includes(open)) {
+          setOpenTaskVersion((version) => version + 1);
+        }
         if (event.status === 'completed' || event.status === 'failed') {
           refreshRole(event.role, event.eventId);
           refreshCompanyBudget(event.eventId);
@@ -665,6 +670,7 @@ export function Dashboard({
           />
         ) : null}
         <Feed entries={feed} loading={!historyLoaded} onOpenTask={(id) => setOpenTask(id)} />
+        <OrgChart roles={cards.map((card) => card.role)} />
         {trendRole ? (
           <Trends
             roles={roles}
@@ -726,6 +732,7 @@ export function Dashboard({
           version={openTaskVersion}
           canDecide={abilities.decideRecommendations}
           onDecided={(role) => refreshRoleRef.current(role)}
+          onOpen={(id) => setOpenTask(id)}
           onClose={() => setOpenTask(null)}
         />
       ) : null}

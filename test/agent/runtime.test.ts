@@ -136,7 +136,7 @@ describe('the reference agent runtime', () => {
     });
     await model.close();
 
-    expect(summary).toEqual({ completed: 1, failed: 0, released: 0 });
+    expect(summary).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
     const [first, second] = model.received;
     expect(first?.authorization).toBe('Bearer test-key');
     expect(first?.body.model).toBe('test-model');
@@ -211,7 +211,7 @@ describe('the reference agent runtime', () => {
     });
     await model.close();
 
-    expect(summary).toEqual({ completed: 1, failed: 0, released: 0 });
+    expect(summary).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
     expect(model.received[0]?.body.tools.map((tool: any) => tool.function.name)).toContain(
       'boardroom_recommend',
     );
@@ -285,7 +285,7 @@ describe('the reference agent runtime', () => {
       interval: 50,
     });
     controller.abort('SIGTERM');
-    expect(await running).toEqual({ completed: 0, failed: 0, released: 0 });
+    expect(await running).toEqual({ completed: 0, failed: 0, released: 0, delegated: 0 });
     await model.close();
     expect(events.find((event) => event.event === 'waiting')).toMatchObject({
       outcome: 'role_budget_exhausted',
@@ -459,7 +459,7 @@ describe('the reference agent runtime', () => {
     await model.close();
     await recorder.close();
 
-    expect(summary).toEqual({ completed: 1, failed: 0, released: 0 });
+    expect(summary).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
     // Boardroom received the runtime's own calls only: claims of its role and the completion of its task.
     for (const received of recorder.calls) {
       expect(['claim_next_task', 'complete_task', 'renew_task_lease']).toContain(received.name);
@@ -498,7 +498,7 @@ describe('the reference agent runtime', () => {
       expect((await taskOf(taskId, chairman)).status).toBe('failed');
     });
     await model.close();
-    expect(summary).toEqual({ completed: 0, failed: 1, released: 0 });
+    expect(summary).toEqual({ completed: 0, failed: 1, released: 0, delegated: 0 });
     const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(task.error).toContain('model call failed');
     expect(task.error).toContain('model overloaded');
@@ -530,7 +530,7 @@ describe('the reference agent runtime', () => {
       interval: 50,
     });
     controller.abort('SIGTERM');
-    expect(await running).toEqual({ completed: 0, failed: 0, released: 0 });
+    expect(await running).toEqual({ completed: 0, failed: 0, released: 0, delegated: 0 });
     await model.close();
     expect(model.received).toEqual([]);
     expect(await taskOf(taskId, chairman)).toMatchObject({ status: 'pending', attempts: 0 });
@@ -544,9 +544,154 @@ describe('the reference agent runtime', () => {
       expect(model.received.length).toBe(1);
     });
     await model.close();
-    expect(summary).toEqual({ completed: 0, failed: 0, released: 1 });
+    expect(summary).toEqual({ completed: 0, failed: 0, released: 1, delegated: 0 });
     const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(task).toMatchObject({ status: 'pending', attempts: 0, claimedBy: null, leaseExpiresAt: null });
+  });
+  it('tells its model why a delegation was refused, writes nothing, and completes the task itself', async () => {
+    const { chairman, agent } = await tenant();
+    const model = await startModelServer([
+      completion({
+        tool_calls: [
+          {
+            id: 'call_d1',
+            type: 'function',
+            function: {
+              name: 'boardroom_delegate',
+              arguments: JSON.stringify({ delegations: [{ role: 'ceo', message: 'Ask the boss' }] }),
+            },
+          },
+        ],
+      }),
+      completion({ content: 'I will answer it myself.' }),
+    ]);
+    // A role below the CFO, so the model is offered delegation; asking upwards is against the chart.
+    const registered = await t.graphql(
+      'mutation { registerAgentRole(input: { role: "controller", reportsTo: "cfo" }) { role } }',
+      {},
+      chairman,
+    );
+    expect(registered.errors).toBeUndefined();
+    const taskId = await queueTask(t, chairman, 'cfo', 'Close the books.');
+
+    const summary = await runUntil(agent, model.baseURL, async () => {
+      expect((await taskOf(taskId, chairman)).status).toBe('completed');
+    });
+    await model.close();
+
+    expect(summary).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
+    const refusal = model.received[1]?.body.messages.at(-1);
+    expect(refusal).toMatchObject({ role: 'tool', tool_call_id: 'call_d1' });
+    expect(JSON.parse(refusal.content).error).toMatch(/ceo/);
+    expect(
+      model.received[0]?.body.tools.at(-1).function.parameters.properties.delegations.items.properties.role
+        .enum,
+    ).toEqual(['controller']);
+    expect(
+      await t.db.prisma.task.count({ where: { tenantId: chairman.tenantId, parentTaskId: taskId } }),
+    ).toBe(0);
+  });
+
+  it('delegates through its model’s tool call and finishes the task with the sub-tasks’ answers', async () => {
+    const { chairman, agent } = await tenant();
+    const usage = (prompt: number, output: number) => ({
+      prompt_tokens: prompt,
+      completion_tokens: output,
+      total_tokens: prompt + output,
+    });
+    const delegations = [
+      { role: 'cfo', message: 'What is this quarter’s revenue?', costCapUsd: 1 },
+      { role: 'clo', message: 'Is any litigation open?' },
+    ];
+    const ceoModel = await startModelServer([
+      completion(
+        {
+          tool_calls: [
+            {
+              id: 'call_d1',
+              type: 'function',
+              function: { name: 'boardroom_delegate', arguments: JSON.stringify({ delegations }) },
+            },
+          ],
+        },
+        usage(1000, 100),
+      ),
+      completion({ content: 'Revenue is 1.2M and no litigation is open.' }, usage(2000, 50)),
+    ]);
+    const cfoModel = await startModelServer([completion({ content: 'Revenue: 1.2M' }, usage(300, 20))]);
+    const cloModel = await startModelServer([completion({ content: 'No open litigation' }, usage(200, 10))]);
+    const rootId = await queueTask(t, chairman, 'ceo', 'Brief the board on revenue and legal risk.');
+
+    const controller = new AbortController();
+    const run = (role: string, baseURL: string) =>
+      startAgent({
+        token: agent.token,
+        baseURL,
+        role,
+        signal: controller.signal,
+        idleBackoffMs: { min: 20, max: 100 },
+      });
+    const running = [
+      run('ceo', ceoModel.baseURL),
+      run('cfo', cfoModel.baseURL),
+      run('clo', cloModel.baseURL),
+    ];
+    try {
+      await vi.waitFor(async () => expect((await taskOf(rootId, chairman)).status).toBe('completed'), {
+        timeout: 20_000,
+        interval: 50,
+      });
+    } finally {
+      controller.abort('SIGTERM');
+    }
+    const [ceo, cfo, clo] = await Promise.all(running);
+    await Promise.all([ceoModel.close(), cfoModel.close(), cloModel.close()]);
+
+    expect(ceo).toEqual({ completed: 1, failed: 0, released: 0, delegated: 1 });
+    expect(cfo).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
+    expect(clo).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
+    // The CEO's model was offered the roles below it, and read both answers when the task came back.
+    const delegate = ceoModel.received[0]?.body.tools.find(
+      (tool: any) => tool.function.name === 'boardroom_delegate',
+    );
+    expect(delegate.function.parameters.properties.delegations.items.properties.role.enum).toEqual(
+      expect.arrayContaining(['cfo', 'clo', 'cto']),
+    );
+    expect(delegate.function.parameters.properties.delegations.items.properties.role.enum).not.toContain(
+      'ceo',
+    );
+    const resumed = ceoModel.received[1]?.body.messages.at(-1);
+    expect(resumed.role).toBe('user');
+    expect(resumed.content).toContain('CFO (completed): Revenue: 1.2M');
+    expect(resumed.content).toContain('CLO (completed): No open litigation');
+
+    const tasks = await t.db.prisma.task.findMany({
+      where: { rootTaskId: rootId },
+      orderBy: { role: 'asc' },
+    });
+    expect(tasks.map((task) => [task.role, task.status, task.parentTaskId, task.message])).toEqual([
+      ['cfo', 'completed', rootId, 'What is this quarter’s revenue?'],
+      ['clo', 'completed', rootId, 'Is any litigation open?'],
+    ]);
+    expect(tasks.map((task) => (task.costCapUsd === null ? null : Number(task.costCapUsd)))).toEqual([
+      1,
+      null,
+    ]);
+    // Both attempts of the root charged exactly what their model calls cost; the tree adds the children.
+    const price = (input: number, output: number) => (input * 2 + output * 8) / 1e6;
+    const root = await t.db.prisma.task.findUniqueOrThrow({ where: { id: rootId } });
+    expect(root.output).toBe('Revenue is 1.2M and no litigation is open.');
+    expect(Number(root.tokensUsed)).toBe(1100 + 2050);
+    expect(Number(root.costUsd)).toBeCloseTo(price(1000, 100) + price(2000, 50), 9);
+    const tree = await t.graphql(
+      'query($id: ID!) { task(id: $id) { treeCost { costUsd tokensUsed } } }',
+      { id: rootId },
+      chairman,
+    );
+    expect((tree.data as any).task.treeCost).toEqual({
+      tokensUsed: 1100 + 2050 + 320 + 210,
+      costUsd: expect.closeTo(price(3000, 150) + price(300, 20) + price(200, 10), 9),
+    });
   });
 });
 

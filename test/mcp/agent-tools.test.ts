@@ -24,6 +24,7 @@ describe('MCP agent tools', () => {
       'request_task_approval',
       'complete_task',
       'fail_task',
+      'delegate_task',
       'release_task',
       'read_budget',
       'read_vital_signs',
@@ -339,6 +340,60 @@ describe('MCP agent tools', () => {
       expect(refused.isError, name).toBe(true);
       expect(refused.structuredContent.error.code, name).toBe('NOT_FOUND');
     }
+    await client.close();
+  });
+
+  it('delegates parts of a claimed task, refusing a cycle and a negative cap with the reason, changing nothing', async () => {
+    const chairman = await t.caller(['chairman']);
+    await t.app.services.tenants.ensure(chairman.tenantId);
+    const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+    const client = await connectMcp(server, agent);
+    const rootId = await queueTask(t, chairman, 'ceo', 'Brief the board.');
+    const claimed = (await callTool(client, 'claim_next_task', { role: 'ceo' })).structuredContent
+      .claimNextTask;
+    expect(claimed.task).toMatchObject({ id: rootId, depth: 0, costCapUsd: null, children: [] });
+    expect(claimed.task.delegationTargets).toEqual(['cfo', 'chro', 'clo', 'cmo', 'coo', 'cpo', 'cto']);
+    const footprint = async () => ({
+      tasks: await t.db.prisma.task.count({ where: { tenantId: chairman.tenantId } }),
+      outbox: await t.db.prisma.outboxEvent.count({ where: { tenantId: chairman.tenantId } }),
+    });
+    const before = await footprint();
+
+    // Refusals of the input, the domain's rules included, are invalid params, as every tool's.
+    await expect(
+      callTool(client, 'delegate_task', {
+        taskId: rootId,
+        delegations: [{ role: 'ceo', message: 'Ask yourself' }],
+        tokensUsed: 0,
+        costUsd: 0,
+      }),
+    ).rejects.toThrow(/-32602.*'ceo' is already in this task's chain \(ceo → ceo\)/);
+    await expect(
+      callTool(client, 'delegate_task', {
+        taskId: rootId,
+        delegations: [{ role: 'cfo', message: 'Revenue?', costCapUsd: -1 }],
+        tokensUsed: 0,
+        costUsd: 0,
+      }),
+    ).rejects.toThrow(/costCapUsd/);
+    expect(await footprint()).toEqual(before);
+
+    const delegated = await callTool(client, 'delegate_task', {
+      taskId: rootId,
+      delegations: [{ role: 'cfo', message: 'Revenue?', costCapUsd: 1 }],
+      resumeOn: 'FIRST_FAILURE',
+      tokensUsed: 40,
+      costUsd: 0.002,
+    });
+    expect(delegated.isError).toBeFalsy();
+    expect(delegated.structuredContent.delegateTask.parent).toMatchObject({
+      id: rootId,
+      status: 'waiting',
+      tokensUsed: 40,
+    });
+    expect(delegated.structuredContent.delegateTask.children).toEqual([
+      { id: expect.any(String), role: 'cfo', status: 'pending', costCapUsd: 1 },
+    ]);
     await client.close();
   });
 

@@ -132,8 +132,8 @@ describe('one hostile /mcp request (child process)', () => {
         pages += 1;
       } while (cursor && pages < 10);
       expect(cursor).toBeUndefined();
-      // The eight agent tools and each connector's first 20 endpoints, each once.
-      expect(names.size).toBe(8 + 10 * 20);
+      // The nine agent tools and each connector's first 20 endpoints, each once.
+      expect(names.size).toBe(9 + 10 * 20);
 
       const unknown = post(message(2, 'tools/call', { name: 'nope__get_x', arguments: {} }));
       expect((await probeWhile(url, unknown)).failure).toBeUndefined();

@@ -148,6 +148,20 @@ describe('every error example', () => {
   });
   const rest = (method: string, path: string, options: Parameters<TestApp['rest']>[2] = {}) =>
     t.rest(method, path, { caller: chairman, ...options });
+  const oneDelegation = { delegations: [{ role: 'cfo', message: 'Revenue?' }], tokens_used: 0, cost_usd: 0 };
+  /** A fresh tenant's CEO task its agent claimed and delegated (so it waits), and who may act on it. */
+  const delegatedCeoTask = async () => {
+    const boss = await t.caller(['chairman']);
+    const agent = await t.caller(['agent'], { tenantId: boss.tenantId });
+    const queued = await rest('POST', '/api/v1/agents/ceo/chat', {
+      caller: boss,
+      body: { message: 'Brief the board.' },
+    });
+    await t.graphql('mutation { claimNextTask(role: "ceo") { outcome } }', {}, agent);
+    const id = queued.body.data.task_id as string;
+    await rest('POST', `/api/v1/tasks/${id}/delegations`, { caller: agent, body: oneDelegation });
+    return { id, boss, agent };
+  };
 
   beforeAll(async () => {
     chairman = await t.caller(['chairman', 'operator'], { sub: 'chair-1' });
@@ -268,6 +282,27 @@ describe('every error example', () => {
       },
       'readConnectorCallApproval 404 unknownApproval': () =>
         rest('GET', `/api/v1/forge/approvals/${EXAMPLE_ID}`),
+      'delegateTask 404 unknownTask': async () =>
+        rest('POST', `/api/v1/tasks/${EXAMPLE_ID}/delegations`, {
+          caller: await t.caller(['agent'], { tenantId: chairman.tenantId }),
+          body: { delegations: [{ role: 'cfo', message: 'x' }], tokens_used: 0, cost_usd: 0 },
+        }),
+      'cancelTask 404 unknownTask': () => rest('POST', `/api/v1/tasks/${EXAMPLE_ID}/cancel`, { body: {} }),
+      'cancelTask 403 notYours': async () => {
+        const { id, boss } = await delegatedCeoTask();
+        const member = await t.caller(['member'], { tenantId: boss.tenantId });
+        return rest('POST', `/api/v1/tasks/${id}/cancel`, { caller: member, body: {} });
+      },
+      'delegateTask 409 notRunning': async () => {
+        const { id, agent } = await delegatedCeoTask();
+        return rest('POST', `/api/v1/tasks/${id}/delegations`, { caller: agent, body: oneDelegation });
+      },
+      'cancelTask 409 ended': async () => {
+        const { id, boss } = await delegatedCeoTask();
+        await rest('POST', `/api/v1/tasks/${id}/cancel`, { caller: boss, body: {} });
+        const cancelled = await rest('POST', `/api/v1/tasks/${id}/cancel`, { caller: boss, body: {} });
+        return { ...cancelled, body: { detail: cancelled.body.detail.replace('cancelled', 'completed') } };
+      },
       'readTaskApproval 404 unknownTaskApproval': () => rest('GET', `/api/v1/task-approvals/${EXAMPLE_ID}`),
       'approveTaskApproval 404 unknownTaskApproval': () =>
         rest('POST', `/api/v1/task-approvals/${EXAMPLE_ID}/approve`, { body: {} }),

@@ -103,6 +103,8 @@ const OPERATION_IDS = [
   'approveTaskApproval',
   'rejectTaskApproval',
   'requestTaskApprovalChanges',
+  'delegateTask',
+  'cancelTask',
   'pauseAgent',
   'resumeAgent',
   'prepareOnboarding',

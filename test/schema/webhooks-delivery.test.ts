@@ -59,6 +59,41 @@ async function chairman(): Promise<Caller> {
 }
 
 describe('signed deliveries', () => {
+  it('shows a delegation tree to the tenant’s webhooks: the parent waiting, each sub-task queued under it', async () => {
+    const boss = await chairman();
+    await t.app.services.tenants.ensure(boss.tenantId);
+    const agent = await t.caller(['agent'], { tenantId: boss.tenantId });
+    const hook = path();
+    await createWebhook(t, boss, { url: receiver.url(hook) });
+    const rootId = await queueTask(t, boss, 'ceo', 'Brief the board');
+    await t.graphql('mutation { claimNextTask(role: "ceo") { outcome } }', {}, agent);
+    const delegated = await t.graphql<any, any>(
+      `mutation ($id: ID!) { delegateTask(taskId: $id, input: {
+        delegations: [{ role: "cfo", message: "Revenue?" }, { role: "clo", message: "Litigation?" }]
+        tokensUsed: 10, costUsd: 0.001 }) { children { id role } } }`,
+      { id: rootId },
+      agent,
+    );
+    expect(delegated.errors).toBeUndefined();
+
+    // Queued root, then the root waiting and its two children queued (the claim of the root is no webhook).
+    const deliveries = await receiver.waitFor(hook, 4);
+    const seen = deliveries.map((delivery: any) => [
+      delivery.payload.type,
+      delivery.payload.data.role,
+      delivery.payload.data.parent_task_id,
+      delivery.payload.data.root_task_id,
+    ]);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        ['task.queued', 'ceo', null, rootId],
+        ['task.waiting', 'ceo', null, rootId],
+        ['task.queued', 'cfo', rootId, rootId],
+        ['task.queued', 'clo', rootId, rootId],
+      ]),
+    );
+  });
+
   it('POSTs a task.queued message signed per Standard Webhooks when work is queued for the role', async () => {
     const boss = await chairman();
     const hook = path();
@@ -79,6 +114,8 @@ describe('signed deliveries', () => {
         task_id: taskId,
         attempts: 0,
         updated_at: expect.any(String),
+        parent_task_id: null,
+        root_task_id: taskId,
       },
     });
     expect(delivery.body).not.toContain('Wire 40k');

@@ -21,6 +21,7 @@ const QUEUE: { status: string; field: keyof TaskCounts; label: string }[] = [
   { status: 'pending', field: 'pending', label: 'Pending' },
   { status: 'running', field: 'running', label: 'Running' },
   { status: 'awaiting_approval', field: 'awaitingApproval', label: 'Awaiting approval' },
+  { status: 'waiting', field: 'waiting', label: 'Waiting for sub-tasks' },
   { status: 'completed', field: 'completed', label: 'Completed' },
   { status: 'failed', field: 'failed', label: 'Failed' },
 ];

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type {
   DashboardRecommendationFragment,
+  DashboardSubTaskFragment,
   DashboardTaskQuery,
 } from '../../../src/generated/dashboard/graphql.js';
 import { request } from '../api.js';
@@ -148,6 +149,72 @@ function Recommendation({
   );
 }
 
+/** A sub-task and those under it (three levels are read; deeper ones open from their parent). */
+type SubTask = DashboardSubTaskFragment & { children?: SubTask[] };
+
+function SubTasks({ tasks, onOpen }: { tasks: readonly SubTask[]; onOpen(id: string): void }) {
+  return (
+    <ul class="task-tree">
+      {tasks.map((task) => (
+        <li key={task.id} data-subtask={task.id} data-status={task.status}>
+          <button type="button" class="link" onClick={() => onOpen(task.id)}>
+            {roleLabel(task.role)} · task {task.id.slice(0, 8)}
+          </button>{' '}
+          <span class={`badge ${task.status}`}>{task.status}</span>{' '}
+          <span class="muted small">
+            {task.costUsd === null ? 'no cost yet' : formatUsd(task.costUsd)}
+            {task.costCapUsd === null ? '' : ` of a ${formatUsd(task.costCapUsd)} cap`}
+          </span>
+          {task.children && task.children.length > 0 ? (
+            <SubTasks tasks={task.children} onOpen={onOpen} />
+          ) : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Where a task sits in its delegation tree: who delegated it, what it delegated, the tree's whole cost. */
+function Delegation({ task, onOpen }: { task: Task; onOpen(id: string): void }) {
+  if (!task.parent && task.children.length === 0) return null;
+  return (
+    <>
+      <h3>Delegation</h3>
+      <dl class="facts" data-delegation="">
+        {task.parent ? (
+          <div>
+            <dt>Delegated by</dt>
+            <dd data-field="parent">
+              <button type="button" class="link" onClick={() => task.parent && onOpen(task.parent.id)}>
+                {roleLabel(task.parent.role)} · task {task.parent.id.slice(0, 8)}
+              </button>{' '}
+              ({task.parent.status})
+            </dd>
+          </div>
+        ) : null}
+        {task.costCapUsd === null ? null : (
+          <div>
+            <dt>Cost cap</dt>
+            <dd data-field="cost_cap_usd">{formatUsd(task.costCapUsd)}</dd>
+          </div>
+        )}
+        <div>
+          <dt>Cost with sub-tasks</dt>
+          <dd data-field="tree_cost_usd" data-value={String(task.treeCost.costUsd)}>
+            {formatUsd(task.treeCost.costUsd)} ({formatCount(task.treeCost.tokensUsed)} tokens)
+          </dd>
+        </div>
+      </dl>
+      {task.children.length > 0 ? (
+        <>
+          <h4>Sub-tasks</h4>
+          <SubTasks tasks={task.children} onOpen={onOpen} />
+        </>
+      ) : null}
+    </>
+  );
+}
+
 /** A task in full, in a dialog: what was asked, what came back, what it cost and took, and its advice. */
 export function TaskDetail({
   token,
@@ -155,6 +222,7 @@ export function TaskDetail({
   version,
   canDecide,
   onDecided,
+  onOpen,
   onClose,
 }: {
   token: string;
@@ -164,6 +232,8 @@ export function TaskDetail({
   /** Changes when an event announced a change of this task: it is read again. */
   version: number;
   canDecide: boolean;
+  /** Opens another task of the tree (its parent or a sub-task) in place of this one. */
+  onOpen(id: string): void;
   onClose(): void;
 }) {
   const [task, setTask] = useState<Task | null | undefined>(undefined);
@@ -303,6 +373,7 @@ export function TaskDetail({
                 </p>
               </>
             ) : null}
+            <Delegation task={task} onOpen={onOpen} />
             <h3>Recommendations</h3>
             {task.recommendations.length === 0 ? (
               <p class="muted">None.</p>

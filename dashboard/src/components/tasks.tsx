@@ -11,7 +11,15 @@ import { formatDateTime, formatSeconds, formatUsd, NONE, roleLabel } from '../fo
 const PAGE_SIZE = 20;
 
 /** Every status, in the order a task goes through them. */
-const STATUSES: TaskStatus[] = ['pending', 'running', 'completed', 'failed', 'cancelled'];
+const STATUSES: TaskStatus[] = [
+  'pending',
+  'running',
+  'waiting',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'cancelled',
+];
 
 export const durationOf = (task: Pick<DashboardTaskRowFragment, 'startedAt' | 'finishedAt'>) =>
   task.startedAt && task.finishedAt

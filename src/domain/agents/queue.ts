@@ -403,9 +403,6 @@ export interface CompletionReport {
   usage?: TokenUsage | null | undefined;
 }
 
-const tokensOrNull = (count: number | null | undefined) =>
-  count === null || count === undefined ? null : BigInt(count);
-
 /**
  * Ends the caller's running task in one statement that is its own transaction, so the rows other
  * transactions wait for (its version's counters, the role's and the tenant's budgets) are held for that

@@ -53,17 +53,21 @@ function breakerData(value: unknown): BreakerData | null {
  * MCP clients' tool lists and the dashboard, both over the tenant's own streams.
  */
 export const WEBHOOK_EVENT_OF: Partial<Record<EventType, WebhookEventOf>> = {
-  // A task is pending when it is created or when its lease lapsed: either way there is work to claim.
+  // A task is pending when it is created, when its lease lapsed or when its sub-tasks ended: either way there
+  // is work to claim. It is waiting once it delegated. Both carry its place in its delegation tree.
   TASK_UPDATED: (payload) => {
     const role = text(payload.role);
-    if (payload.status !== 'pending' || !role) return null;
+    const type = { pending: 'task.queued', waiting: 'task.waiting' }[String(payload.status)];
+    if (!type || !role) return null;
     return {
-      type: 'task.queued',
+      type,
       role,
       data: {
         task_id: text(payload.task_id),
         attempts: count(payload.attempts),
         updated_at: text(payload.updated_at),
+        parent_task_id: text(payload.parent_task_id),
+        root_task_id: text(payload.root_task_id) ?? text(payload.task_id),
       },
     };
   },

@@ -10,14 +10,23 @@ const event = (type: BusEvent['type'], payload: Record<string, unknown>): BusEve
 });
 
 describe('webhookEventOf', () => {
-  it('makes a pending task task.queued, and ignores its other states', () => {
+  it('makes a pending task task.queued and a waiting one task.waiting, with its tree, and ignores its other states', () => {
     const task = { task_id: 't1', role: 'cfo', attempts: 1, updated_at: '2026-11-25T20:00:00.000Z' };
-    expect(webhookEventOf(event('TASK_UPDATED', { ...task, status: 'pending' }))).toEqual({
+    const tree = { parent_task_id: 't0', root_task_id: 't0' };
+    expect(webhookEventOf(event('TASK_UPDATED', { ...task, ...tree, status: 'pending' }))).toEqual({
       type: 'task.queued',
       role: 'cfo',
-      data: { task_id: 't1', attempts: 1, updated_at: '2026-11-25T20:00:00.000Z' },
+      data: { task_id: 't1', attempts: 1, updated_at: '2026-11-25T20:00:00.000Z', ...tree },
     });
-    for (const status of ['running', 'completed', 'failed', 'cancelled']) {
+    expect(webhookEventOf(event('TASK_UPDATED', { ...task, ...tree, status: 'waiting' }))?.type).toBe(
+      'task.waiting',
+    );
+    // A root (or an event stored before delegation existed) is its own root.
+    expect(webhookEventOf(event('TASK_UPDATED', { ...task, status: 'pending' }))?.data).toMatchObject({
+      parent_task_id: null,
+      root_task_id: 't1',
+    });
+    for (const status of ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']) {
       expect(webhookEventOf(event('TASK_UPDATED', { ...task, status }))).toBeNull();
     }
   });

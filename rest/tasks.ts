@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { graphql } from '../src/generated/graphql/index.js';
+import { responseSchemaOf } from './response-schema.js';
+import { defineRoute, fromBody, fromPath } from './route.js';
+
+graphql(`
+  fragment TaskTreeWire on Task {
+    id
+    role
+    status
+    parent_task_id: parentTaskId
+    root_task_id: rootTaskId
+    depth
+    cost_cap_usd: costCapUsd
+  }
+`);
+
+const DelegateTaskRoute = graphql(`
+  mutation DelegateTask($taskId: ID!, $input: DelegateTaskInput!) {
+    delegateTask(taskId: $taskId, input: $input) {
+      parent {
+        ...TaskTreeWire
+      }
+      children {
+        ...TaskTreeWire
+      }
+    }
+  }
+`);
+
+const CancelTaskRoute = graphql(`
+  mutation CancelTask($id: ID!, $reason: String) {
+    cancelTask(id: $id, reason: $reason) {
+      ...TaskTreeWire
+    }
+  }
+`);
+
+const rootId = '6f1c2a57-3f0e-4b8e-9d3a-2b7c1f0e9a41';
+const waitingRoot = {
+  id: rootId,
+  role: 'ceo',
+  status: 'waiting',
+  parent_task_id: null,
+  root_task_id: rootId,
+  depth: 0,
+  cost_cap_usd: null,
+};
+const child = (id: string, role: string, cap: number | null) => ({
+  id,
+  role,
+  status: 'pending',
+  parent_task_id: rootId,
+  root_task_id: rootId,
+  depth: 1,
+  cost_cap_usd: cap,
+});
+
+/** A task's place in its delegation tree, as the routes answer it. */
+const taskTreeResponse = responseSchemaOf(CancelTaskRoute, {
+  id: 'uuid',
+  parent_task_id: 'uuid',
+  root_task_id: 'uuid',
+});
+
+/** Delegation and cancellation: the tree of tasks a delegating agent builds (see docs/org-chart.md). */
+export const tasksRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/tasks/{id}/delegations',
+    tag: 'agents',
+    summary: 'Hand parts of a running task to other roles as sub-tasks',
+    description:
+      'Agent role only, for a task it holds. Body: `delegations` (1 to 10 of `{role, message, cost_cap_usd?}`), `resume_on` (`all_ended`, default, or `first_failure`), and the usage of the attempt so far (`tokens_used`, `cost_usd`, `usage`?), charged at once. The task waits (`waiting`, no lease) until its sub-tasks have ended, then is pending again for its role. 422 with `reason` when a delegation goes against the rules, and nothing is written: `unknown_role`, `delegation_cycle` (with the chain), `not_along_org_chart` (with the allowed targets), `depth_limit`, `cap_exceeds_room` (with the room left).',
+    document: DelegateTaskRoute,
+    variables: { taskId: fromPath('id'), input: fromBody() },
+    status: 201,
+    respond: (data) => ({ data: data.delegateTask }),
+    responseSchema: z.object({
+      data: z.object({ parent: taskTreeResponse, children: z.array(taskTreeResponse) }),
+    }),
+    example: {
+      delegations: [
+        { role: 'cfo', message: 'What is this quarter’s revenue?', cost_cap_usd: 2 },
+        { role: 'clo', message: 'Is any litigation open?' },
+      ],
+      resume_on: 'all_ended',
+      tokens_used: 1200,
+      cost_usd: 0.0031,
+    },
+    responseExample: {
+      data: {
+        parent: waitingRoot,
+        children: [
+          child('0d7a3f2e-9b1c-4e6d-8a5f-3c2b1a0f9e8d', 'cfo', 2),
+          child('5e4d3c2b-1a0f-4e9d-8c7b-6a5f4e3d2c1b', 'clo', null),
+        ],
+      },
+    },
+    errors: {
+      404: 'No task of the caller’s tenant has this id.',
+      409: 'The task is not running, or its lease lapsed.',
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/tasks/{id}/cancel',
+    tag: 'agents',
+    summary: 'Cancel a task and every sub-task under it that has not ended',
+    description:
+      'Body `{}` or `{"reason": "…"}` (1 to 2000 characters). The chairman or an operator may cancel any task of the tenant; anyone else only one they queued or delegated (403). Running sub-tasks lose their lease and their budget reservation. Audited (`task.cancel`, with the ids cascaded to), and announced as TASK_UPDATED for each task.',
+    document: CancelTaskRoute,
+    variables: { id: fromPath('id'), reason: fromBody('reason') },
+    status: 200,
+    respond: (data) => ({ data: data.cancelTask }),
+    responseSchema: z.object({ data: taskTreeResponse }),
+    example: { reason: 'The board changed its mind.' },
+    responseExample: { data: { ...waitingRoot, status: 'cancelled' } },
+    errors: {
+      403: 'The caller is neither chairman nor operator and did not queue the task.',
+      404: 'No task of the caller’s tenant has this id.',
+      409: 'The task already ended (`task_ended`).',
+    },
+  }),
+];
