@@ -376,7 +376,8 @@ describe('MCP agent tools', () => {
         costUsd: 0,
       }),
     ).rejects.toThrow(/costCapUsd/);
-    expect(await footprint()).toEqual(before);
+    // No task is written; the cycle trips the CEO's breaker (docs/breakers.md): its pause is one event.
+    expect(await footprint()).toEqual({ ...before, outbox: before.outbox + 1 });
 
     const delegated = await callTool(client, 'delegate_task', {
       taskId: rootId,

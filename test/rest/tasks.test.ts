@@ -76,7 +76,7 @@ describe('/api/v1/tasks/{id}/delegations and /cancel', () => {
     expect(again.body.reason ?? again.body.errors?.[0]?.extensions?.reason ?? again.body).toBeDefined();
   });
 
-  it('refuses a delegation against the rules with 422 and its reason, writing nothing', async () => {
+  it('refuses a delegation against the rules with 422 and its reason, writing nothing but the cycle breaker’s pause', async () => {
     const { tenantId, agent, rootId } = await runningCeoTask();
     const before = await footprint(tenantId);
     const refusals: [Record<string, unknown>, string][] = [
@@ -99,7 +99,13 @@ describe('/api/v1/tasks/{id}/delegations and /cancel', () => {
       const answer = await t.rest('POST', `/api/v1/tasks/${rootId}/delegations`, { caller: agent, body });
       expect(answer.status, JSON.stringify(body)).toBe(422);
     }
-    expect(await footprint(tenantId)).toEqual(before);
+    // The refusals write nothing; the cycle trips the CEO's breaker (docs/breakers.md), whose pause is one
+    // event and one audit row.
+    expect(await footprint(tenantId)).toEqual({
+      ...before,
+      outbox: before.outbox + 1,
+      audit: before.audit + 1,
+    });
   });
 
   it('answers 404 to another tenant and 403 to a member cancelling a task someone else queued', async () => {
