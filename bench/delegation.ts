@@ -27,9 +27,20 @@ export interface DelegationFigures {
   chatsMedianMs: number;
   /** Median over rounds of (tree time / chats time). */
   ratio: number;
+  /** Per operation (chat, claim, delegate, complete), the median over rounds of its mean time per call. */
+  treeMsPerCall: Partial<Record<Operation, number>>;
+  chatsMsPerCall: Partial<Record<Operation, number>>;
   /** Per round, in the order measured. */
   treeMs: number[];
   chatsMs: number[];
+}
+
+const OPERATIONS = ['chat', 'claim', 'delegate', 'complete'] as const;
+type Operation = (typeof OPERATIONS)[number];
+type Operations = Partial<Record<Operation, { calls: number; ms: number }>>;
+interface Run {
+  ms: number;
+  operations: Operations;
 }
 
 const SECRET = 'bench-secret-that-is-long-enough-for-hs256-signing';
@@ -109,26 +120,40 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
       return { chairman, agent };
     };
 
-    let requests = 0;
-    const counted = async <T>(token: string, query: string, variables: Record<string, unknown>) => {
-      requests += 1;
-      return graphql<T>(token, query, variables);
+    // The calls of the run being measured and their time, by operation.
+    let operations: Operations = {};
+    const counted = async <T>(
+      operation: Operation,
+      token: string,
+      query: string,
+      variables: Record<string, unknown>,
+    ) => {
+      const started = performance.now();
+      const data = await graphql<T>(token, query, variables);
+      const entry = operations[operation] ?? { calls: 0, ms: 0 };
+      operations[operation] = { calls: entry.calls + 1, ms: entry.ms + performance.now() - started };
+      return data;
     };
     const claim = async (agent: string, role: string) => {
-      const { claimNextTask } = await counted<Claimed>(agent, CLAIM, { role });
+      const { claimNextTask } = await counted<Claimed>('claim', agent, CLAIM, { role });
       if (!claimNextTask.task) throw new Error(`nothing to claim for ${role}: ${claimNextTask.outcome}`);
       return claimNextTask.task.id;
     };
     const complete = async (agent: string, id: string, micros: number) => {
-      const { completeTask } = await counted<{ completeTask: { status: string } }>(agent, COMPLETE, {
-        id,
-        input: { output: 'done', tokensUsed: 100, costUsd: micros / 1e6 },
-      });
+      const { completeTask } = await counted<{ completeTask: { status: string } }>(
+        'complete',
+        agent,
+        COMPLETE,
+        {
+          id,
+          input: { output: 'done', tokensUsed: 100, costUsd: micros / 1e6 },
+        },
+      );
       if (completeTask.status !== 'completed') throw new Error(`task ${id} is ${completeTask.status}`);
     };
     const chat = async (chairman: string, role: string) =>
       (
-        await counted<{ sendChatMessage: { taskId: string } }>(chairman, CHAT, {
+        await counted<{ sendChatMessage: { taskId: string } }>('chat', chairman, CHAT, {
           role,
           message: `Work for ${role}`,
         })
@@ -148,7 +173,7 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
         return cost;
       };
       const delegate = async (taskId: string, roles: string[]) => {
-        await counted(agent, DELEGATE, {
+        await counted('delegate', agent, DELEGATE, {
           taskId,
           input: {
             delegations: roles.map((role) => ({ role, message: `Work for ${role}` })),
@@ -157,7 +182,7 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
           },
         });
       };
-      requests = 0;
+      operations = {};
       const started = performance.now();
       const rootId = await chat(chairman, 'ceo');
       await claim(agent, 'ceo');
@@ -172,7 +197,7 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
       for (const manager of C_SUITE) await complete(agent, await claim(agent, manager), report());
       await complete(agent, await claim(agent, 'ceo'), report());
       const ms = performance.now() - started;
-      const treeRequests = requests;
+      const measured = operations;
       const { task } = await graphql<{
         task: {
           status: string;
@@ -193,55 +218,64 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
           `treeCost ${JSON.stringify(task.treeCost)} is not the reported ${micros / 1e6} USD, ${tokens} tokens`,
         );
       }
-      return { ms, requests: treeRequests };
+      return { ms, operations: measured };
     };
 
     /** The same 50 roles' work as independent chats on a fresh tenant, each claimed and completed. */
     const chats = async () => {
       const { chairman, agent } = await company();
       let cost = 1000;
-      requests = 0;
+      operations = {};
       const started = performance.now();
       for (const role of ROLES) await chat(chairman, role);
       for (const role of ROLES) {
         cost += 7;
         await complete(agent, await claim(agent, role), cost);
       }
-      return { ms: performance.now() - started, requests };
+      return { ms: performance.now() - started, operations };
     };
 
     // Warm-up of both faces (statements, JIT), then rounds that alternate which face goes first.
-    let treeRequests = (await tree()).requests;
-    let chatRequests = (await chats()).requests;
-    const treeMs: number[] = [];
-    const chatsMs: number[] = [];
-    const ratios: number[] = [];
+    await tree();
+    await chats();
+    const trees: Run[] = [];
+    const batches: Run[] = [];
     for (let round = 0; round < rounds; round += 1) {
-      let treeRound: { ms: number; requests: number };
-      let chatsRound: { ms: number; requests: number };
       if (round % 2 === 0) {
-        treeRound = await tree();
-        chatsRound = await chats();
+        trees.push(await tree());
+        batches.push(await chats());
       } else {
-        chatsRound = await chats();
-        treeRound = await tree();
+        batches.push(await chats());
+        trees.push(await tree());
       }
-      treeMs.push(treeRound.ms);
-      chatsMs.push(chatsRound.ms);
-      ratios.push(treeRound.ms / chatsRound.ms);
-      treeRequests = treeRound.requests;
-      chatRequests = chatsRound.requests;
     }
+    const requests = (run: Run | undefined) =>
+      Object.values(run?.operations ?? {}).reduce((sum, { calls }) => sum + calls, 0);
+    /** Per operation, the median over rounds of its mean time per call. */
+    const perCall = (runs: Run[]) =>
+      Object.fromEntries(
+        OPERATIONS.filter((operation) => runs[0]?.operations[operation]).map((operation) => [
+          operation,
+          median(
+            runs.map((run) => {
+              const entry = run.operations[operation];
+              return entry ? entry.ms / entry.calls : Number.NaN;
+            }),
+          ),
+        ]),
+      );
     return {
       rounds,
       tasks: ROLES.length,
-      treeRequests,
-      chatRequests,
-      treeMedianMs: median(treeMs),
-      chatsMedianMs: median(chatsMs),
-      ratio: median(ratios),
-      treeMs,
-      chatsMs,
+      treeRequests: requests(trees[0]),
+      chatRequests: requests(batches[0]),
+      treeMedianMs: median(trees.map((run) => run.ms)),
+      chatsMedianMs: median(batches.map((run) => run.ms)),
+      ratio: median(trees.map((run, round) => run.ms / (batches[round]?.ms ?? Number.NaN))),
+      treeMsPerCall: perCall(trees),
+      chatsMsPerCall: perCall(batches),
+      treeMs: trees.map((run) => run.ms),
+      chatsMs: batches.map((run) => run.ms),
     };
   } finally {
     await app.close();

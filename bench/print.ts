@@ -291,6 +291,15 @@ export function printReport(report: BenchReport, plan: Plan): void {
     console.log(
       `\nDelegation of a 3-level tree of ${tasks} tasks (CEO → 7 C-suite → 42 registered roles) end to end against ${tasks} independent chats for the same roles, each claimed and completed (PGlite, in process, one request at a time, ${rounds} rounds, fresh tenants): ${fixed(treeMedianMs, 0)} ms per tree (${treeRequests} requests) / ${fixed(chatsMedianMs, 0)} ms per ${tasks} chats (${chatRequests} requests), ratio ${fixed(ratio, 2)}×; every tree's tasks completed and its treeCost exact`,
     );
+    const { treeMsPerCall, chatsMsPerCall } = report.delegation;
+    table(
+      ['operation', 'tree ms/call', 'chats ms/call'],
+      (['chat', 'claim', 'delegate', 'complete'] as const).map((operation) => [
+        operation,
+        fixed(treeMsPerCall[operation], 1),
+        fixed(chatsMsPerCall[operation], 1),
+      ]),
+    );
   }
   if (report.agentRuntime) {
     const { tasks, modelDelayMs, cycleMedianMs, overheadMedianMs, overheadP90Ms, overheadRatio } =
