@@ -27,6 +27,10 @@ export interface DelegationFigures {
   chatsMedianMs: number;
   /** Median over rounds of (tree time / chats time). */
   ratio: number;
+  /** The same from this process's CPU (user + system, all threads): steadier on a busy machine. */
+  treeCpuMedianMs: number;
+  chatsCpuMedianMs: number;
+  cpuRatio: number;
   /** Per operation (chat, claim, delegate, complete), the median over rounds of its mean time per call. */
   treeMsPerCall: Partial<Record<Operation, number>>;
   chatsMsPerCall: Partial<Record<Operation, number>>;
@@ -40,8 +44,15 @@ type Operation = (typeof OPERATIONS)[number];
 type Operations = Partial<Record<Operation, { calls: number; ms: number }>>;
 interface Run {
   ms: number;
+  /** CPU of this process (every thread: the server and PGlite) over the run. */
+  cpuMs: number;
   operations: Operations;
 }
+
+const cpuMsSince = (start: NodeJS.CpuUsage) => {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+};
 
 const SECRET = 'bench-secret-that-is-long-enough-for-hs256-signing';
 const C_SUITE = ['cfo', 'cto', 'cmo', 'coo', 'clo', 'chro', 'cpo'];
@@ -183,6 +194,7 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
         });
       };
       operations = {};
+      const cpu = process.cpuUsage();
       const started = performance.now();
       const rootId = await chat(chairman, 'ceo');
       await claim(agent, 'ceo');
@@ -197,6 +209,7 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
       for (const manager of C_SUITE) await complete(agent, await claim(agent, manager), report());
       await complete(agent, await claim(agent, 'ceo'), report());
       const ms = performance.now() - started;
+      const cpuMs = cpuMsSince(cpu);
       const measured = operations;
       const { task } = await graphql<{
         task: {
@@ -218,7 +231,7 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
           `treeCost ${JSON.stringify(task.treeCost)} is not the reported ${micros / 1e6} USD, ${tokens} tokens`,
         );
       }
-      return { ms, operations: measured };
+      return { ms, cpuMs, operations: measured };
     };
 
     /** The same 50 roles' work as independent chats on a fresh tenant, each claimed and completed. */
@@ -226,13 +239,15 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
       const { chairman, agent } = await company();
       let cost = 1000;
       operations = {};
+      const cpu = process.cpuUsage();
       const started = performance.now();
       for (const role of ROLES) await chat(chairman, role);
       for (const role of ROLES) {
         cost += 7;
         await complete(agent, await claim(agent, role), cost);
       }
-      return { ms: performance.now() - started, operations };
+      const ms = performance.now() - started;
+      return { ms, cpuMs: cpuMsSince(cpu), operations };
     };
 
     // Warm-up of both faces (statements, JIT), then rounds that alternate which face goes first.
@@ -272,6 +287,9 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
       treeMedianMs: median(trees.map((run) => run.ms)),
       chatsMedianMs: median(batches.map((run) => run.ms)),
       ratio: median(trees.map((run, round) => run.ms / (batches[round]?.ms ?? Number.NaN))),
+      treeCpuMedianMs: median(trees.map((run) => run.cpuMs)),
+      chatsCpuMedianMs: median(batches.map((run) => run.cpuMs)),
+      cpuRatio: median(trees.map((run, round) => run.cpuMs / (batches[round]?.cpuMs ?? Number.NaN))),
       treeMsPerCall: perCall(trees),
       chatsMsPerCall: perCall(batches),
       treeMs: trees.map((run) => run.ms),

@@ -286,10 +286,20 @@ export function printReport(report: BenchReport, plan: Plan): void {
     );
   }
   if (report.delegation) {
-    const { rounds, tasks, treeRequests, chatRequests, treeMedianMs, chatsMedianMs, ratio } =
-      report.delegation;
+    const {
+      rounds,
+      tasks,
+      treeRequests,
+      chatRequests,
+      treeMedianMs,
+      chatsMedianMs,
+      ratio,
+      treeCpuMedianMs,
+      chatsCpuMedianMs,
+      cpuRatio,
+    } = report.delegation;
     console.log(
-      `\nDelegation of a 3-level tree of ${tasks} tasks (CEO → 7 C-suite → 42 registered roles) end to end against ${tasks} independent chats for the same roles, each claimed and completed (PGlite, in process, one request at a time, ${rounds} rounds, fresh tenants): ${fixed(treeMedianMs, 0)} ms per tree (${treeRequests} requests) / ${fixed(chatsMedianMs, 0)} ms per ${tasks} chats (${chatRequests} requests), ratio ${fixed(ratio, 2)}×; every tree's tasks completed and its treeCost exact`,
+      `\nDelegation of a 3-level tree of ${tasks} tasks (CEO → 7 C-suite → 42 registered roles) end to end against ${tasks} independent chats for the same roles, each claimed and completed (PGlite, in process, one request at a time, ${rounds} rounds, fresh tenants): ${fixed(treeMedianMs, 0)} ms per tree (${treeRequests} requests) / ${fixed(chatsMedianMs, 0)} ms per ${tasks} chats (${chatRequests} requests), ratio ${fixed(ratio, 2)}×; by CPU (this process, all threads) ${fixed(treeCpuMedianMs, 0)} ms / ${fixed(chatsCpuMedianMs, 0)} ms, ratio ${fixed(cpuRatio, 2)}×; every tree's tasks completed and its treeCost exact`,
     );
     const { treeMsPerCall, chatsMsPerCall } = report.delegation;
     table(
