@@ -2,6 +2,7 @@
 
 import type { AgentRuntimeFigures } from './agent-runtime.js';
 import type { ClaimWakeFigures } from './claim-wait.js';
+import type { DelegationFigures } from './delegation.js';
 import type { IngestionFigures } from './experiments.js';
 import type { PropagationFigures } from './finetuning.js';
 import type { IdleWaitersFigures } from './idle-waiters.js';
@@ -59,6 +60,7 @@ export interface BenchReport {
   webhooks?: WebhookLatencyFigures;
   webhookFairness?: WebhookFairnessFigures;
   mcp?: McpCallFigures;
+  delegation?: DelegationFigures;
   agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
   idleWaiters: IdleWaitersFigures[];
@@ -281,6 +283,32 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { rounds, pairsPerRound, graphqlMedianMs, mcpMedianMs, ratio } = report.mcp;
     console.log(
       `\nMCP claim_next_task + complete_task against claimNextTask + completeTask over GraphQL (PGlite, in process, ${rounds} rounds of ${pairsPerRound} pairs): ${fixed(mcpMedianMs, 2)} ms / ${fixed(graphqlMedianMs, 2)} ms per pair, ratio ${fixed(ratio, 2)}× (target ≤ 1.2)`,
+    );
+  }
+  if (report.delegation) {
+    const {
+      rounds,
+      tasks,
+      treeRequests,
+      chatRequests,
+      treeMedianMs,
+      chatsMedianMs,
+      ratio,
+      treeCpuMedianMs,
+      chatsCpuMedianMs,
+      cpuRatio,
+    } = report.delegation;
+    console.log(
+      `\nDelegation of a 3-level tree of ${tasks} tasks (CEO → 7 C-suite → 42 registered roles) end to end against ${tasks} independent chats for the same roles, each claimed and completed (PGlite, in process, one request at a time, ${rounds} rounds, fresh tenants): ${fixed(treeMedianMs, 0)} ms per tree (${treeRequests} requests) / ${fixed(chatsMedianMs, 0)} ms per ${tasks} chats (${chatRequests} requests), ratio ${fixed(ratio, 2)}×; by CPU (this process, all threads) ${fixed(treeCpuMedianMs, 0)} ms / ${fixed(chatsCpuMedianMs, 0)} ms, ratio ${fixed(cpuRatio, 2)}×; every tree's tasks completed and its treeCost exact`,
+    );
+    const { treeMsPerCall, chatsMsPerCall } = report.delegation;
+    table(
+      ['operation', 'tree ms/call', 'chats ms/call'],
+      (['chat', 'claim', 'delegate', 'complete'] as const).map((operation) => [
+        operation,
+        fixed(treeMsPerCall[operation], 1),
+        fixed(chatsMsPerCall[operation], 1),
+      ]),
     );
   }
   if (report.agentRuntime) {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { measureAgentRuntime } from './agent-runtime.js';
 import { measureClaimWake } from './claim-wait.js';
+import { measureDelegation } from './delegation.js';
 import { baselineJob, throughputCases, transportCases } from './domains.js';
 import { measureIngestion } from './experiments.js';
 import { measurePropagation } from './finetuning.js';
@@ -50,6 +51,7 @@ const CASES = [
   'propagation',
   'webhooks',
   'mcp',
+  'delegation',
   'agent-runtime',
   'claim-wait',
   'idle-waiters',
@@ -60,7 +62,7 @@ const usage = `usage: npm run bench -- [options]
   --cases a,b         ${CASES.join(', ')} (default: all)
   --databases a,b     pglite, postgres, or both (the default)
   --quick             short rounds, 100,000 events, 1,000 subscribers, one start-up sample, 3 s idle
-                      windows (~4 min)
+                      windows, 3 delegation rounds instead of 5 (~4 min)
   --rounds N          interleaved rounds per case (default 3; at least 3)
   --seconds S         length of each measured run (default 4; quick 1)
   --warmup S          warm-up per target before the rounds (default 2; quick 1)
@@ -360,6 +362,14 @@ try {
     await attempt('MCP tool calls against the same GraphQL mutations (PGlite, in process)', async () => {
       report.mcp = await measureMcpCalls(quick ? 3 : 5, quick ? 40 : 100);
     });
+  }
+  if (cases.includes('delegation')) {
+    await attempt(
+      'a delegated tree of 50 tasks against 50 independent chats (PGlite, in process)',
+      async () => {
+        report.delegation = await measureDelegation(quick ? 3 : 5);
+      },
+    );
   }
   if (cases.includes('agent-runtime')) {
     await attempt('the reference agent runtime per task against its model server (PGlite)', async () => {
