@@ -17,6 +17,7 @@ import { Header, type Viewer } from './components/header.js';
 import { canaryOf, type ModelRow, Models } from './components/models.js';
 import { PauseDialog } from './components/pause-dialog.js';
 import { type RoleAction, RoleCard, type RoleState } from './components/role-card.js';
+import { Routines } from './components/routines.js';
 import { type Alert, Summary, type TaskCounts } from './components/summary.js';
 import { TaskDetail } from './components/task-detail.js';
 import { Tasks } from './components/tasks.js';
@@ -676,6 +677,7 @@ export function Dashboard({
         ) : null}
         <AbTests tests={tests} />
         <Models models={models} />
+        <Routines token={token} version={tasksVersion} onOpenTask={(id) => setOpenTask(id)} onError={fail} />
         <Tasks
           token={token}
           roles={roles}
