@@ -7,7 +7,15 @@ import { createRoutine, deleteRoutine, updateRoutine } from '../domain/routines/
 import { chatArgs } from './agents/chat.js';
 import { roleArg, TaskRef } from './agents/types.js';
 import { graphqlArg, idArg, zodField, zodInputType } from './args.js';
-import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from './pagination.js';
+import {
+  afterCursor,
+  decodeCursor,
+  encodeCursor,
+  newestFirst,
+  pageArgsSchema,
+  pageType,
+  toPage,
+} from './pagination.js';
 
 const RoutineCatchUpEnum = builder.enumType('RoutineCatchUp', {
   description: 'What a routine does with occurrences no instance handled in time (docs/routines.md).',
@@ -98,16 +106,38 @@ const RoutineRef = builder.prismaObject('Routine', {
           ? context.prisma.task.findFirst({ where: { id: routine.lastTaskId, ...roleScope(context.viewer) } })
           : null,
     }),
+    costUsd: t.float({
+      description: 'What the tasks it queued have cost so far (USD), summed over those that reported a cost.',
+      resolve: async (routine, _args, context) => {
+        const spent = await context.prisma.task.aggregate({
+          where: { routineId: routine.id, tenantId: routine.tenantId },
+          _sum: { costUsd: true },
+        });
+        return spent._sum.costUsd?.toNumber() ?? 0;
+      },
+    }),
     occurrences: t.field({
       type: RoutineOccurrencePage,
-      description: 'Its occurrences, newest first.',
+      description: 'Its occurrences, the latest due first.',
       ...zodField(t, z.object(pageArgsSchema), async (routine, { first, after }, context) => {
+        // By when they were due: one tick writes several at once (a `missed` row and the one it ran).
+        const cursor = after ? decodeCursor(after) : null;
         const rows = await context.prisma.routineOccurrence.findMany({
-          where: { routineId: routine.id, tenantId: routine.tenantId, ...afterCursor(after) },
-          orderBy: newestFirst,
+          where: {
+            routineId: routine.id,
+            tenantId: routine.tenantId,
+            ...(cursor ? { scheduledFor: { lt: cursor.createdAt } } : {}),
+          },
+          orderBy: { scheduledFor: 'desc' },
           take: first + 1,
         });
-        return toPage(rows, first);
+        const nodes = rows.slice(0, first);
+        const last = nodes.at(-1);
+        const more = rows.length > first && last;
+        return {
+          nodes,
+          nextCursor: more ? encodeCursor({ createdAt: last.scheduledFor, id: last.id }) : null,
+        };
       }),
     }),
     createdBy: t.exposeString('createdBy'),

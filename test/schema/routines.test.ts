@@ -107,6 +107,11 @@ describe('routines', () => {
     expect(after).toMatchObject({ lastOutcome: 'queued', lastReason: null, lastRunAt: first });
     expect(after.lastTask).toMatchObject({ id: tasks[0]?.id, routineId: routine.id, costCapUsd: 2.5 });
     expect(after.nextRunAt).toBe(at(first, DAY).toISOString());
+    // Its task's cost is the routine's.
+    await a.db.prisma.task.update({ where: { id: tasks[0]?.id as string }, data: { costUsd: 0.125 } });
+    expect(
+      (await ok(a, `query($id: ID!) { routine(id: $id) { costUsd } }`, { id: routine.id }, chairman)).routine,
+    ).toEqual({ costUsd: 0.125 });
 
     // The clock moves on to the next occurrence: one more task, still one per occurrence.
     await tickBoth(at(first, DAY + 500));
@@ -130,6 +135,25 @@ describe('routines', () => {
     });
     expect(tasks).toHaveLength(12);
     expect(new Set(tasks.map((task) => task.routineId)).size).toBe(12);
+  });
+
+  it('pages through occurrences, the latest due first', async () => {
+    const { chairman } = await company(a);
+    const routine = await create(chairman, { catchUp: 'RUN_ONCE' });
+    await tickBoth(at(routine.nextRunAt as string, 2 * DAY + 60 * 60 * 1000));
+    const PAGE = `query($id: ID!, $after: String) {
+      routine(id: $id) { occurrences(first: 1, after: $after) { nodes { scheduledFor reason } nextCursor } }
+    }`;
+    const first = (await ok(a, PAGE, { id: routine.id }, chairman)).routine.occurrences;
+    expect(first.nodes).toEqual([
+      { scheduledFor: at(routine.nextRunAt as string, 2 * DAY).toISOString(), reason: null },
+    ]);
+    const second = (await ok(a, PAGE, { id: routine.id, after: first.nextCursor }, chairman)).routine
+      .occurrences;
+    expect(second).toEqual({
+      nodes: [{ scheduledFor: routine.nextRunAt, reason: 'missed' }],
+      nextCursor: null,
+    });
   });
 
   it('skips an occurrence while the role is paused, and one whose budget has no room, with the reason', async () => {
