@@ -30,6 +30,7 @@ const storageTests = [
   'test/schema/agents-lease.test.ts',
   'test/schema/agents-delegation.test.ts',
   'test/schema/breakers.test.ts',
+  'test/schema/routines.test.ts',
   'test/schema/agents-task-approvals*.test.ts',
   'test/schema/webhooks-*.test.ts',
   'test/schema/finetuning-propagation.test.ts',

@@ -10,6 +10,7 @@ import type { McpCallFigures } from './mcp.js';
 import type { Plan, Summary } from './measure.js';
 import type { QueueRound } from './queue.js';
 import type { QueueReferenceRound } from './queue-reference.js';
+import type { RoutineTickFigures } from './routines.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
 import type { FanoutCase, FanoutReport } from './subscriptions.js';
@@ -64,6 +65,7 @@ export interface BenchReport {
   agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
   idleWaiters: IdleWaitersFigures[];
+  routines?: RoutineTickFigures;
   queue: QueueRound[];
   /** The queue case's reference on PostgreSQL (pg-boss), in the same rounds. */
   queueReference?: QueueReferenceReport;
@@ -336,6 +338,21 @@ export function printReport(report: BenchReport, plan: Plan): void {
         : databaseName(database);
     console.log(
       `\nWaiting claim handed the task after the chat's commit (${where}, ${wakeUps} wake-ups, ${idleWaiters} other claims waiting): median ${fixed(medianMs, 1)} ms, p99 ${fixed(p99Ms, 1)} ms (target < 50), worst ${fixed(worstMs, 1)} ms; the chat mutation itself: median ${fixed(chatMedianMs, 1)} ms; idle claims refused with 503 and sent again: ${idleRefusals}`,
+    );
+  }
+  if (report.routines) {
+    const {
+      routines,
+      tenants,
+      idleTicks,
+      idleTickMedianMs,
+      idleTickCpuMs,
+      idleCpuMsPerS,
+      dueTicks,
+      worstLatencyMs,
+    } = report.routines;
+    console.log(
+      `\nRoutine ticks (${routines.toLocaleString('en')} routines across ${tenants} tenants, PGlite in process): idle tick median ${fixed(idleTickMedianMs, 2)} ms, ${fixed(idleTickCpuMs, 2)} ms CPU (database included) over ${idleTicks} ticks = ${fixed(idleCpuMsPerS, 1)} ms per second at 500 ms; due ticks ${dueTicks.map((tick) => `${tick.queued}/${tick.due} in ${fixed(tick.ms, 0)} ms`).join(', ')}; latest commit after an occurrence's time ${fixed(worstLatencyMs, 0)} ms (target < 1000)`,
     );
   }
   if (report.idleWaiters.length > 0) {

@@ -38,6 +38,7 @@ import {
 } from './processes.js';
 import { type QueueRound, queueRound } from './queue.js';
 import { type QueueReference, type QueueReferenceRound, startQueueReference } from './queue-reference.js';
+import { measureRoutineTicks } from './routines.js';
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
@@ -56,6 +57,7 @@ const CASES = [
   'claim-wait',
   'idle-waiters',
   'queue',
+  'routines',
   'startup',
 ];
 const usage = `usage: npm run bench -- [options]
@@ -402,6 +404,11 @@ try {
         );
       });
     }
+  }
+  if (cases.includes('routines')) {
+    await attempt('routine ticks, 10,000 routines across 100 tenants (PGlite, in process)', async () => {
+      report.routines = await measureRoutineTicks(10_000, 100, quick ? 50 : 200, quick ? 2 : 5);
+    });
   }
   if (cases.includes('queue')) {
     await attempt('queue drain against chat fill (16 producers, 32 runtimes)', async () => {

@@ -28,7 +28,12 @@ import { MAX_BODY_BYTES, MAX_UPLOAD_BYTES } from './http/body.js';
 import { createBlobStore } from './infra/blob-store.js';
 import { createEgressClient, type EgressClientOptions } from './infra/egress-client.js';
 import { invalidateModelVersions, startModelCacheInvalidation } from './infra/model-cache-invalidation.js';
-import { startApprovalSweeper, startCanaryAnalysis, startLeaseSweeper } from './infra/sweepers.js';
+import {
+  startApprovalSweeper,
+  startCanaryAnalysis,
+  startLeaseSweeper,
+  startRoutineTicker,
+} from './infra/sweepers.js';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './infra/webhook-dispatcher.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, metricsAccess } from './observability/metrics.js';
@@ -320,6 +325,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           startLeaseSweeper({ prisma: db.prisma, logger }),
           startCanaryAnalysis({ prisma: db.prisma, logger }),
           startApprovalSweeper({ prisma: db.prisma, logger }),
+          startRoutineTicker({ prisma: db.prisma, logger, intervalMs: config.routineTickIntervalMs }),
           startOutboxRetention({ prisma: db.prisma, logger, retentionHours: config.eventRetentionHours }),
         );
       }

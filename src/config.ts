@@ -156,6 +156,7 @@ const environment = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
   EVENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
+  ROUTINE_TICK_INTERVAL_MS: z.coerce.number().int().min(100).default(500),
   CONNECTOR_SECRETS_KEY: optionalString.transform((value, ctx): Keyring => {
     if (value === undefined) return [];
     const keyring = parseKeyring(value);
@@ -245,6 +246,10 @@ export const ENVIRONMENT_DOCS: Record<keyof typeof environment.shape, VariableDo
   },
   EVENT_RETENTION_HOURS: {
     meaning: 'How long published events are kept, i.e. how far back a subscriber resumes',
+  },
+  ROUTINE_TICK_INTERVAL_MS: {
+    meaning:
+      'How often each instance looks for due routine occurrences (one indexed query while none is due); an occurrence is queued within about this long of its time (see [routines.md](routines.md))',
   },
   CORS_ORIGINS: { meaning: 'Comma-separated origins allowed cross-origin access (with credentials); none' },
   MCP_ALLOWED_ORIGINS: {
@@ -407,6 +412,8 @@ export interface Config {
   tracing: { endpoint: string | undefined };
   /** How long published events are kept: the window in which a subscriber can resume with `after`. */
   eventRetentionHours: number;
+  /** How often each instance ticks routines (ROUTINE_TICK_INTERVAL_MS). */
+  routineTickIntervalMs: number;
   /** Failed authentications (refused tokens) each client address may make per minute. */
   authFailuresPerMinute: number;
   /**
@@ -496,6 +503,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { port: values.METRICS_PORT, token: values.METRICS_TOKEN },
     tracing: { endpoint: values.OTEL_EXPORTER_OTLP_ENDPOINT },
     eventRetentionHours: values.EVENT_RETENTION_HOURS,
+    routineTickIntervalMs: values.ROUTINE_TICK_INTERVAL_MS,
     authFailuresPerMinute: values.AUTH_FAILURES_PER_MINUTE,
     connectorSecretsKeys: values.CONNECTOR_SECRETS_KEY,
     logLevel: values.LOG_LEVEL,

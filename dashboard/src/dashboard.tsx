@@ -18,6 +18,7 @@ import { canaryOf, type ModelRow, Models } from './components/models.js';
 import { OrgChart } from './components/org-chart.js';
 import { PauseDialog } from './components/pause-dialog.js';
 import { type RoleAction, RoleCard, type RoleState } from './components/role-card.js';
+import { Routines } from './components/routines.js';
 import { type Alert, Summary, type TaskCounts } from './components/summary.js';
 import { TaskDetail } from './components/task-detail.js';
 import { Tasks } from './components/tasks.js';
@@ -685,6 +686,7 @@ export function Dashboard({
         ) : null}
         <AbTests tests={tests} />
         <Models models={models} />
+        <Routines token={token} version={tasksVersion} onOpenTask={(id) => setOpenTask(id)} onError={fail} />
         <Tasks
           token={token}
           roles={roles}

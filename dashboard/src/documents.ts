@@ -21,6 +21,7 @@ export {
   DashboardRequestTaskChangesDocument as RequestTaskChanges,
   DashboardResumeDocument as ResumeAgent,
   DashboardRoleDocument as Role,
+  DashboardRoutinesDocument as Routines,
   DashboardSetBudgetDocument as SetBudget,
   DashboardTaskApprovalsDocument as TaskApprovals,
   DashboardTaskDocument as TaskDetail,

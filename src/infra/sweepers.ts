@@ -3,6 +3,7 @@ import { sweepExpiredLeases } from '../domain/agents/lease-sweeper.js';
 import { expireTaskApprovals } from '../domain/agents/task-approvals.js';
 import { expireCallApprovals } from '../domain/connectors/call-approvals-store.js';
 import { evaluateCanaries } from '../domain/finetuning/canary-rollout.js';
+import { tickRoutines } from '../domain/routines/tick.js';
 import type { Logger } from '../logger.js';
 import { runPeriodically } from './periodic.js';
 
@@ -52,5 +53,19 @@ export function startCanaryAnalysis({ prisma, logger, intervalMs = 5_000 }: Swee
       for (const decision of await evaluateCanaries(prisma)) logger.info(decision, 'canary decision');
     },
     { intervalMs, logger, failure: 'canary analysis failed' },
+  );
+}
+
+/**
+ * Runs `tickRoutines` in the background (default every 500 ms, ROUTINE_TICK_INTERVAL_MS): one indexed query
+ * while nothing is due; every instance may run it, each occurrence is handled once.
+ */
+export function startRoutineTicker({ prisma, logger, intervalMs = 500 }: SweeperOptions) {
+  return runPeriodically(
+    async () => {
+      const report = await tickRoutines(prisma);
+      if (report.queued + report.skipped + report.missed > 0) logger.debug(report, 'routine tick');
+    },
+    { intervalMs, logger, failure: 'routine tick failed' },
   );
 }

@@ -11,6 +11,7 @@ import './hiring.js';
 import './finetuning.js';
 import './finetuning-canary.js';
 import './webhooks.js';
+import './routines.js';
 import './events.js';
 
 export const schema = lexicographicSortSchema(builder.toSchema());

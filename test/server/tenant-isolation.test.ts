@@ -52,6 +52,7 @@ interface Target {
   taskApprovalId: string;
   webhookId: string;
   deliveryId: string;
+  routineId: string;
 }
 
 interface Case {
@@ -280,6 +281,20 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { renewTaskLease(id: $id) { id message leaseExpiresAt } }',
     variables: (target) => ({ id: target.taskId }),
   },
+  'Mutation.delegateTask': {
+    roles: ['agent'],
+    query: `mutation($id: ID!) {
+      delegateTask(taskId: $id, input: { delegations: [{ role: "cfo", message: "probe" }], tokensUsed: 0, costUsd: 0 }) {
+        parent { id message } children { id }
+      }
+    }`,
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Mutation.cancelTask': {
+    roles: everyone,
+    query: 'mutation($id: ID!) { cancelTask(id: $id, reason: "probe") { id message status } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
   'Mutation.requestTaskApproval': {
     roles: ['agent'],
     query: `mutation($id: ID!) {
@@ -306,6 +321,21 @@ const cases: Record<string, Case> = {
     roles: managers,
     query: 'mutation($id: ID!) { requestTaskApprovalChanges(id: $id, note: "probe") { id status summary } }',
     variables: (target) => ({ id: target.taskApprovalId }),
+  },
+  'Query.routine': {
+    roles: everyone,
+    query: 'query($id: ID!) { routine(id: $id) { id message cron } }',
+    variables: (target) => ({ id: target.routineId }),
+  },
+  'Mutation.updateRoutine': {
+    roles: managers,
+    query: 'mutation($id: ID!) { updateRoutine(id: $id, input: { enabled: false }) { id message } }',
+    variables: (target) => ({ id: target.routineId }),
+  },
+  'Mutation.deleteRoutine': {
+    roles: managers,
+    query: 'mutation($id: ID!) { deleteRoutine(id: $id) { id message } }',
+    variables: (target) => ({ id: target.routineId }),
   },
   'Query.canaryPolicy': {
     roles: everyone,
@@ -368,6 +398,8 @@ let approvalId: string;
 let taskApprovalId: string;
 /** A webhook of tenant A and one delivery of it. */
 let webhook: { webhookId: string; deliveryId: string };
+/** A routine of tenant A. */
+let routineId: string;
 /** Tenant B's callers, one per role. */
 const outsiders = {} as Record<Role, Caller>;
 
@@ -386,6 +418,7 @@ const targetOf = (seeded: SeededTenant): Target => ({
   approvalId,
   taskApprovalId,
   ...webhook,
+  routineId,
 });
 
 /** Ids of nothing; names nobody used (each call gets new ones, so name-keyed creations start afresh). */
@@ -405,6 +438,7 @@ const nothing = (): Target => ({
   taskApprovalId: randomUUID(),
   webhookId: randomUUID(),
   deliveryId: randomUUID(),
+  routineId: randomUUID(),
 });
 
 /** Strings that only tenant A's data holds, except what the request itself names (errors may echo it). */
@@ -425,6 +459,8 @@ function markersOf(seeded: SeededTenant, request: unknown): string[] {
     webhook.webhookId,
     webhook.deliveryId,
     'hooks.tenant-a.example',
+    routineId,
+    'Secret weekly plan',
     ...seeded.variantIds,
     ...seeded.modelVersionIds,
     'Plan Q3',
@@ -549,6 +585,13 @@ beforeAll(async () => {
   approvalId = await seedPendingApproval(a);
   taskApprovalId = await seedTaskApproval(a);
   webhook = await seedWebhook(a);
+  const routine = await t.graphql<{ createRoutine: { id: string } }, Record<string, unknown>>(
+    'mutation { createRoutine(input: { role: "cfo", cron: "0 9 * * 1", timeZone: "UTC", message: "Secret weekly plan" }) { id } }',
+    {},
+    await t.caller(['chairman'], { tenantId: a.tenantId }),
+  );
+  if (!routine.data?.createRoutine.id) throw new Error(JSON.stringify(routine.errors));
+  routineId = routine.data.createRoutine.id;
   const tenantB = randomUUID();
   await t.app.services.tenants.ensure(tenantB);
   for (const role of everyone) outsiders[role] = await t.caller([role], { tenantId: tenantB });
@@ -615,6 +658,9 @@ describe('tenant isolation, generated from the schema', () => {
     const hook = await t.db.prisma.webhook.findUniqueOrThrow({ where: { id: webhook.webhookId } });
     expect([hook.status, hook.secretRotatedAt, hook.disabledAt]).toEqual(['active', null, null]);
     expect(await t.db.prisma.webhookDelivery.count({ where: { webhookId: webhook.webhookId } })).toBe(1);
+    // Neither disabled nor deleted by another tenant.
+    const routine = await t.db.prisma.routine.findUniqueOrThrow({ where: { id: routineId } });
+    expect(routine.enabled).toBe(true);
   });
 });
 

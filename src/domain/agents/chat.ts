@@ -86,8 +86,11 @@ export async function sendChatMessage(
   }
 }
 
-/** Everything a chat message writes, decided before the statement runs (ids included). */
-interface ChatRows {
+/**
+ * Everything a chat message writes, decided before the statement runs (ids included). A routine's
+ * occurrence writes the same rows (src/domain/routines/tick.ts), with no thread, its cap and its routine.
+ */
+export interface ChatRows {
   tenantId: string;
   sub: string;
   role: string;
@@ -103,6 +106,10 @@ interface ChatRows {
   taskThreadId: string | null;
   updatedAt: Date;
   attachments: readonly InspectedAttachment[];
+  /** The cap the task carries (USD, a decimal string); null or omitted: none of its own. */
+  costCapUsd?: string | null;
+  /** The routine whose occurrence queues it; null or omitted: none. */
+  routineId?: string | null;
 }
 
 function chatRows(context: Actor, role: string, command: ChatCommand): ChatRows {
@@ -129,7 +136,7 @@ function chatRows(context: Actor, role: string, command: ChatCommand): ChatRows 
  * named), the attachment rows and the TASK_UPDATED event, each only if the tenant has the role and a
  * named thread is the tenant's and of that role. True when it wrote them; false when it wrote nothing.
  */
-async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows): Promise<boolean> {
+export async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows): Promise<boolean> {
   const { tenantId, sub, updatedAt } = chat;
   const event = enqueueEventFrom('task', {
     type: 'TASK_UPDATED',
@@ -166,9 +173,9 @@ async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows): Prom
       FROM (SELECT id FROM touched UNION ALL SELECT id FROM created) AS thread
       RETURNING id
     ), task AS (
-      INSERT INTO tasks (id, tenant_id, role, thread_id, message, created_by, updated_at)
+      INSERT INTO tasks (id, tenant_id, role, thread_id, message, created_by, updated_at, cost_cap_usd, routine_id)
       SELECT ${chat.taskId}::uuid, ${tenantId}::uuid, role, ${chat.taskThreadId}::uuid, ${chat.message},
-             ${sub}, ${updatedAt}::timestamptz
+             ${sub}, ${updatedAt}::timestamptz, ${chat.costCapUsd ?? null}::numeric, ${chat.routineId ?? null}::uuid
       FROM accepted
       RETURNING id
     ), attached AS (

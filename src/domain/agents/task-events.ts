@@ -95,6 +95,7 @@ const TASK_COLUMNS: [string, keyof Task][] = [
   ['role_chain', 'roleChain'],
   ['resume_on', 'resumeOn'],
   ['cost_cap_usd::text', 'costCapUsd'],
+  ['routine_id::text', 'routineId'],
   ['created_at', 'createdAt'],
   ['updated_at', 'updatedAt'],
 ];

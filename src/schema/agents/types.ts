@@ -211,6 +211,10 @@ export const TaskRef = builder.prismaObject('Task', {
       nullable: true,
       description: 'The task that delegated it; null for a task queued by a chat message.',
     }),
+    routineId: t.exposeID('routineId', {
+      nullable: true,
+      description: 'The routine whose occurrence queued it; null for any other task.',
+    }),
     rootTaskId: t.field({
       type: 'ID',
       description: 'The root of its delegation tree (itself for a root).',
