@@ -28,7 +28,12 @@ import { MAX_BODY_BYTES, MAX_UPLOAD_BYTES } from './http/body.js';
 import { createBlobStore } from './infra/blob-store.js';
 import { createEgressClient, type EgressClientOptions } from './infra/egress-client.js';
 import { invalidateModelVersions, startModelCacheInvalidation } from './infra/model-cache-invalidation.js';
-import { startApprovalSweeper, startCanaryAnalysis, startLeaseSweeper } from './infra/sweepers.js';
+import {
+  startApprovalSweeper,
+  startCanaryAnalysis,
+  startIdempotencySweeper,
+  startLeaseSweeper,
+} from './infra/sweepers.js';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './infra/webhook-dispatcher.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, metricsAccess } from './observability/metrics.js';
@@ -40,6 +45,7 @@ import { useCallerResponseCache } from './plugins/use-caller-response-cache.js';
 import { useDashboard } from './plugins/use-dashboard.js';
 import { useErrorLog } from './plugins/use-error-log.js';
 import { useHealth } from './plugins/use-health.js';
+import { useIdempotency } from './plugins/use-idempotency.js';
 import { useInputDepthLimit } from './plugins/use-input-depth-limit.js';
 import { useLoadShedding } from './plugins/use-load-shedding.js';
 import { useMetrics } from './plugins/use-metrics.js';
@@ -266,6 +272,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         maxUploadBytes: MAX_UPLOAD_BYTES,
       }),
       useInputDepthLimit(),
+      // After authentication and the database budget: an unauthenticated request never reaches the store.
+      useIdempotency({ prisma: db.prisma, logger }),
       useSubscriptionStreams({ slots: services.streams, retryAfterSeconds: config.retryAfterSeconds }),
       useSharedEventExecution(),
       useHealth({
@@ -320,6 +328,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           startLeaseSweeper({ prisma: db.prisma, logger }),
           startCanaryAnalysis({ prisma: db.prisma, logger }),
           startApprovalSweeper({ prisma: db.prisma, logger }),
+          startIdempotencySweeper({ prisma: db.prisma, logger }),
           startOutboxRetention({ prisma: db.prisma, logger, retentionHours: config.eventRetentionHours }),
         );
       }

@@ -4,6 +4,7 @@ import { expireTaskApprovals } from '../domain/agents/task-approvals.js';
 import { expireCallApprovals } from '../domain/connectors/call-approvals-store.js';
 import { evaluateCanaries } from '../domain/finetuning/canary-rollout.js';
 import type { Logger } from '../logger.js';
+import { sweepIdempotencyKeys } from './idempotency-store.js';
 import { runPeriodically } from './periodic.js';
 
 /** What every sweeper runs with; each has its own default interval. */
@@ -52,5 +53,15 @@ export function startCanaryAnalysis({ prisma, logger, intervalMs = 5_000 }: Swee
       for (const decision of await evaluateCanaries(prisma)) logger.info(decision, 'canary decision');
     },
     { intervalMs, logger, failure: 'canary analysis failed' },
+  );
+}
+
+/** Deletes expired idempotency keys (default every 10 min); reads ignore them before that. */
+export function startIdempotencySweeper({ prisma, logger, intervalMs = 600_000 }: SweeperOptions) {
+  return runPeriodically(
+    async () => {
+      await sweepIdempotencyKeys(prisma);
+    },
+    { intervalMs, logger, failure: 'idempotency key sweep failed' },
   );
 }
