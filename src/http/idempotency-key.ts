@@ -7,6 +7,26 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 /** The longest key accepted, in characters (printable ASCII). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
+/**
+ * The refusals of a key (docs/idempotency.md): a reason (`extensions.reason` on GraphQL and MCP) and the
+ * message every face answers (REST's `detail`), which names the reason too.
+ */
+export const IDEMPOTENCY_REFUSALS = {
+  invalid: {
+    reason: 'idempotency_key_invalid',
+    message: `Idempotency-Key must be a quoted string of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters (idempotency_key_invalid)`,
+  },
+  reused: {
+    reason: 'idempotency_key_reused',
+    message: 'This Idempotency-Key was used for a different request: send a new key (idempotency_key_reused)',
+  },
+  inFlight: {
+    reason: 'idempotency_key_in_flight',
+    message:
+      'A request with this Idempotency-Key is still being processed: retry later for its answer (idempotency_key_in_flight)',
+  },
+} as const;
+
 /** A key's characters: printable ASCII, space included inside a quoted key. */
 const QUOTED = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
 const BARE = /^[\x21\x23-\x2b\x2d-\x7e]+$/;

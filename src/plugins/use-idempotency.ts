@@ -6,9 +6,9 @@ import type { PrismaClient } from '../db/client.js';
 import { httpStatusOf, serviceError } from '../errors.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_REFUSALS,
   IDEMPOTENT_REPLAYED_HEADER,
   idempotencyKeyOf,
-  MAX_IDEMPOTENCY_KEY_LENGTH,
 } from '../http/idempotency-key.js';
 import {
   claimKey,
@@ -21,24 +21,14 @@ import {
 import type { Logger } from '../logger.js';
 import { operationOf, parseWithinLimits } from '../validation/document-limits.js';
 
-const invalidKey = () =>
-  serviceError(
-    'BAD_REQUEST',
-    `Idempotency-Key must be a quoted string of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters (idempotency_key_invalid)`,
-    { extensions: { reason: 'idempotency_key_invalid' } },
-  );
-const reusedKey = () =>
-  serviceError(
-    'BAD_USER_INPUT',
-    'This Idempotency-Key was used for a different request: send a new key (idempotency_key_reused)',
-    { extensions: { reason: 'idempotency_key_reused' } },
-  );
-const keyInFlight = () =>
-  serviceError(
-    'CONFLICT',
-    'A request with this Idempotency-Key is still being processed: retry later for its answer (idempotency_key_in_flight)',
-    { extensions: { reason: 'idempotency_key_in_flight' }, headers: { 'Retry-After': '1' } },
-  );
+const refusal = (
+  code: 'BAD_REQUEST' | 'BAD_USER_INPUT' | 'CONFLICT',
+  { reason, message }: { reason: string; message: string },
+  headers?: Record<string, string>,
+) => serviceError(code, message, { extensions: { reason }, ...(headers ? { headers } : {}) });
+const invalidKey = () => refusal('BAD_REQUEST', IDEMPOTENCY_REFUSALS.invalid);
+const reusedKey = () => refusal('BAD_USER_INPUT', IDEMPOTENCY_REFUSALS.reused);
+const keyInFlight = () => refusal('CONFLICT', IDEMPOTENCY_REFUSALS.inFlight, { 'Retry-After': '1' });
 
 /**
  * The answer a first request kept, when it may be kept: success, and refusals a retry would meet again
