@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDEMPOTENCY_REFUSALS } from '../../src/http/idempotency-key.js';
 import { sweepIdempotencyKeys } from '../../src/infra/idempotency-store.js';
 import type { RunningServer } from '../../src/server.js';
 import { callTool, connectMcp } from '../mcp/mcp-support.js';
@@ -7,7 +8,7 @@ import { customerCreated, startUpstream, UPSTREAM_HOST } from '../rest/connector
 import type { Caller, TestApp } from '../support/app.js';
 import { createTwoTestApps, type TwoTestApps } from '../support/fixtures.js';
 import type { TestHttpsServer } from '../support/https-server.js';
-import { listen } from '../support/ws.js';
+import { listen, openSocket } from '../support/ws.js';
 import { Complete, claimNext, readBudget, setBudget } from './agents-budgets-support.js';
 import { ClaimTask, memberAndAgent, queueTask } from './agents-support.js';
 
@@ -343,6 +344,34 @@ describe('Idempotency-Key on GraphQL', () => {
     );
     expect(refused.status).toBe(400);
     expect(refused.body.errors[0].extensions).toMatchObject({ reason: 'idempotency_key_invalid' });
+  });
+});
+
+describe('Idempotency-Key over graphql-ws', () => {
+  it('keys no operation of a socket, even when its upgrade request carried the header', async () => {
+    const { member } = await memberAndAgent(t);
+    const socket = await openSocket(mcpServer.url, member, { headers: { 'Idempotency-Key': key() } });
+    try {
+      const send =
+        'mutation ($message: String!) { sendChatMessage(role: "cfo", input: { message: $message }) { taskId } }';
+      socket.subscribe('one', send, { message: 'First' });
+      socket.subscribe('two', send, { message: 'Second' });
+      const [one] = await socket.settled('one');
+      const [two] = await socket.settled('two');
+
+      expect(one).toMatchObject({
+        type: 'next',
+        payload: { data: { sendChatMessage: { taskId: expect.any(String) } } },
+      });
+      expect(two).toMatchObject({
+        type: 'next',
+        payload: { data: { sendChatMessage: { taskId: expect.any(String) } } },
+      });
+      expect(await tasksOf(member.tenantId)).toBe(2);
+      expect(await keysOf(member.tenantId)).toBe(0);
+    } finally {
+      await socket.close();
+    }
   });
 });
 
