@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledRoutes } from '../../rest/index.js';
 import { IDEMPOTENCY_REFUSALS } from '../../src/http/idempotency-key.js';
 import { sweepIdempotencyKeys } from '../../src/infra/idempotency-store.js';
 import type { RunningServer } from '../../src/server.js';
@@ -330,6 +331,27 @@ describe('Idempotency-Key on GraphQL', () => {
     expect(changed.status).toBe(422);
     expect(changed.body.errors[0].extensions).toMatchObject({ reason: 'idempotency_key_reused' });
     expect((await readBudget(t, chairman, 'cfo'))?.spentUsd).toBe('2.5');
+  });
+
+  it('shares the rule with the REST route that runs the same operation', async () => {
+    const { member } = await memberAndAgent(t);
+    const chatRoute = compiledRoutes.find((route) => route.route.path === '/api/v1/agents/{role}/chat');
+    const k = key();
+    const overRest = await chatWith(t, member, k);
+
+    const twin = await graphqlWith(
+      other,
+      chatRoute?.query ?? '',
+      { role: 'cfo', input: { persistThread: false, message: chatBody.message } },
+      member,
+      k,
+    );
+
+    expect(twin.status).toBe(200);
+    expect(twin.headers.get('idempotent-replayed')).toBe('true');
+    // The same document (its REST field names as aliases), so the same data.
+    expect(JSON.stringify(twin.body.data)).toContain(overRest.body.data.task_id);
+    expect(await tasksOf(member.tenantId)).toBe(1);
   });
 
   it('ignores the key on a query', async () => {
