@@ -3,7 +3,8 @@ import { type DocumentNode, print } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { verifiedViewerOf } from '../auth/request.js';
 import type { PrismaClient } from '../db/client.js';
-import { httpStatusOf, serviceError } from '../errors.js';
+import { Refusal } from '../domain/errors.js';
+import { graphQLErrorOf, httpStatusOf } from '../errors.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_REFUSALS,
@@ -21,11 +22,12 @@ import {
 import type { Logger } from '../logger.js';
 import { operationOf, parseWithinLimits } from '../validation/document-limits.js';
 
+/** A key's refusal, mapped as every refusal is (its code's status, `extensions.reason`, its headers). */
 const refusal = (
   code: 'BAD_REQUEST' | 'BAD_USER_INPUT' | 'CONFLICT',
   { reason, message }: { reason: string; message: string },
   headers?: Record<string, string>,
-) => serviceError(code, message, { extensions: { reason }, ...(headers ? { headers } : {}) });
+) => graphQLErrorOf(new Refusal(code, message, { reason, ...(headers ? { headers } : {}) }));
 const invalidKey = () => refusal('BAD_REQUEST', IDEMPOTENCY_REFUSALS.invalid);
 const reusedKey = () => refusal('BAD_USER_INPUT', IDEMPOTENCY_REFUSALS.reused);
 const keyInFlight = () => refusal('CONFLICT', IDEMPOTENCY_REFUSALS.inFlight, { 'Retry-After': '1' });
