@@ -31,6 +31,7 @@ const storageTests = [
   'test/schema/agents-delegation.test.ts',
   'test/schema/breakers.test.ts',
   'test/schema/routines.test.ts',
+  'test/schema/idempotency.test.ts',
   'test/schema/agents-task-approvals*.test.ts',
   'test/schema/webhooks-*.test.ts',
   'test/schema/finetuning-propagation.test.ts',

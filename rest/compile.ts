@@ -20,6 +20,8 @@ type ScopeMap = Record<string, unknown>;
 export interface CompiledOperation {
   query: string;
   operationName: string;
+  /** Whether it is a mutation: a side effect, which takes an Idempotency-Key (docs/idempotency.md). */
+  mutation: boolean;
   rootField: string;
   /** The root field's arguments, for the input rules every argument obeys. */
   args: readonly GraphQLArgument[];
@@ -75,6 +77,7 @@ export function compileOperation(document: unknown, schema: GraphQLSchema, label
   return {
     query: print(document as DocumentNode),
     operationName: operation.name.value,
+    mutation: operation.operation === 'mutation',
     rootField: selection.alias?.value ?? selection.name.value,
     args: field.args,
     argsSchema: extensions.argsSchema,

@@ -4,6 +4,7 @@ import type { Plugin, YogaServer } from 'graphql-yoga';
 import { authenticate } from '../src/auth/request.js';
 import type { Context, ServerContext } from '../src/context.js';
 import { restErrorResponse, restErrorResponseOf, unavailableErrorOf } from '../src/errors.js';
+import { idempotencyHeadersOf } from '../src/http/idempotency-key.js';
 import { requestIdOf } from '../src/http/request-id.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
@@ -71,7 +72,10 @@ export function useRest(services: Services): Plugin<Context> {
       if (!(error instanceof GraphQLError)) throw error;
       result = { errors: [error] };
     }
-    return writeRestAnswer(parsed, result, requestIdOf(request), server.fetchAPI.Response);
+    const response = writeRestAnswer(parsed, result, requestIdOf(request), server.fetchAPI.Response);
+    for (const [name, value] of Object.entries(idempotencyHeadersOf(result)))
+      response.headers.set(name, value);
+    return response;
   }
 
   return {

@@ -1,5 +1,11 @@
 import { z } from 'zod';
 import { MAX_BODY_BYTES } from '../src/http/body.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_REFUSALS,
+  IDEMPOTENT_REPLAYED_HEADER,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+} from '../src/http/idempotency-key.js';
 import { schemaAt, snakeCase } from '../src/validation/schema-walk.js';
 import type { CompiledRoute } from './compile.js';
 import {
@@ -139,6 +145,30 @@ const sharedResponses = {
     description: 'Path, query, header or body does not satisfy the schema.',
     content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } },
   },
+  ValidationErrorOrKeyReused: {
+    description:
+      'Path, query, header or body does not satisfy the schema (the items); or the Idempotency-Key was used for a different request (a message): nothing was run.',
+    content: {
+      'application/json': {
+        schema: {
+          anyOf: [{ $ref: '#/components/schemas/ValidationError' }, { $ref: '#/components/schemas/Problem' }],
+          example: validationError.example,
+        },
+        examples: {
+          validation: {
+            summary: 'A field is missing',
+            value: {
+              detail: [{ type: 'missing', loc: ['body', 'message'], msg: 'Field required', input: {} }],
+            },
+          },
+          idempotencyKeyReused: {
+            summary: IDEMPOTENCY_REFUSALS.reused.message,
+            value: { detail: IDEMPOTENCY_REFUSALS.reused.message },
+          },
+        },
+      },
+    },
+  },
   TooManyRequests: {
     description: 'The caller’s rate limit is exhausted.',
     headers: {
@@ -161,6 +191,39 @@ const sharedResponses = {
     content: problemContent(sharedErrorExamples[503]),
   },
 };
+
+/** The Idempotency-Key request header of every route that changes something (docs/idempotency.md). */
+const idempotencyKeyParameter = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    `A key of your choice for this request (draft-ietf-httpapi-idempotency-key-header): a quoted string of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} ` +
+    'printable ASCII characters (unquoted is accepted). For 24 hours, the same key with the same request replays ' +
+    'the first answer (with `Idempotent-Replayed: true`) instead of running again; with another request it is ' +
+    'refused (422); while the first still runs, 409. Keys are per tenant and caller. See docs/idempotency.md.',
+  schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH + 2 },
+  example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
+};
+
+const replayedHeader = {
+  [IDEMPOTENT_REPLAYED_HEADER]: {
+    description:
+      '`true` when this is the first answer to an earlier request with the same Idempotency-Key, replayed.',
+    schema: { type: 'string', const: 'true' },
+  },
+};
+
+/** A state error of a route that takes an Idempotency-Key, with the key's own refusal beside the route's. */
+function withKeyRefusal(
+  route: { description: string; examples: ErrorExamples } | undefined,
+  key: { description: string; name: string; detail: string },
+) {
+  return {
+    description: route ? `${route.description} Also: ${key.description}` : key.description,
+    content: problemContent({ ...route?.examples, [key.name]: key.detail }),
+  };
+}
 
 const requestIdHeader = {
   'X-Request-ID': {
@@ -249,11 +312,16 @@ function operationOf(compiled: CompiledRoute) {
     content: problemContent(examples[status]),
   });
   const errors = route.errors ?? {};
+  const routeError = (status: 400 | 409) =>
+    errors[status] ? { description: errors[status], examples: examples[status] ?? {} } : undefined;
+  const keyed = compiled.mutation;
+  if (keyed) parameters.push(idempotencyKeyParameter);
   const responses: Record<string, unknown> = {
     [route.status]: {
       description: 'Success',
       headers: {
         ...requestIdHeader,
+        ...(keyed ? replayedHeader : {}),
         ...Object.fromEntries(
           Object.entries(route.responseHeaders ?? {}).map(([name, description]) => [
             name,
@@ -272,7 +340,7 @@ function operationOf(compiled: CompiledRoute) {
       ? {
           [route.alternative.status]: {
             description: route.alternative.description,
-            headers: requestIdHeader,
+            headers: keyed ? { ...requestIdHeader, ...replayedHeader } : requestIdHeader,
             content: {
               'application/json': {
                 schema: jsonSchemaOf(route.alternative.responseSchema, 'output'),
@@ -282,7 +350,17 @@ function operationOf(compiled: CompiledRoute) {
           },
         }
       : {}),
-    ...(errors[400] ? { 400: stateError(errors[400], 400) } : {}),
+    ...(keyed
+      ? {
+          400: withKeyRefusal(routeError(400), {
+            description: 'the Idempotency-Key is not a valid key.',
+            name: 'idempotencyKeyInvalid',
+            detail: IDEMPOTENCY_REFUSALS.invalid.message,
+          }),
+        }
+      : errors[400]
+        ? { 400: stateError(errors[400], 400) }
+        : {}),
     401: ref('Unauthorized'),
     ...(roles.length > 0
       ? {
@@ -296,7 +374,26 @@ function operationOf(compiled: CompiledRoute) {
         : {}),
     ...(errors[404] ? { 404: stateError(errors[404], 404) } : {}),
     405: ref('MethodNotAllowed'),
-    ...(errors[409] ? { 409: stateError(errors[409], 409) } : {}),
+    ...(keyed
+      ? {
+          409: {
+            ...withKeyRefusal(routeError(409), {
+              description:
+                'a request with the same Idempotency-Key is still being processed (Retry-After); retry for its answer.',
+              name: 'idempotencyKeyInFlight',
+              detail: IDEMPOTENCY_REFUSALS.inFlight.message,
+            }),
+            headers: {
+              'Retry-After': {
+                description: 'Seconds to wait before retrying, when the Idempotency-Key is in flight.',
+                schema: { type: 'integer' },
+              },
+            },
+          },
+        }
+      : errors[409]
+        ? { 409: stateError(errors[409], 409) }
+        : {}),
     ...(errors[412] ? { 412: stateError(errors[412], 412) } : {}),
     ...(requestBody
       ? {
@@ -306,7 +403,7 @@ function operationOf(compiled: CompiledRoute) {
           },
         }
       : {}),
-    422: ref('ValidationError'),
+    422: keyed ? ref('ValidationErrorOrKeyReused') : ref('ValidationError'),
     429: ref('TooManyRequests'),
     ...(errors[502] ? { 502: stateError(errors[502], 502) } : {}),
     // Every route answers 503 when the database is unavailable or overloaded; some also for a reason of

@@ -31,6 +31,7 @@ import { invalidateModelVersions, startModelCacheInvalidation } from './infra/mo
 import {
   startApprovalSweeper,
   startCanaryAnalysis,
+  startIdempotencySweeper,
   startLeaseSweeper,
   startRoutineTicker,
 } from './infra/sweepers.js';
@@ -45,6 +46,7 @@ import { useCallerResponseCache } from './plugins/use-caller-response-cache.js';
 import { useDashboard } from './plugins/use-dashboard.js';
 import { useErrorLog } from './plugins/use-error-log.js';
 import { useHealth } from './plugins/use-health.js';
+import { useIdempotency } from './plugins/use-idempotency.js';
 import { useInputDepthLimit } from './plugins/use-input-depth-limit.js';
 import { useLoadShedding } from './plugins/use-load-shedding.js';
 import { useMetrics } from './plugins/use-metrics.js';
@@ -271,6 +273,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         maxUploadBytes: MAX_UPLOAD_BYTES,
       }),
       useInputDepthLimit(),
+      // After authentication and the database budget: an unauthenticated request never reaches the store.
+      useIdempotency({ prisma: db.prisma, logger }),
       useSubscriptionStreams({ slots: services.streams, retryAfterSeconds: config.retryAfterSeconds }),
       useSharedEventExecution(),
       useHealth({
@@ -326,6 +330,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           startCanaryAnalysis({ prisma: db.prisma, logger }),
           startApprovalSweeper({ prisma: db.prisma, logger }),
           startRoutineTicker({ prisma: db.prisma, logger, intervalMs: config.routineTickIntervalMs }),
+          startIdempotencySweeper({ prisma: db.prisma, logger }),
           startOutboxRetention({ prisma: db.prisma, logger, retentionHours: config.eventRetentionHours }),
         );
       }

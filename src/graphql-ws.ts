@@ -11,6 +11,7 @@ import type { Viewer } from './auth/viewer.js';
 import { verifySocketCredential } from './context.js';
 import { badRequest, unauthenticated } from './domain/errors.js';
 import { graphQLErrorOf, serviceError, withoutInternals } from './errors.js';
+import { IDEMPOTENCY_KEY_HEADER } from './http/idempotency-key.js';
 import { callerKey as callerKeyOf } from './rate-limit.js';
 
 /**
@@ -68,7 +69,9 @@ export interface GraphQLOverWebSocket {
 function toRequest(incoming: IncomingMessage, requestId: string): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming.headers)) {
-    if (typeof value === 'string') headers.set(name, value);
+    // The upgrade request's Idempotency-Key would key every mutation of the socket: operations over a
+    // socket carry no key (docs/idempotency.md).
+    if (typeof value === 'string' && name !== IDEMPOTENCY_KEY_HEADER.toLowerCase()) headers.set(name, value);
   }
   headers.set('x-request-id', requestId);
   // POST: yoga refuses mutations in a GET, which is what the upgrade request was.

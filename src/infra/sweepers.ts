@@ -5,6 +5,7 @@ import { expireCallApprovals } from '../domain/connectors/call-approvals-store.j
 import { evaluateCanaries } from '../domain/finetuning/canary-rollout.js';
 import { tickRoutines } from '../domain/routines/tick.js';
 import type { Logger } from '../logger.js';
+import { sweepIdempotencyKeys } from './idempotency-store.js';
 import { runPeriodically } from './periodic.js';
 
 /** What every sweeper runs with; each has its own default interval. */
@@ -67,5 +68,15 @@ export function startRoutineTicker({ prisma, logger, intervalMs = 500 }: Sweeper
       if (report.queued + report.skipped + report.missed > 0) logger.debug(report, 'routine tick');
     },
     { intervalMs, logger, failure: 'routine tick failed' },
+  );
+}
+
+/** Deletes expired idempotency keys (default every 10 min); reads ignore them before that. */
+export function startIdempotencySweeper({ prisma, logger, intervalMs = 600_000 }: SweeperOptions) {
+  return runPeriodically(
+    async () => {
+      await sweepIdempotencyKeys(prisma);
+    },
+    { intervalMs, logger, failure: 'idempotency key sweep failed' },
   );
 }

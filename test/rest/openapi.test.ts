@@ -185,7 +185,9 @@ describe('the OpenAPI document', () => {
     for (const { operation } of operations()) {
       expect(operation.responses['401']?.$ref).toBe('#/components/responses/Unauthorized');
       expect(operation.responses['405']?.$ref).toBe('#/components/responses/MethodNotAllowed');
-      expect(operation.responses['422']?.$ref).toBe('#/components/responses/ValidationError');
+      expect(operation.responses['422']?.$ref).toMatch(
+        /^#\/components\/responses\/(ValidationError|ValidationErrorOrKeyReused)$/,
+      );
       expect(operation.responses['429']?.$ref).toBe('#/components/responses/TooManyRequests');
     }
     const shared = document.components.responses;
@@ -207,20 +209,29 @@ describe('the OpenAPI document', () => {
     expect(restricted).toEqual(OPERATION_IDS.filter((id) => !OPEN_TO_EVERY_ROLE.includes(id)));
   });
 
+  it('documents Idempotency-Key on every operation that changes something, and only there', () => {
+    for (const { method, operation } of operations()) {
+      const names = ((operation.parameters ?? []) as { name: string }[]).map((parameter) => parameter.name);
+      expect(names.includes('Idempotency-Key'), `${method} ${operation.operationId}`).toBe(method !== 'get');
+    }
+  });
+
   it('documents the state errors where they occur', () => {
     const statuses = (method: string, route: string) =>
       Object.keys(operation(method, route).responses).filter((status) =>
         ['400', '404', '409', '412'].includes(status),
       );
-    expect(statuses('post', '/api/v1/agents/{role}/chat')).toEqual(['404', '409']);
+    // Every route that changes something answers 400 (an invalid Idempotency-Key) and 409 (one in flight).
+    expect(statuses('post', '/api/v1/agents/{role}/chat')).toEqual(['400', '404', '409']);
     expect(statuses('get', '/api/v1/agents/{role}/vitals')).toEqual(['404']);
-    expect(statuses('put', '/api/v1/forge/connectors/{id}')).toEqual(['404', '409', '412']);
-    expect(statuses('put', '/api/v1/forge/connectors/{id}/credential')).toEqual(['404']);
+    expect(statuses('put', '/api/v1/forge/connectors/{id}')).toEqual(['400', '404', '409', '412']);
+    expect(statuses('put', '/api/v1/forge/connectors/{id}/credential')).toEqual(['400', '404', '409']);
     expect(Object.keys(operation('put', '/api/v1/forge/connectors/{id}/credential').responses)).toContain(
       '503',
     );
-    expect(statuses('post', '/api/v1/dogfood/agents/{role}/pause')).toEqual(['400']);
+    expect(statuses('post', '/api/v1/dogfood/agents/{role}/pause')).toEqual(['400', '409']);
     expect(statuses('post', '/api/v1/finetuning/models/{tenant_id}/{base_model}/rollback')).toEqual([
+      '400',
       '404',
       '409',
     ]);

@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import type { PrismaClient } from '../db/client.js';
+
+/** How long a first answer is kept and replayed (docs/idempotency.md). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a first request holds its key while it runs: longer than any operation may take (a connector
+ * call's timeout, a chat message's writes). A request that crashed gives its key up after this.
+ */
+export const IDEMPOTENCY_LEASE_MS = 2 * 60 * 1000;
+
+/** Whose key it is: keys are scoped to the tenant and the caller (its token's subject). */
+export interface IdempotencyScope {
+  tenantId: string;
+  caller: string;
+  key: string;
+}
+
+/** A first answer as kept: the operation's result in JSON (data, errors with extensions) and its status. */
+export interface StoredAnswer {
+  result: Record<string, unknown>;
+  httpStatus: number;
+}
+
+/** What claiming a key found. */
+export type Claim =
+  | { kind: 'claimed' }
+  /** The key was used for another request (another fingerprint). */
+  | { kind: 'reused' }
+  /** The first request with the key is still running (within its lease). */
+  | { kind: 'in_flight' }
+  | { kind: 'done'; answer: StoredAnswer };
+
+/** JSON with its object keys sorted: one text for one value, whatever order a client sent it in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (inner instanceof Blob) {
+      // An uploaded file: its name, type and size (its bytes are streamed to disk, never held).
+      return { file: (inner as File).name ?? null, type: inner.type, size: inner.size };
+    }
+    if (inner && typeof inner === 'object' && !Array.isArray(inner)) {
+      return Object.fromEntries(
+        Object.keys(inner)
+          .sort()
+          .map((key) => [key, (inner as Record<string, unknown>)[key]]),
+      );
+    }
+    return inner;
+  });
+}
+
+/**
+ * The request's fingerprint, the same whichever face sent it: sha256 of the operation run (its printed
+ * document and operation name) and its variables in canonical JSON. A REST route and an MCP tool run a
+ * GraphQL operation, so a retry over REST and its GraphQL twin have one fingerprint.
+ */
+export function fingerprintOf(document: string, operationName: string | null, variables: unknown): string {
+  return createHash('sha256')
+    .update(canonicalJson([document, operationName, variables ?? {}]))
+    .digest('hex');
+}
+
+const scopeWhere = (scope: IdempotencyScope) => ({
+  tenantId: scope.tenantId,
+  caller: scope.caller,
+  key: scope.key,
+});
+
+/**
+ * Claims a key for a request, each step its own short statement: the row is inserted (ON CONFLICT DO
+ * NOTHING); else an expired row, or one whose first request gave up its lease, is taken over; else the
+ * row found says what to answer. Two claims of one key never both succeed.
+ */
+export async function claimKey(
+  prisma: PrismaClient,
+  scope: IdempotencyScope,
+  fingerprint: string,
+  now = new Date(),
+): Promise<Claim> {
+  const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
+  const lockedUntil = new Date(now.getTime() + IDEMPOTENCY_LEASE_MS);
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const inserted = await prisma.idempotencyKey.createMany({
+      data: [
+        { ...scopeWhere(scope), fingerprint, status: 'in_progress', createdAt: now, expiresAt, lockedUntil },
+      ],
+      skipDuplicates: true,
+    });
+    if (inserted.count === 1) return { kind: 'claimed' };
+    const taken = await prisma.idempotencyKey.updateMany({
+      where: {
+        ...scopeWhere(scope),
+        OR: [{ expiresAt: { lte: now } }, { status: 'in_progress', lockedUntil: { lte: now } }],
+      },
+      data: {
+        fingerprint,
+        status: 'in_progress',
+        answer: null,
+        httpStatus: null,
+        createdAt: now,
+        expiresAt,
+        lockedUntil,
+      },
+    });
+    if (taken.count === 1) return { kind: 'claimed' };
+    const row = await prisma.idempotencyKey.findUnique({ where: { tenantId_caller_key: scopeWhere(scope) } });
+    // Deleted in between (its first request failed, or the sweeper): claim it again.
+    if (!row || row.expiresAt <= now) continue;
+    if (row.fingerprint !== fingerprint) return { kind: 'reused' };
+    if (row.status !== 'done') return { kind: 'in_flight' };
+    return {
+      kind: 'done',
+      answer: {
+        result: JSON.parse(row.answer ?? '{}') as Record<string, unknown>,
+        httpStatus: row.httpStatus ?? 200,
+      },
+    };
+  }
+  return { kind: 'in_flight' };
+}
+
+/** Keeps the first answer of a claimed key: replayed from now on, until the key expires. */
+export async function keepAnswer(
+  prisma: PrismaClient,
+  scope: IdempotencyScope,
+  fingerprint: string,
+  answer: StoredAnswer,
+): Promise<void> {
+  await prisma.idempotencyKey.updateMany({
+    where: { ...scopeWhere(scope), fingerprint, status: 'in_progress' },
+    data: {
+      status: 'done',
+      answer: JSON.stringify(answer.result),
+      httpStatus: answer.httpStatus,
+      lockedUntil: null,
+    },
+  });
+}
+
+/** Gives a claimed key up (its request failed unexpectedly or was refused for a while): a retry runs again. */
+export async function releaseKey(
+  prisma: PrismaClient,
+  scope: IdempotencyScope,
+  fingerprint: string,
+): Promise<void> {
+  await prisma.idempotencyKey.deleteMany({
+    where: { ...scopeWhere(scope), fingerprint, status: 'in_progress' },
+  });
+}
+
+/** Deletes expired keys (reads ignore them already); returns how many. */
+export async function sweepIdempotencyKeys(prisma: PrismaClient, now = new Date()): Promise<number> {
+  const { count } = await prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lte: now } } });
+  return count;
+}
