@@ -57,7 +57,22 @@ describe('/docs in Chromium', () => {
     const statuses = await operation
       .locator('.responses-table tbody .response-col_status')
       .evaluateAll((cells) => cells.map((cell) => cell.textContent?.trim().slice(0, 3)));
-    expect(statuses).toEqual(['200', '401', '403', '404', '405', '409', '412', '413', '422', '429', '503']);
+    expect(statuses).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '405',
+      '409',
+      '412',
+      '413',
+      '422',
+      '429',
+      '503',
+    ]);
+    // 400: an invalid Idempotency-Key (docs/idempotency.md).
+    expect(text).toContain('Idempotency-Key');
     // Each error shows what the route answers (rest/examples.ts), not a stand-in.
     const stale = operation.locator('.responses-table tbody tr.response[data-code="412"]');
     expect(await stale.textContent()).toContain('is at version 3, not 2; read it again before editing');
