@@ -5,14 +5,9 @@
 // time, on PGlite in this process (as the MCP case: both faces go through the same yoga server's fetch);
 // each round and face on a fresh tenant, so queues never mix.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import pino from 'pino';
-import { createApp } from '../src/app.js';
 import { signToken } from '../src/auth/tokens.js';
-import { loadConfig } from '../src/config.js';
+import { BENCH_SECRET, withInProcessApp } from './in-process.js';
 import { median } from './measure.js';
 
 export interface DelegationFigures {
@@ -54,7 +49,7 @@ const cpuMsSince = (start: NodeJS.CpuUsage) => {
   return (user + system) / 1000;
 };
 
-const SECRET = 'bench-secret-that-is-long-enough-for-hs256-signing';
+const SECRET = BENCH_SECRET;
 const C_SUITE = ['cfo', 'cto', 'cmo', 'coo', 'clo', 'chro', 'cpo'];
 const REPORTS = 6;
 /** The 42 registered roles under each C-suite role but the CEO: `cfo-analyst-1` … `cpo-analyst-6`. */
@@ -93,16 +88,7 @@ interface Claimed {
 }
 
 export async function measureDelegation(rounds: number): Promise<DelegationFigures> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-bench-delegation-'));
-  const config = loadConfig({
-    AUTH_JWT_SECRET: SECRET,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_MINUTE: '1000000',
-  });
-  const app = await createApp(config, { logger: pino({ level: 'silent' }) });
-  try {
-    await app.start();
+  return withInProcessApp('delegation', {}, async (app) => {
     const graphql = async <T>(token: string, query: string, variables: Record<string, unknown>) => {
       const response = await app.yoga.fetch('http://bench/graphql', {
         method: 'POST',
@@ -295,8 +281,5 @@ export async function measureDelegation(rounds: number): Promise<DelegationFigur
       treeMs: trees.map((run) => run.ms),
       chatsMs: batches.map((run) => run.ms),
     };
-  } finally {
-    await app.close();
-    await rm(dataDir, { recursive: true, force: true });
-  }
+  });
 }

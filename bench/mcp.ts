@@ -1,16 +1,7 @@
-// An MCP tool call against the GraphQL mutation it runs: claim_next_task + complete_task over POST /mcp
-// (stateless Streamable HTTP, JSON responses) and claimNextTask + completeTask over POST /graphql, one pair
-// at a time, in interleaved rounds, on PGlite in this process (as the webhook case: both faces go through
-// the same yoga server's fetch, so the ratio is the MCP face's own cost).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import pino from 'pino';
 import { compileTools } from '../mcp/index.js';
-import { createApp } from '../src/app.js';
 import { signToken } from '../src/auth/tokens.js';
-import { loadConfig } from '../src/config.js';
+import { BENCH_SECRET, withInProcessApp } from './in-process.js';
 import { median } from './measure.js';
 
 /** What the claim answers, as both faces return it. */
@@ -28,7 +19,7 @@ export interface McpCallFigures {
   ratio: number;
 }
 
-const SECRET = 'bench-secret-that-is-long-enough-for-hs256-signing';
+const SECRET = BENCH_SECRET;
 const TENANT = '5b0e2f6c-3d1a-4c8e-9f7b-2a1c0d9e8f7a';
 
 /** The very documents the two tools run, so the GraphQL side does the same work minus the MCP face. */
@@ -41,16 +32,7 @@ const CLAIM = toolQuery('claim_next_task');
 const COMPLETE = toolQuery('complete_task');
 
 export async function measureMcpCalls(rounds: number, pairsPerRound: number): Promise<McpCallFigures> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-bench-mcp-'));
-  const config = loadConfig({
-    AUTH_JWT_SECRET: SECRET,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_MINUTE: '1000000',
-  });
-  const app = await createApp(config, { logger: pino({ level: 'silent' }) });
-  try {
-    await app.start();
+  return withInProcessApp('mcp', {}, async (app) => {
     const chairman = await signToken(SECRET, {
       tenantId: TENANT,
       sub: 'bench-chairman',
@@ -143,8 +125,5 @@ export async function measureMcpCalls(rounds: number, pairsPerRound: number): Pr
       mcpMedianMs: median(mcpTimes),
       ratio: median(ratios),
     };
-  } finally {
-    await app.close();
-    await rm(dataDir, { recursive: true, force: true });
-  }
+  });
 }

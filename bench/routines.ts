@@ -4,15 +4,10 @@
 // then the tick at each of the next minutes queues that minute's routines, and its duration is how late
 // their tasks are committed after their time, on top of at most one tick interval.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import pino from 'pino';
-import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { C_SUITE_ROLES } from '../src/domain/agents/roles.js';
 import { tickRoutines } from '../src/domain/routines/tick.js';
+import { withInProcessApp } from './in-process.js';
 import { median } from './measure.js';
 
 export interface RoutineTickFigures {
@@ -41,28 +36,24 @@ export async function measureRoutineTicks(
   /** A PostgreSQL database to use instead of PGlite (its backends' CPU is then not counted). */
   databaseUrl?: string,
 ): Promise<RoutineTickFigures> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'boardroom-bench-routines-'));
-  const config = loadConfig({
-    AUTH_JWT_SECRET: 'bench-routines-secret-of-at-least-32-characters',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    // The bench drives the ticks with its own clock.
-    ROUTINE_TICK_INTERVAL_MS: String(24 * 60 * 60 * 1000),
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-  });
-  const app = await createApp(config, { logger: pino({ level: 'silent' }) });
-  try {
-    await app.start();
-    const { prisma } = app.services.db;
-    const tenantIds: string[] = [];
-    for (let index = 0; index < tenants; index += 1) {
-      const id = randomUUID();
-      await app.services.tenants.ensure(id);
-      tenantIds.push(id);
-    }
-    // The hour after tomorrow's start: every routine's first occurrence is in it, one minute each.
-    const base = new Date(Math.ceil((Date.now() + 24 * 60 * 60 * 1000) / 3_600_000) * 3_600_000);
-    await prisma.$executeRaw`
+  return withInProcessApp(
+    'routines',
+    {
+      // The bench drives the ticks with its own clock.
+      ROUTINE_TICK_INTERVAL_MS: String(24 * 60 * 60 * 1000),
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    },
+    async (app) => {
+      const { prisma } = app.services.db;
+      const tenantIds: string[] = [];
+      for (let index = 0; index < tenants; index += 1) {
+        const id = randomUUID();
+        await app.services.tenants.ensure(id);
+        tenantIds.push(id);
+      }
+      // The hour after tomorrow's start: every routine's first occurrence is in it, one minute each.
+      const base = new Date(Math.ceil((Date.now() + 24 * 60 * 60 * 1000) / 3_600_000) * 3_600_000);
+      await prisma.$executeRaw`
       INSERT INTO routines (id, tenant_id, role, cron, time_zone, message, next_run_at, created_by, updated_at)
       SELECT gen_random_uuid(), (${tenantIds}::uuid[])[1 + i % ${tenants}],
              (${[...C_SUITE_ROLES]}::text[])[1 + i % ${C_SUITE_ROLES.length}],
@@ -70,40 +61,38 @@ export async function measureRoutineTicks(
              ${base}::timestamptz + make_interval(mins => i % 60), 'bench', now()
       FROM generate_series(0, ${routines - 1}) AS i`;
 
-    const idleNow = new Date(base.getTime() - 1000);
-    const idleTimes: number[] = [];
-    for (let index = 0; index < 10; index += 1) await tickRoutines(prisma, { now: idleNow });
-    const cpuBefore = process.cpuUsage();
-    for (let index = 0; index < idleTicks; index += 1) {
-      const started = performance.now();
-      await tickRoutines(prisma, { now: idleNow });
-      idleTimes.push(performance.now() - started);
-    }
-    const cpu = process.cpuUsage(cpuBefore);
-    const idleTickCpuMs = (cpu.user + cpu.system) / 1000 / idleTicks;
+      const idleNow = new Date(base.getTime() - 1000);
+      const idleTimes: number[] = [];
+      for (let index = 0; index < 10; index += 1) await tickRoutines(prisma, { now: idleNow });
+      const cpuBefore = process.cpuUsage();
+      for (let index = 0; index < idleTicks; index += 1) {
+        const started = performance.now();
+        await tickRoutines(prisma, { now: idleNow });
+        idleTimes.push(performance.now() - started);
+      }
+      const cpu = process.cpuUsage(cpuBefore);
+      const idleTickCpuMs = (cpu.user + cpu.system) / 1000 / idleTicks;
 
-    const dueTicks: RoutineTickFigures['dueTicks'] = [];
-    for (let minute = 0; minute < dueMinutes; minute += 1) {
-      const now = new Date(base.getTime() + minute * 60_000);
-      const due = await prisma.routine.count({ where: { enabled: true, nextRunAt: { lte: now } } });
-      const started = performance.now();
-      const report = await tickRoutines(prisma, { now });
-      dueTicks.push({ due, queued: report.queued, ms: performance.now() - started });
-    }
-    return {
-      routines,
-      tenants,
-      idleTicks,
-      idleTickMedianMs: median(idleTimes),
-      idleTickCpuMs,
-      idleCpuMsPerS: idleTickCpuMs * (1000 / TICK_INTERVAL_MS),
-      dueTicks,
-      worstLatencyMs: Math.max(...dueTicks.map((tick) => tick.ms)) + TICK_INTERVAL_MS,
-    };
-  } finally {
-    await app.close();
-    await rm(dataDir, { recursive: true, force: true });
-  }
+      const dueTicks: RoutineTickFigures['dueTicks'] = [];
+      for (let minute = 0; minute < dueMinutes; minute += 1) {
+        const now = new Date(base.getTime() + minute * 60_000);
+        const due = await prisma.routine.count({ where: { enabled: true, nextRunAt: { lte: now } } });
+        const started = performance.now();
+        const report = await tickRoutines(prisma, { now });
+        dueTicks.push({ due, queued: report.queued, ms: performance.now() - started });
+      }
+      return {
+        routines,
+        tenants,
+        idleTicks,
+        idleTickMedianMs: median(idleTimes),
+        idleTickCpuMs,
+        idleCpuMsPerS: idleTickCpuMs * (1000 / TICK_INTERVAL_MS),
+        dueTicks,
+        worstLatencyMs: Math.max(...dueTicks.map((tick) => tick.ms)) + TICK_INTERVAL_MS,
+      };
+    },
+  );
 }
 
 // `npx tsx bench/routines.ts [postgres://…/empty-database]` runs this case alone.
