@@ -54,8 +54,8 @@ export interface AgentSummary {
 
 const SYSTEM_PROMPT = (role: string) =>
   `You are the ${role.toUpperCase()} agent of a company run on Boardroom. Answer the task you are given. ` +
-  'The tools call the company’s connectors; a call that waits for an approval was not made yet: say so ' +
-  'rather than assume its result.';
+  'The tools reach the company’s connectors: search their endpoints, describe the ones you need, then call ' +
+  'them. A call that waits for an approval was not made yet: say so rather than assume its result.';
 
 interface ClaimedTask {
   id: string;
@@ -165,8 +165,16 @@ function childrenReport(children: NonNullable<ClaimedTask['children']>): string 
   return `Your sub-tasks have ended:\n${lines.join('\n')}\nAnswer the task with their results.`;
 }
 
-/** The agent tools of Boardroom's MCP endpoint; every other tool (open-world) is a connector's endpoint. */
-const isConnectorTool = (tool: Tool) => tool.annotations?.openWorldHint === true;
+/**
+ * The tools of Boardroom's MCP endpoint the model is given: the connector surface, whose size does not grow
+ * with the tenant's connectors (search the endpoints, describe the chosen ones, call one).
+ */
+const CONNECTOR_SURFACE = new Set([
+  'search_connector_endpoints',
+  'describe_connector_endpoints',
+  'call_connector_endpoint',
+]);
+const isConnectorTool = (tool: Tool) => CONNECTOR_SURFACE.has(tool.name);
 
 /** Pages of tools/list read at most for one task's tools. */
 const MAX_TOOL_PAGES = 50;

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { print } from 'graphql';
 import { querySchemaOf } from '../src/domain/connectors/invoke-request.js';
-import type { StoredConnectorTemplate } from '../src/domain/connectors/template.js';
+import {
+  CONNECTOR_DESCRIPTION_MAX_LENGTH,
+  type StoredConnectorTemplate,
+} from '../src/domain/connectors/template.js';
 import { graphql } from '../src/generated/graphql/index.js';
-import { decodeCursor } from '../src/schema/pagination.js';
 import type { ToolInputSchema } from './arguments.js';
 import type { Execution } from './execute.js';
 
@@ -69,25 +71,24 @@ export const ReadConnector = graphql(`
 const listConnectorsQuery = print(ListConnectors);
 const readConnectorQuery = print(ReadConnector);
 
-/** Endpoints of one connector offered as tools: the template's first ones. The others are for invokeConnector. */
-export const ENDPOINTS_PER_CONNECTOR = 20;
-/** Tools one tools/list answers at most; `nextCursor` leads to the rest. */
-export const TOOLS_PER_PAGE = 100;
-/** A page ends once its connector tools pass this many characters of JSON (it always holds one). */
-export const PAGE_CHARACTERS = 1024 * 1024;
-/** Connectors one `connectors` query reads for a page, and such reads a page makes at most. */
-const CONNECTORS_PER_READ = 10;
-const READS_PER_PAGE = 10;
+/** Connectors one `connectors` query reads, and such reads a search makes at most: the newest 1,000. */
+const CONNECTORS_PER_READ = 100;
+export const SEARCHED_CONNECTORS = 1000;
+/** Characters of a connector's description (tenant-written) an endpoint's description carries at most. */
+export const CONNECTOR_ABOUT_CHARACTERS = CONNECTOR_DESCRIPTION_MAX_LENGTH;
 
-/** One endpoint of one of the tenant's active connectors, offered as a tool that calls invokeConnector. */
-export interface ConnectorTool {
+/**
+ * One endpoint of one of the tenant's active connectors, reached with `call_connector_endpoint` by its
+ * name. `about` is the connector's description as its tenant wrote it: data, never the server's words.
+ */
+export interface ConnectorEndpoint {
   name: string;
-  title: string;
-  description: string;
-  inputSchema: ToolInputSchema;
   connectorId: string;
+  connectorName: string;
+  about: string | null;
   method: string;
   path: string;
+  inputSchema: ToolInputSchema;
 }
 
 // MCP tool names are 1–128 characters of letters, digits, `_`, `-` and `.`; ours are at most
@@ -217,120 +218,85 @@ export interface ListedConnector {
 }
 
 /**
- * The tools of one connector: one per endpoint of its first ENDPOINTS_PER_CONNECTOR, in the template's
- * order, none unless it is active. A name two endpoints would share (the same method and path twice) is
- * listed once.
+ * The endpoints of one connector, in the template's order, none unless it is active. A name two endpoints
+ * would share (the same method and path twice) is kept once.
  */
-export function toolsOfConnector(connector: ListedConnector): ConnectorTool[] {
+export function endpointsOfConnector(connector: ListedConnector): ConnectorEndpoint[] {
   if (connector.status !== 'active') return [];
   const template = connector.template as StoredConnectorTemplate;
-  const about = template.description ? ` ${template.description}` : '';
-  const tools = new Map<string, ConnectorTool>();
-  for (const endpoint of (template.endpoints ?? []).slice(0, ENDPOINTS_PER_CONNECTOR)) {
+  // Bounded when written; cut here too, for rows written before the bound.
+  const about = template.description ? template.description.slice(0, CONNECTOR_ABOUT_CHARACTERS) : null;
+  const endpoints = new Map<string, ConnectorEndpoint>();
+  for (const endpoint of template.endpoints ?? []) {
     const name = connectorToolName(connector, endpoint.method, endpoint.path);
-    if (tools.has(name)) continue;
-    tools.set(name, {
+    if (endpoints.has(name)) continue;
+    endpoints.set(name, {
       name,
-      title: `${connector.name}: ${endpoint.method} ${endpoint.path}`,
-      description:
-        `Calls ${endpoint.method} ${endpoint.path} of the connector “${connector.name}” (${template.base_url}).${about} ` +
-        'Sent through the egress guard with the connector’s credential, rate limits and approval policy: a gated ' +
-        'endpoint answers the approval request instead of calling. The result holds the server’s status, headers and body.',
-      inputSchema: inputSchemaOf(endpoint),
       connectorId: connector.id,
+      connectorName: connector.name,
+      about,
       method: endpoint.method,
       path: endpoint.path,
+      inputSchema: inputSchemaOf(endpoint),
     });
   }
-  return [...tools.values()];
-}
-
-/** Where a page of connector tools starts: after the `connectors` cursor `after`, past `skip` tools. */
-export interface ToolListPosition {
-  after: string | null;
-  skip: number;
-}
-
-export const FIRST_POSITION: ToolListPosition = { after: null, skip: 0 };
-
-/** The `nextCursor` of a tools/list: opaque to the client. */
-export const encodeToolCursor = (position: ToolListPosition) =>
-  Buffer.from(JSON.stringify([position.after, position.skip])).toString('base64url');
-
-/** The position a cursor `encodeToolCursor` made stands for, or null for any other string. */
-export function decodeToolCursor(cursor: string): ToolListPosition | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString());
-  } catch {
-    return null;
-  }
-  if (!Array.isArray(value) || value.length !== 2) return null;
-  const [after, skip] = value as unknown[];
-  if (after !== null && (typeof after !== 'string' || decodeCursor(after) === null)) return null;
-  if (!Number.isInteger(skip) || (skip as number) < 0) return null;
-  const position = { after, skip: skip as number };
-  return encodeToolCursor(position) === cursor ? position : null;
+  return [...endpoints.values()];
 }
 
 /**
- * One page of the tools of the caller's tenant's active connectors, from `start`: connectors newest first,
- * read with the `connectors` query (so the caller sees exactly what GraphQL shows it: its own tenant's),
- * CONNECTORS_PER_READ at a time, READS_PER_PAGE reads at most; at most `room` tools and about
- * PAGE_CHARACTERS of them. Its cost is one such page's, however many connectors the tenant has. `next`:
- * where the next page starts, null after the last.
+ * The tenant's active connectors' endpoints, connectors newest first, read with the `connectors` query (so
+ * the caller sees exactly what GraphQL shows it: its own tenant's), CONNECTORS_PER_READ at a time, the
+ * newest SEARCHED_CONNECTORS at most: one search costs the same however many connectors the tenant has.
  */
-export async function connectorToolPage(
-  execution: Execution,
-  start: ToolListPosition,
-  room: number,
-): Promise<{ tools: ConnectorTool[]; next: ToolListPosition | null }> {
-  const tools: ConnectorTool[] = [];
-  let characters = 0;
-  let position = start;
-  for (let reads = 1; ; reads += 1) {
+export async function tenantEndpoints(execution: Execution): Promise<ConnectorEndpoint[]> {
+  const endpoints: ConnectorEndpoint[] = [];
+  let after: string | null = null;
+  for (let read = 0; read < SEARCHED_CONNECTORS / CONNECTORS_PER_READ; read += 1) {
     const result = await execution.run({
       query: listConnectorsQuery,
       operationName: 'McpConnectors',
-      variables: { first: CONNECTORS_PER_READ, ...(position.after ? { after: position.after } : {}) },
+      variables: { first: CONNECTORS_PER_READ, ...(after ? { after } : {}) },
     });
     if (result.errors?.length) throw result.errors[0];
     const page = (result.data as { connectors: { nodes: ListedConnector[]; nextCursor: string | null } })
       .connectors;
-    const read = page.nodes.flatMap(toolsOfConnector);
-    let index = position.skip;
-    const full = () => tools.length >= room || characters >= PAGE_CHARACTERS;
-    for (; index < read.length && !full(); index += 1) {
-      const tool = read[index] as ConnectorTool;
-      tools.push(tool);
-      characters += JSON.stringify(tool).length;
-    }
-    if (index < read.length) return { tools, next: { after: position.after, skip: index } };
-    if (!page.nextCursor) return { tools, next: null };
-    position = { after: page.nextCursor, skip: 0 };
-    if (full() || reads >= READS_PER_PAGE) return { tools, next: position };
+    endpoints.push(...page.nodes.flatMap(endpointsOfConnector));
+    if (!page.nextCursor) break;
+    after = page.nextCursor;
   }
+  return endpoints;
 }
 
 /**
- * The connector tool a name means, read with the `connector` query (the caller's tenant only): its
- * connector is the one whose id the name carries, and the name must be one of that connector's tools now.
- * Undefined otherwise: no such connector, another tenant's, not active, renamed, or no such endpoint.
+ * The endpoint a name means, read with the `connector` query (the caller's tenant only): its connector is
+ * the one whose id the name carries, and the name must be one of that connector's endpoints now. Undefined
+ * otherwise: no such connector, another tenant's, not active, renamed, or no such endpoint. `read` keeps
+ * each connector read once for one request.
  */
-export async function connectorToolNamed(
+export async function connectorEndpointNamed(
   execution: Execution,
   name: string,
-): Promise<ConnectorTool | undefined> {
+  read: Map<string, Promise<ConnectorEndpoint[]>> = new Map(),
+): Promise<ConnectorEndpoint | undefined> {
   const id = connectorIdOfToolName(name);
   if (!id) return undefined;
+  let endpoints = read.get(id);
+  if (!endpoints) {
+    endpoints = readConnectorEndpoints(execution, id);
+    read.set(id, endpoints);
+  }
+  return (await endpoints).find((endpoint) => endpoint.name === name);
+}
+
+async function readConnectorEndpoints(execution: Execution, id: string): Promise<ConnectorEndpoint[]> {
   const result = await execution.run({
     query: readConnectorQuery,
     operationName: 'McpConnector',
     variables: { id },
   });
   const error = result.errors?.[0];
-  if (error?.extensions?.code === 'NOT_FOUND') return undefined;
+  if (error?.extensions?.code === 'NOT_FOUND') return [];
   if (error) throw error;
   const { connector } = result.data as { connector: ListedConnector };
-  return toolsOfConnector(connector).find((tool) => tool.name === name);
+  return endpointsOfConnector(connector);
 }

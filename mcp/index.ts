@@ -21,17 +21,16 @@ import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
 import { inputSchemaOf, invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
 import {
-  type ConnectorTool,
-  connectorToolNamed,
-  connectorToolPage,
-  decodeToolCursor,
-  encodeToolCursor,
-  FIRST_POSITION,
-  InvokeConnector,
-  ListConnectors,
-  ReadConnector,
-  TOOLS_PER_PAGE,
-} from './connector-tools.js';
+  CALL_TOOL,
+  callEndpoint,
+  connectorSurfaceTools,
+  DESCRIBE_TOOL,
+  describeEndpoints,
+  invokeEndpoint,
+  SEARCH_TOOL,
+  searchEndpoints,
+} from './connector-surface.js';
+import { connectorEndpointNamed, InvokeConnector, ListConnectors, ReadConnector } from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
 import { originPolicyOf, originRefusal } from './origin.js';
 import { openToolListStream } from './tool-list-stream.js';
@@ -61,10 +60,10 @@ const newServer = () =>
       capabilities: { tools: { listChanged: true } },
       instructions:
         'Boardroom queues work for agent roles. Claim with claim_next_task, then end each claimed task with ' +
-        'complete_task (exact usage) or fail_task. Connector tools call the tenant’s connectors through its ' +
-        'egress guard, rate limits and approval policies. The tool list is read on each tools/list, in pages ' +
-        '(follow nextCursor); the GET ' +
-        'stream sends notifications/tools/list_changed when the tenant’s connectors change: list again then.',
+        `complete_task (exact usage) or fail_task. The tenant’s connectors are reached with ${SEARCH_TOOL} ` +
+        `(find endpoints), ${DESCRIBE_TOOL} (their input schemas) and ${CALL_TOOL}, through its egress ` +
+        'guard, rate limits and approval policies. The GET stream sends notifications/tools/list_changed ' +
+        'when the tenant’s connectors change: search again then.',
     },
   );
 
@@ -83,6 +82,7 @@ export function compileTools(): CompiledTool[] {
 }
 
 const invokeOperation = compileOperation(InvokeConnector, schema, 'MCP connector tools');
+const invoke = { query: invokeOperation.query, operationName: invokeOperation.operationName };
 
 /** Every operation the MCP tools run, for the metrics' operation names. */
 export const mcpOperations = (): CompiledOperation[] => [
@@ -91,7 +91,6 @@ export const mcpOperations = (): CompiledOperation[] => [
   compileOperation(ListConnectors, schema, 'MCP connector tools'),
   compileOperation(ReadConnector, schema, 'MCP connector tools'),
 ];
-const CONNECTOR_TOOL_MAPPING = { query: 'input.query', body: 'input.body', headers: 'input.headers' };
 
 function listedTool(tool: CompiledTool): Tool {
   return {
@@ -101,20 +100,6 @@ function listedTool(tool: CompiledTool): Tool {
     inputSchema: tool.inputSchema,
     annotations: { readOnlyHint: tool.tool.readOnly, openWorldHint: false },
   };
-}
-
-const listedConnectorTool = (tool: ConnectorTool): Tool => ({
-  name: tool.name,
-  title: tool.title,
-  description: tool.description,
-  inputSchema: tool.inputSchema,
-  annotations: { readOnlyHint: tool.method === 'GET', openWorldHint: true },
-});
-
-/** A connector call's answer: the server's, or the approval request a gated endpoint made instead. */
-function connectorAnswer(data: Record<string, unknown>): Record<string, unknown> {
-  const { __typename, ...answer } = data.invokeConnector as { __typename: string } & Record<string, unknown>;
-  return __typename === 'ConnectorCallApproval' ? { approval: answer } : { response: answer };
 }
 
 /**
@@ -164,18 +149,10 @@ export function useMcp(services: Services): Plugin<Context> {
     };
     mcp.setRequestHandler(ListToolsRequestSchema, ({ params }) =>
       guarded(async () => {
-        // The agent tools open the first page; the connector tools follow, a page at a time.
-        const cursor = params?.cursor;
-        const start = cursor === undefined ? FIRST_POSITION : decodeToolCursor(cursor);
-        if (!start) throw invalidParams('Invalid cursor: pass the nextCursor of the previous tools/list');
-        const listed =
-          cursor === undefined ? tools.filter((tool) => allows(tool.compiled, viewer)).map(listedTool) : [];
-        if (!allows(invokeOperation, viewer)) return { tools: listed };
-        const page = await connectorToolPage(execution, start, TOOLS_PER_PAGE - listed.length);
-        return {
-          tools: [...listed, ...page.tools.map(listedConnectorTool)],
-          ...(page.next ? { nextCursor: encodeToolCursor(page.next) } : {}),
-        };
+        // One page, the same size whatever the tenant's connectors: no cursor leads anywhere.
+        if (params?.cursor !== undefined) throw invalidParams('Invalid cursor: the tool list has one page');
+        const listed = tools.filter((tool) => allows(tool.compiled, viewer)).map(listedTool);
+        return { tools: allows(invokeOperation, viewer) ? [...listed, ...connectorSurfaceTools] : listed };
       }),
     );
     mcp.setRequestHandler(CallToolRequestSchema, ({ params }) =>
@@ -190,25 +167,17 @@ export function useMcp(services: Services): Plugin<Context> {
           });
           return toolResultOf(result, agentTool.tool.arguments);
         }
-        // A connector tool's name carries its connector's id: one read of that connector, whatever the tenant has.
-        const connectorTool = allows(invokeOperation, viewer)
-          ? await connectorToolNamed(execution, params.name)
-          : undefined;
-        if (!connectorTool) throw invalidParams(`Unknown tool: ${params.name}`);
-        const input = variablesOf(connectorTool.inputSchema, CONNECTOR_TOOL_MAPPING, params.arguments);
+        if (!allows(invokeOperation, viewer)) throw invalidParams(`Unknown tool: ${params.name}`);
         // The task the call is made for, when the caller names it: counted by the repeated-call breaker.
-        const taskId = (params._meta as Record<string, unknown> | undefined)?.[TASK_META_KEY];
-        const result = await execution.run({
-          query: invokeOperation.query,
-          operationName: invokeOperation.operationName,
-          variables: {
-            id: connectorTool.connectorId,
-            endpoint: { method: connectorTool.method, path: connectorTool.path },
-            ...input,
-            ...(typeof taskId === 'string' ? { taskId } : {}),
-          },
-        });
-        return toolResultOf(result, CONNECTOR_TOOL_MAPPING, connectorAnswer);
+        const meta = (params._meta as Record<string, unknown> | undefined)?.[TASK_META_KEY];
+        const taskId = typeof meta === 'string' ? meta : undefined;
+        if (params.name === SEARCH_TOOL) return searchEndpoints(execution, params.arguments);
+        if (params.name === DESCRIBE_TOOL) return describeEndpoints(execution, params.arguments);
+        if (params.name === CALL_TOOL) return callEndpoint(execution, invoke, params.arguments, taskId);
+        // An endpoint's own name, as tools/list once listed it: still called, never listed (ADR 0052).
+        const endpoint = await connectorEndpointNamed(execution, params.name);
+        if (!endpoint) throw invalidParams(`Unknown tool: ${params.name}`);
+        return invokeEndpoint(execution, invoke, endpoint, params.arguments, taskId);
       }),
     );
     return mcp;

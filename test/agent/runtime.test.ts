@@ -103,7 +103,7 @@ const taskOf = async (id: string, caller: Caller) =>
   (await t.graphql(TaskQuery, { id }, caller)).data?.task as Record<string, any>;
 
 describe('the reference agent runtime', () => {
-  it('claims a chat, lets the model call a connector tool, completes with the answer, tokens and cost', async () => {
+  it('claims a chat, lets the model search, describe and call a connector endpoint, completes with the answer, tokens and cost', async () => {
     const { chairman, agent, connectorId } = await tenant();
     await setBudget(t, chairman, { role: 'cfo', period: 'month', limitUsd: '100', estimateUsd: '1' });
     const invoices = connectorToolName({ id: connectorId, name: 'Ledger' }, 'GET', '/invoices');
@@ -111,9 +111,33 @@ describe('the reference agent runtime', () => {
       completion({
         tool_calls: [
           {
+            id: 'call_search',
+            type: 'function',
+            function: { name: 'search_connector_endpoints', arguments: '{"query":"ledger invoices"}' },
+          },
+        ],
+      }),
+      completion({
+        tool_calls: [
+          {
+            id: 'call_describe',
+            type: 'function',
+            function: {
+              name: 'describe_connector_endpoints',
+              arguments: JSON.stringify({ names: [invoices] }),
+            },
+          },
+        ],
+      }),
+      completion({
+        tool_calls: [
+          {
             id: 'call_1',
             type: 'function',
-            function: { name: invoices, arguments: '{"query":{"status":"overdue"}}' },
+            function: {
+              name: 'call_connector_endpoint',
+              arguments: JSON.stringify({ name: invoices, arguments: { query: { status: 'overdue' } } }),
+            },
           },
         ],
       }),
@@ -137,15 +161,30 @@ describe('the reference agent runtime', () => {
     await model.close();
 
     expect(summary).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
-    const [first, second] = model.received;
+    const [first, afterSearch, afterDescribe, second] = model.received;
     expect(first?.authorization).toBe('Bearer test-key');
     expect(first?.body.model).toBe('test-model');
     expect(first?.body.messages.at(-1)).toEqual({ role: 'user', content: 'Which invoices are overdue?' });
+    // The model is given the three tools of the connector surface, never one per endpoint.
     expect(first?.body.tools.map((tool: any) => tool.function.name)).toEqual([
-      invoices,
+      'search_connector_endpoints',
+      'describe_connector_endpoints',
+      'call_connector_endpoint',
       'boardroom_recommend',
     ]);
-    expect(first?.body.tools[0].function.description).toContain('Invoices of the ledger.');
+    expect(JSON.stringify(first?.body.tools)).not.toContain('Invoices of the ledger.');
+    expect(JSON.parse(afterSearch?.body.messages.at(-1).content).endpoints).toEqual([
+      {
+        name: invoices,
+        method: 'GET',
+        path: '/invoices',
+        connector: 'Ledger',
+        about: 'Invoices of the ledger.',
+      },
+    ]);
+    expect(JSON.parse(afterDescribe?.body.messages.at(-1).content).endpoints[0].inputSchema).toMatchObject({
+      properties: { query: { properties: { status: { type: 'string' } } } },
+    });
     // The tool call went through invokeConnector to the upstream, and its answer back to the model.
     expect(upstream.received.length).toBe(sent + 1);
     expect(upstream.received.at(-1)?.url).toBe('/v1/invoices?status=overdue');
@@ -246,7 +285,13 @@ describe('the reference agent runtime', () => {
     const invoices = connectorToolName({ id: connectorId, name: 'Ledger' }, 'GET', '/invoices');
     const model = await startModelServer([
       completion({
-        tool_calls: [{ id: 'call_9', type: 'function', function: { name: invoices, arguments: '{}' } }],
+        tool_calls: [
+          {
+            id: 'call_9',
+            type: 'function',
+            function: { name: 'call_connector_endpoint', arguments: JSON.stringify({ name: invoices }) },
+          },
+        ],
       }),
       completion(
         { content: 'The ledger call waits for an approval.' },

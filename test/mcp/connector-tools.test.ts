@@ -65,33 +65,55 @@ async function tenantWithConnector(name = 'Billing API') {
 const invokeAudits = (tenantId: string) =>
   t.db.prisma.auditEntry.count({ where: { tenantId, action: 'connector.invoke' } });
 
-const toolNames = async (caller: Caller) => {
+interface FoundEndpoint {
+  name: string;
+  method: string;
+  path: string;
+  connector: string;
+}
+
+/** Every endpoint search_connector_endpoints finds for the caller, page after page. */
+async function everyEndpoint(caller: Caller): Promise<FoundEndpoint[]> {
   const client = await connectMcp(server, caller);
-  const { tools } = await client.listTools();
+  const found: FoundEndpoint[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await callTool(client, 'search_connector_endpoints', {
+      limit: 25,
+      ...(cursor ? { cursor } : {}),
+    });
+    found.push(...page.structuredContent.endpoints);
+    cursor = page.structuredContent.nextCursor;
+  } while (cursor);
   await client.close();
-  return tools.map((tool) => tool.name);
-};
+  return found;
+}
+
+/** The names of the endpoints the caller finds. */
+const toolNames = async (caller: Caller) => (await everyEndpoint(caller)).map((endpoint) => endpoint.name);
 
 describe('MCP connector tools', () => {
-  it('lists each endpoint of the tenant’s connectors as a tool, with its schema and description', async () => {
+  it('lists no tool per endpoint; an endpoint’s name from search is described, with its schema', async () => {
     const { agent, tool } = await tenantWithConnector('Billing API');
     const client = await connectMcp(server, agent);
     const { tools } = await client.listTools();
-    const get = tools.find((listed) => listed.name === tool('GET', '/customers'));
-    const post = tools.find((listed) => listed.name === tool('POST', '/customers'));
-    expect(get?.name).toMatch(/^billing_api_[a-z2-7]{26}__get_customers$/);
-    expect(get?.description).toContain('Customer records of the billing system.');
-    expect(get?.inputSchema.properties?.query).toMatchObject({
+    expect(tools.filter((listed) => listed.name.includes('__'))).toEqual([]);
+    expect(tool('GET', '/customers')).toMatch(/^billing_api_[a-z2-7]{26}__get_customers$/);
+    const described = await callTool(client, 'describe_connector_endpoints', {
+      names: [tool('GET', '/customers'), tool('POST', '/customers')],
+    });
+    const [get, post] = described.structuredContent.endpoints;
+    expect(get.about).toBe('Customer records of the billing system.');
+    expect(get.inputSchema.properties.query).toMatchObject({
       type: 'object',
       properties: { limit: { type: 'integer', minimum: 1 }, status: { enum: ['open', 'closed'] } },
     });
-    expect(get?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: true });
-    expect(post?.inputSchema.required).toEqual(['body']);
-    expect(post?.inputSchema.properties?.body).toMatchObject({ required: ['email'] });
+    expect(post.inputSchema.required).toEqual(['body']);
+    expect(post.inputSchema.properties.body).toMatchObject({ required: ['email'] });
     await client.close();
   });
 
-  it('calls the endpoint end to end through invokeConnector: upstream reached, audited', async () => {
+  it('still calls an endpoint by its own name (unlisted) through invokeConnector: upstream reached, audited', async () => {
     const { agent, tool } = await tenantWithConnector();
     const client = await connectMcp(server, agent);
     const listed = await callTool(client, tool('GET', '/customers'), {
@@ -191,8 +213,11 @@ describe('MCP connector tools', () => {
   it('gives an operator the connector tools and not the task tools', async () => {
     const { chairman, tool } = await tenantWithConnector('Ops API');
     const operator = await t.caller(['operator'], { tenantId: chairman.tenantId });
-    const names = await toolNames(operator);
-    expect(names).toContain(tool('GET', '/customers'));
+    expect(await toolNames(operator)).toContain(tool('GET', '/customers'));
+    const client0 = await connectMcp(server, operator);
+    const names = (await client0.listTools()).tools.map((listed) => listed.name);
+    await client0.close();
+    expect(names).toContain('call_connector_endpoint');
     expect(names).not.toContain('claim_next_task');
     expect(names).toContain('read_budget');
     const client = await connectMcp(server, operator);
@@ -222,13 +247,13 @@ describe('MCP connector tool names', () => {
     return created.body.id as string;
   }
 
-  /** tool title → tool name, for every connector tool the caller lists. */
+  /** `connector: METHOD path` → endpoint name, for every endpoint the caller finds. */
   async function namesByTitle(caller: Caller): Promise<Record<string, string>> {
-    const client = await connectMcp(server, caller);
-    const { tools } = await client.listTools();
-    await client.close();
     return Object.fromEntries(
-      tools.filter((tool) => tool.annotations?.openWorldHint).map((tool) => [tool.title, tool.name]),
+      (await everyEndpoint(caller)).map((found) => [
+        `${found.connector}: ${found.method} ${found.path}`,
+        found.name,
+      ]),
     );
   }
 
@@ -343,7 +368,7 @@ describe('MCP connector tool names', () => {
 });
 
 describe('the size of the MCP tool list', () => {
-  it('lists at most 100 tools a page, each connector’s first 20 endpoints, every tool once across the pages', async () => {
+  it('lists one page of the same tools for 12 connectors of 30 endpoints; search finds every endpoint once', async () => {
     const chairman = await t.caller(['chairman']);
     const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
     const connectors: { id: string; name: string }[] = [];
@@ -364,36 +389,18 @@ describe('the size of the MCP tool list', () => {
       connectors.push({ id: created.body.id, name });
     }
     const client = await connectMcp(server, agent);
-    const pages: string[][] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : {});
-      expect(page.tools.length).toBeLessThanOrEqual(100);
-      pages.push(page.tools.map((tool) => tool.name));
-      cursor = page.nextCursor;
-    } while (cursor && pages.length < 10);
-    expect(cursor).toBeUndefined();
-    expect(pages.length).toBe(3);
-    expect(pages[0]?.slice(0, 2)).toEqual(['claim_next_task', 'renew_task_lease']);
-    const listed = pages.flat();
-    const expected = connectors.flatMap((connector) =>
-      Array.from({ length: 20 }, (_, item) => connectorToolName(connector, 'GET', `/items/i${item}`)),
-    );
-    expect(listed.length).toBe(new Set(listed).size);
-    expect(listed.filter((name) => name.includes('__')).sort()).toEqual(expected.sort());
-
-    // An endpoint beyond the first 20 is no tool: it is reached through invokeConnector.
-    const sent = upstream.received.length;
-    await expect(
-      callTool(
-        client,
-        connectorToolName(connectors[0] as { id: string; name: string }, 'GET', '/items/i20'),
-        {},
-      ),
-    ).rejects.toMatchObject({ code: -32602 });
-    expect(upstream.received.length).toBe(sent);
+    const page = await client.listTools();
+    expect(page.nextCursor).toBeUndefined();
+    expect(page.tools.length).toBe(9 + 3);
     await expect(client.listTools({ cursor: 'not-a-cursor' })).rejects.toMatchObject({ code: -32602 });
     await client.close();
+
+    const listed = await toolNames(agent);
+    const expected = connectors.flatMap((connector) =>
+      Array.from({ length: 30 }, (_, item) => connectorToolName(connector, 'GET', `/items/i${item}`)),
+    );
+    expect(listed.length).toBe(new Set(listed).size);
+    expect([...listed].sort()).toEqual(expected.sort());
   });
 
   it('refuses a JSON-RPC batch before running any of its messages', async () => {
