@@ -14,6 +14,7 @@ import type { RoutineTickFigures } from './routines.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
 import type { FanoutCase, FanoutReport } from './subscriptions.js';
+import type { ToolListFigures } from './tool-list.js';
 import type { WebhookFairnessFigures, WebhookLatencyFigures } from './webhooks.js';
 
 export interface ThroughputReport {
@@ -61,6 +62,7 @@ export interface BenchReport {
   webhooks?: WebhookLatencyFigures;
   webhookFairness?: WebhookFairnessFigures;
   mcp?: McpCallFigures;
+  toolList?: ToolListFigures;
   delegation?: DelegationFigures;
   agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
@@ -285,6 +287,17 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { rounds, pairsPerRound, graphqlMedianMs, mcpMedianMs, ratio } = report.mcp;
     console.log(
       `\nMCP claim_next_task + complete_task against claimNextTask + completeTask over GraphQL (PGlite, in process, ${rounds} rounds of ${pairsPerRound} pairs): ${fixed(mcpMedianMs, 2)} ms / ${fixed(graphqlMedianMs, 2)} ms per pair, ratio ${fixed(ratio, 2)}× (target ≤ 1.2)`,
+    );
+  }
+  if (report.toolList) {
+    const { endpointsPerConnector, rows } = report.toolList;
+    console.log(
+      `\nMCP tools/list for an agent, o200k_base tokens (PGlite, in process, connectors of ${endpointsPerConnector} endpoints): ${rows
+        .map(
+          (row) =>
+            `${row.connectors} connector${row.connectors === 1 ? '' : 's'} ${row.tokens} (${row.tools} tools; a search of 10 ${row.searchTokens}, a describe of 10 ${row.describeTokens})`,
+        )
+        .join(', ')} (target: flat, ≤ 4000)`,
     );
   }
   if (report.delegation) {

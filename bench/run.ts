@@ -42,6 +42,7 @@ import { measureRoutineTicks } from './routines.js';
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
+import { measureToolList } from './tool-list.js';
 import { measureWebhookFairness, measureWebhookLatency } from './webhooks.js';
 
 const CASES = [
@@ -52,6 +53,7 @@ const CASES = [
   'propagation',
   'webhooks',
   'mcp',
+  'tool-list',
   'delegation',
   'agent-runtime',
   'claim-wait',
@@ -363,6 +365,11 @@ try {
   if (cases.includes('mcp')) {
     await attempt('MCP tool calls against the same GraphQL mutations (PGlite, in process)', async () => {
       report.mcp = await measureMcpCalls(quick ? 3 : 5, quick ? 40 : 100);
+    });
+  }
+  if (cases.includes('tool-list')) {
+    await attempt('MCP tools/list tokens for 1, 10 and 100 connectors (PGlite, in process)', async () => {
+      report.toolList = await measureToolList([1, 10, 100], 20);
     });
   }
   if (cases.includes('delegation')) {
