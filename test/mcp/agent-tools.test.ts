@@ -28,6 +28,10 @@ describe('MCP agent tools', () => {
       'release_task',
       'read_budget',
       'read_vital_signs',
+      // The connector tools, listed whether or not the tenant has connectors.
+      'search_connector_endpoints',
+      'describe_connector_endpoints',
+      'call_connector_endpoint',
     ]);
     const complete = tools.find((tool) => tool.name === 'complete_task');
     expect(complete?.inputSchema.required).toEqual(['taskId', 'tokensUsed', 'costUsd']);
