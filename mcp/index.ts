@@ -33,6 +33,7 @@ import {
   TOOLS_PER_PAGE,
 } from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
+import { executeToolSpan, tagTaskOfAnswer } from './gen-ai-spans.js';
 import { originPolicyOf, originRefusal } from './origin.js';
 import { openToolListStream } from './tool-list-stream.js';
 import { type AgentTool, agentTools } from './tools.js';
@@ -188,6 +189,7 @@ export function useMcp(services: Services): Plugin<Context> {
             operationName: agentTool.compiled.operationName,
             variables,
           });
+          tagTaskOfAnswer(result.data);
           return toolResultOf(result, agentTool.tool.arguments);
         }
         // A connector tool's name carries its connector's id: one read of that connector, whatever the tenant has.
@@ -198,17 +200,19 @@ export function useMcp(services: Services): Plugin<Context> {
         const input = variablesOf(connectorTool.inputSchema, CONNECTOR_TOOL_MAPPING, params.arguments);
         // The task the call is made for, when the caller names it: counted by the repeated-call breaker.
         const taskId = (params._meta as Record<string, unknown> | undefined)?.[TASK_META_KEY];
-        const result = await execution.run({
-          query: invokeOperation.query,
-          operationName: invokeOperation.operationName,
-          variables: {
-            id: connectorTool.connectorId,
-            endpoint: { method: connectorTool.method, path: connectorTool.path },
-            ...input,
-            ...(typeof taskId === 'string' ? { taskId } : {}),
-          },
+        return executeToolSpan(connectorTool, async () => {
+          const result = await execution.run({
+            query: invokeOperation.query,
+            operationName: invokeOperation.operationName,
+            variables: {
+              id: connectorTool.connectorId,
+              endpoint: { method: connectorTool.method, path: connectorTool.path },
+              ...input,
+              ...(typeof taskId === 'string' ? { taskId } : {}),
+            },
+          });
+          return toolResultOf(result, CONNECTOR_TOOL_MAPPING, connectorAnswer);
         });
-        return toolResultOf(result, CONNECTOR_TOOL_MAPPING, connectorAnswer);
       }),
     );
     return mcp;
