@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type Attributes,
   type Context,
@@ -68,8 +67,8 @@ function failed(span: Span, type: string, message?: string) {
 
 /**
  * The runtime's own tracer and meter providers, never registered globally (a process may run the gateway
- * with its own beside it, as the tests do): spans name their parent explicitly, from an AsyncLocalStorage
- * of the runtime's, and the MCP client's fetch injects it as W3C `traceparent`.
+ * with its own beside it, as the tests do): spans name their parent explicitly, from the runtime's current
+ * scope, and the MCP client's fetch injects it as W3C `traceparent`.
  */
 export function createOtelTelemetry(
   settings: TelemetrySettings,
@@ -118,7 +117,19 @@ export function createOtelTelemetry(
     unit: 's',
     advice: { explicitBucketBoundaries: DURATION_BUCKETS },
   });
-  const scopes = new AsyncLocalStorage<Scope>();
+  // The scope of what the runtime does now. A runtime does one thing at a time (its lease renewals aside,
+  // which take the scope they fire in): a variable, not an AsyncLocalStorage, whose promise hooks would
+  // slow every promise of the process on Node 20 (see bench/README.md, agent-telemetry).
+  let current: Scope | undefined;
+  const within = async <T>(scope: Scope, run: () => Promise<T>): Promise<T> => {
+    const previous = current;
+    current = scope;
+    try {
+      return await run();
+    } finally {
+      current = previous;
+    }
+  };
   const propagator = new W3CTraceContextPropagator();
   // v1.36.0 named the provider gen_ai.system; the latest conventions, opted into, gen_ai.provider.name.
   const provider: Attributes = settings.latestGenAi
@@ -145,7 +156,7 @@ export function createOtelTelemetry(
       );
       const scope: Scope = { context: trace.setSpan(ROOT_CONTEXT, span), usage: { input: 0, output: 0 } };
       return {
-        claiming: (claim) => scopes.run(scope, claim),
+        claiming: (claim) => within(scope, claim),
         async working(facts, work) {
           scope.conversationId = facts.threadId ?? undefined;
           span.setAttributes({
@@ -155,7 +166,7 @@ export function createOtelTelemetry(
             ...(facts.attempts ? { 'boardroom.task.attempt': facts.attempts } : {}),
           });
           try {
-            const outcome = await scopes.run(scope, work);
+            const outcome = await within(scope, work);
             span.setAttribute('boardroom.task.outcome', outcome);
             if (outcome === 'failed') failed(span, 'task_failed');
             return outcome;
@@ -174,7 +185,7 @@ export function createOtelTelemetry(
     },
 
     async chat({ model, baseURL }, call) {
-      const scope = scopes.getStore();
+      const scope = current;
       const server = new URL(baseURL);
       const common: Attributes = {
         'gen_ai.operation.name': 'chat',
@@ -230,7 +241,7 @@ export function createOtelTelemetry(
     },
 
     async tool({ name, callId }, call, isError) {
-      const scope = scopes.getStore();
+      const scope = current;
       const parent = scope?.context ?? ROOT_CONTEXT;
       const span = tracer.startSpan(
         `execute_tool ${name}`,
@@ -252,7 +263,7 @@ export function createOtelTelemetry(
         usage: scope?.usage ?? { input: 0, output: 0 },
       };
       try {
-        const result = await scopes.run(inner, call);
+        const result = await within(inner, call);
         if (isError?.(result)) failed(span, 'tool_error');
         return result;
       } catch (error) {
@@ -264,7 +275,7 @@ export function createOtelTelemetry(
     },
 
     fetch(url, init) {
-      const scope = scopes.getStore();
+      const scope = current;
       if (!scope) return fetch(url, init);
       const headers = new Headers(init?.headers);
       propagator.inject(scope.context, headers, { set: (carrier, key, value) => carrier.set(key, value) });

@@ -128,7 +128,10 @@ export function telemetrySettings(env: Record<string, string | undefined>): Tele
   };
 }
 
-/** Loads the OpenTelemetry SDK and starts exporting, as `settings` say; `log` hears of failed exports. */
+/**
+ * Loads the OpenTelemetry SDK and starts exporting, as `settings` say; `log` hears of failed exports. One
+ * instance serves one runAgent (it holds that runtime's current span).
+ */
 export async function startTelemetry(
   settings: TelemetrySettings,
   log: (event: Record<string, unknown>) => void,
