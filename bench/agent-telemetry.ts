@@ -26,6 +26,8 @@ export interface AgentTelemetryFigures {
   /** The runtime process's CPU (user + system) per task, median over rounds, without and with export. */
   offCpuMs: number;
   onCpuMs: number;
+  /** Each round's figures, in order: time and CPU per task without and with export. */
+  perRound: { off: { ms: number; cpuMs: number }; on: { ms: number; cpuMs: number } }[];
   /** OTLP requests the collector received over the rounds with export (0 would mean nothing was measured). */
   exports: number;
 }
@@ -184,6 +186,7 @@ export async function measureAgentTelemetry(
           offCpuMs: median(off.map((figures) => figures.cpuMs)),
           onCpuMs: median(on.map((figures) => figures.cpuMs)),
           exports,
+          perRound: off.map((figures, index) => ({ off: figures, on: on[index] as typeof figures })),
         };
       } finally {
         // The listener only: withInProcessApp closes the app.
