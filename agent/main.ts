@@ -6,11 +6,13 @@
 // Environment: BOARDROOM_URL (default http://127.0.0.1:4000), BOARDROOM_TOKEN (an agent's token),
 // OPENAI_BASE_URL (any OpenAI-compatible endpoint; default OpenAI's), OPENAI_API_KEY, AGENT_MODEL,
 // AGENT_PRICES (JSON or a JSON file laid over the price table); an empty variable counts as unset. Bad
-// configuration prints what is wrong and the usage line and exits 2. SIGTERM or SIGINT stops it: a task in
+// configuration prints what is wrong and the usage line and exits 2. Telemetry (GenAI spans and metrics over
+// OTLP/HTTP) is on when OTEL_EXPORTER_OTLP_ENDPOINT (or a signal's own endpoint) is set; see telemetry.ts. SIGTERM or SIGINT stops it: a task in
 // progress is released at once (back to the queue, its claim not counted), then it exits 0.
 import { parseArgs } from 'node:util';
 import { loadPrices, priceOf } from './prices.js';
 import { runAgent } from './runtime.js';
+import { startTelemetry, type TelemetrySettings, telemetrySettings } from './telemetry.js';
 
 const usage =
   'usage: npm run agent -- --role <role> [--model <name>] [--url <boardroom url>] [--base-url <openai-compatible url>]';
@@ -38,7 +40,8 @@ try {
 if (values.help) {
   console.log(usage);
   console.log(
-    'Environment: BOARDROOM_TOKEN (required, an agent token), BOARDROOM_URL, OPENAI_API_KEY, OPENAI_BASE_URL, AGENT_MODEL, AGENT_PRICES.',
+    'Environment: BOARDROOM_TOKEN (required, an agent token), BOARDROOM_URL, OPENAI_API_KEY, OPENAI_BASE_URL, AGENT_MODEL, AGENT_PRICES; ' +
+      'telemetry: OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables.',
   );
   process.exit(0);
 }
@@ -75,7 +78,15 @@ if (!priceOf(prices, model)) {
     `no price for the model ${model}: add it with AGENT_PRICES='{"${model}": {"input": 0, "output": 0}}' (USD per million tokens)`,
   );
 }
+let telemetryConfig: TelemetrySettings | undefined;
+try {
+  telemetryConfig = telemetrySettings(env);
+} catch (error) {
+  refuse((error as Error).message);
+}
 
+const log = (event: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(event)}\n`);
+const telemetry = telemetryConfig ? await startTelemetry(telemetryConfig, log) : undefined;
 const controller = new AbortController();
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => controller.abort(signal));
@@ -89,8 +100,12 @@ try {
     model,
     prices,
     signal: controller.signal,
+    log,
+    telemetry,
   });
 } catch (error) {
   console.error(`agent stopped: ${(error as Error).message}`);
+  await telemetry?.shutdown();
   process.exit(1);
 }
+await telemetry?.shutdown();

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { MAX_RECOMMENDATIONS, recommendationRule } from '../src/domain/agents/completion-rules.js';
 import { TASK_META_KEY } from '../src/domain/agents/task-meta.js';
 import { addUsage, costOf, noUsage, type PriceTable, priceOf, type Usage } from './prices.js';
+import { type AgentTelemetry, noTelemetry } from './telemetry.js';
 
 export interface AgentOptions {
   /** Boardroom's base URL; the runtime speaks MCP to `<url>/mcp`. */
@@ -40,6 +41,8 @@ export interface AgentOptions {
   waitSeconds?: number;
   /** Where the runtime says what it does: one object per event. Default: JSON lines on standard error. */
   log?: (event: Record<string, unknown>) => void;
+  /** GenAI spans and metrics (telemetry.ts). Default: none. */
+  telemetry?: AgentTelemetry;
 }
 
 /** What one run did, for its caller (the CLI prints nothing of it; tests read it). */
@@ -60,6 +63,8 @@ const SYSTEM_PROMPT = (role: string) =>
 interface ClaimedTask {
   id: string;
   message: string;
+  threadId?: string | null;
+  attempts?: number | null;
   leaseExpiresAt?: string | null;
   /** The model version Boardroom routed the task to, when the role has one bound. */
   modelVersion?: { baseModel: string } | null;
@@ -236,11 +241,13 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   const budgetRecheckMs = options.budgetRecheckMs ?? 5 * 60_000;
   const maxModelCalls = options.maxModelCalls ?? 8;
   const summary: AgentSummary = { completed: 0, failed: 0, released: 0, delegated: 0 };
+  const telemetry = options.telemetry ?? noTelemetry;
 
   const mcp = new Client({ name: 'boardroom-agent', version: '0.1.0' });
   await mcp.connect(
     new StreamableHTTPClientTransport(new URL('/mcp', options.boardroomUrl), {
       requestInit: { headers: { authorization: `Bearer ${options.token}` } },
+      fetch: telemetry.fetch,
     }),
   );
   const openai = new OpenAI({
@@ -312,13 +319,16 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       const claimAbort = new AbortController();
       const stopClaim = () => claimAbort.abort(signal.reason);
       signal.addEventListener('abort', stopClaim, { once: true });
+      const attempt = telemetry.attempt(role);
       try {
         claim = (
-          await agentCall(
-            'claim_next_task',
-            { role, ...(waitArgument ? { [waitArgument]: waitSeconds } : {}) },
-            // Stopping answers a waiting claim at once; closing the client then ends its request.
-            claimAbort.signal,
+          await attempt.claiming(() =>
+            agentCall(
+              'claim_next_task',
+              { role, ...(waitArgument ? { [waitArgument]: waitSeconds } : {}) },
+              // Stopping answers a waiting claim at once; closing the client then ends its request.
+              claimAbort.signal,
+            ),
           )
         ).claimNextTask as Claim;
       } catch (error) {
@@ -335,7 +345,12 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       if (claim.outcome === 'claimed' && claim.task) {
         idleAttempt = 0;
         lastOutcome = undefined;
-        const ended = await work(claim.task);
+        const task = claim.task;
+        const model = task.modelVersion?.baseModel ?? options.model;
+        const ended = await attempt.working(
+          { taskId: task.id, threadId: task.threadId, attempts: task.attempts, model },
+          () => work(task),
+        );
         summary[ended] += 1;
         continue;
       }
@@ -441,13 +456,15 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           : []),
       ];
       for (let calls = 0; calls < maxModelCalls; calls += 1) {
-        const completion = await openai.chat.completions.create(
-          {
-            model,
-            messages,
-            tools: functions,
-          },
-          { signal: modelAbort.signal },
+        const completion = await telemetry.chat({ model, baseURL: openai.baseURL }, () =>
+          openai.chat.completions.create(
+            {
+              model,
+              messages,
+              tools: functions,
+            },
+            { signal: modelAbort.signal },
+          ),
         );
         usage = addUsage(usage, completion.usage);
         const message = completion.choices[0]?.message;
@@ -512,7 +529,13 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           }
           try {
             const args = toolCall.function.arguments ? JSON.parse(toolCall.function.arguments) : {};
-            answer = toolAnswer(await call(toolCall.function.name, args, undefined, task.id));
+            answer = toolAnswer(
+              await telemetry.tool(
+                { name: toolCall.function.name, callId: toolCall.id },
+                () => call(toolCall.function.name, args, undefined, task.id),
+                (result) => result.isError === true,
+              ),
+            );
           } catch (error) {
             // Arguments the tool refused (a JSON-RPC error) or that are not JSON: the model reads why.
             answer = JSON.stringify({ error: (error as Error).message });

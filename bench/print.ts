@@ -1,6 +1,7 @@
 // The report of a run: its shape (also written as JSON) and the tables printed at the end.
 
 import type { AgentRuntimeFigures } from './agent-runtime.js';
+import type { AgentTelemetryFigures } from './agent-telemetry.js';
 import type { ClaimWakeFigures } from './claim-wait.js';
 import type { DelegationFigures } from './delegation.js';
 import type { IngestionFigures } from './experiments.js';
@@ -65,6 +66,7 @@ export interface BenchReport {
   toolList?: ToolListFigures;
   delegation?: DelegationFigures;
   agentRuntime?: AgentRuntimeFigures;
+  agentTelemetry?: AgentTelemetryFigures;
   claimWait: ClaimWakeFigures[];
   idleWaiters: IdleWaitersFigures[];
   routines?: RoutineTickFigures;
@@ -331,6 +333,13 @@ export function printReport(report: BenchReport, plan: Plan): void {
       report.agentRuntime;
     console.log(
       `\nReference agent runtime (one process, PGlite gateway over loopback HTTP, ${tasks} tasks, model server answering after ${modelDelayMs} ms): ${fixed(cycleMedianMs, 1)} ms per task; its own overhead with Boardroom's answers ${fixed(overheadMedianMs, 1)} ms median, ${fixed(overheadP90Ms, 1)} ms p90 (${fixed(overheadRatio * 100, 0)} % of the model's time)`,
+    );
+  }
+  if (report.agentTelemetry) {
+    const { rounds, tasksPerRound, modelDelayMs, offMs, onMs, timeRatio, offCpuMs, onCpuMs, exports } =
+      report.agentTelemetry;
+    console.log(
+      `\nReference agent runtime with OTel export to a loopback collector against without (${rounds} interleaved rounds of ${tasksPerRound} tasks, model answering after ${modelDelayMs} ms): ${fixed(onMs, 1)} against ${fixed(offMs, 1)} ms per task, +${fixed((timeRatio - 1) * 100, 1)} % (median of per-round ratios); runtime CPU per task ${fixed(onCpuMs, 2)} against ${fixed(offCpuMs, 2)} ms; ${exports} OTLP requests received`,
     );
   }
   for (const figures of report.claimWait) {

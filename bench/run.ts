@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { measureAgentRuntime } from './agent-runtime.js';
+import { measureAgentTelemetry } from './agent-telemetry.js';
 import { measureClaimWake } from './claim-wait.js';
 import { measureDelegation } from './delegation.js';
 import { baselineJob, throughputCases, transportCases } from './domains.js';
@@ -56,6 +57,7 @@ const CASES = [
   'tool-list',
   'delegation',
   'agent-runtime',
+  'agent-telemetry',
   'claim-wait',
   'idle-waiters',
   'queue',
@@ -384,6 +386,14 @@ try {
     await attempt('the reference agent runtime per task against its model server (PGlite)', async () => {
       report.agentRuntime = await measureAgentRuntime(quick ? 60 : 300);
     });
+  }
+  if (cases.includes('agent-telemetry')) {
+    await attempt(
+      'the reference agent runtime with and without OTel export (PGlite, in process)',
+      async () => {
+        report.agentTelemetry = await measureAgentTelemetry(quick ? 3 : 5, quick ? 60 : 150);
+      },
+    );
   }
   if (cases.includes('claim-wait')) {
     for (const database of databases) {

@@ -4,6 +4,7 @@ import { toValidationDetail } from '../src/validation/pydantic.js';
 import { invalidParams, type ToolInputSchema, variablesOf } from './arguments.js';
 import { type ConnectorEndpoint, connectorEndpointNamed, tenantEndpoints } from './connector-tools.js';
 import { type Execution, toolResultOf } from './execute.js';
+import { executeToolSpan } from './gen-ai-spans.js';
 
 /**
  * The connector face of the MCP endpoint: three tools whatever the tenant's connectors (ADR 0052). The
@@ -264,16 +265,18 @@ export async function invokeEndpoint(
   taskId: string | undefined,
 ): Promise<CallToolResult> {
   const input = variablesOf(endpoint.inputSchema, ENDPOINT_ARGUMENTS, args);
-  const result = await execution.run({
-    ...invoke,
-    variables: {
-      id: endpoint.connectorId,
-      endpoint: { method: endpoint.method, path: endpoint.path },
-      ...input,
-      ...(taskId !== undefined ? { taskId } : {}),
-    },
+  return executeToolSpan(endpoint, async () => {
+    const result = await execution.run({
+      ...invoke,
+      variables: {
+        id: endpoint.connectorId,
+        endpoint: { method: endpoint.method, path: endpoint.path },
+        ...input,
+        ...(taskId !== undefined ? { taskId } : {}),
+      },
+    });
+    return toolResultOf(result, ENDPOINT_ARGUMENTS, connectorAnswer);
   });
-  return toolResultOf(result, ENDPOINT_ARGUMENTS, connectorAnswer);
 }
 
 /** `call_connector_endpoint`: the named endpoint of the caller's tenant, called with its arguments. */

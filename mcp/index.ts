@@ -32,6 +32,7 @@ import {
 } from './connector-surface.js';
 import { connectorEndpointNamed, InvokeConnector, ListConnectors, ReadConnector } from './connector-tools.js';
 import { type Execution, executionOf, internalError, toolResultOf } from './execute.js';
+import { tagTaskOfAnswer } from './gen-ai-spans.js';
 import { originPolicyOf, originRefusal } from './origin.js';
 import { openToolListStream } from './tool-list-stream.js';
 import { type AgentTool, agentTools } from './tools.js';
@@ -165,6 +166,7 @@ export function useMcp(services: Services): Plugin<Context> {
             operationName: agentTool.compiled.operationName,
             variables,
           });
+          tagTaskOfAnswer(result.data);
           return toolResultOf(result, agentTool.tool.arguments);
         }
         if (!allows(invokeOperation, viewer)) throw invalidParams(`Unknown tool: ${params.name}`);
