@@ -42,6 +42,7 @@ import { measureRoutineTicks } from './routines.js';
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
+import { measureTaskRuns } from './task-runs.js';
 import { measureWebhookFairness, measureWebhookLatency } from './webhooks.js';
 
 const CASES = [
@@ -53,6 +54,7 @@ const CASES = [
   'webhooks',
   'mcp',
   'delegation',
+  'task-runs',
   'agent-runtime',
   'claim-wait',
   'idle-waiters',
@@ -370,6 +372,14 @@ try {
       'a delegated tree of 50 tasks against 50 independent chats (PGlite, in process)',
       async () => {
         report.delegation = await measureDelegation(quick ? 3 : 5);
+      },
+    );
+  }
+  if (cases.includes('task-runs')) {
+    await attempt(
+      'run records: 100 steps per task, and a 1,000-step timeline read (PGlite, in process)',
+      async () => {
+        report.taskRuns = await measureTaskRuns(quick ? 3 : 5, quick ? 10 : 20, quick ? 100 : 300);
       },
     );
   }
