@@ -33,9 +33,9 @@ const REPORT = `mutation Report($taskId: ID!, $steps: [ModelStepInput!]!) {
   reportTaskSteps(taskId: $taskId, steps: $steps) { lastSeq }
 }`;
 const COMPLETE = `mutation Complete($id: ID!, $input: CompleteTaskInput!) { completeTask(id: $id, input: $input) { status } }`;
-const TIMELINE = `query Timeline($id: ID!) {
+const TIMELINE = `query Timeline($id: ID!, $first: Int) {
   task(id: $id) {
-    steps(first: 1000) {
+    steps(first: $first) {
       nodes { seq attempt kind startedAt durationMs model inputTokens outputTokens tokens costUsd charged
               endpoint httpStatus approvalId childTaskId }
       nextCursor
@@ -149,7 +149,7 @@ export async function measureTaskRuns(
       await graphql(agent, REPORT, { taskId: id, steps: Array.from({ length: 500 }, () => step(10)) });
     }
     await complete(agent, id, 10_000, 30_000);
-    const read = () => graphql<{ task: { steps: { nodes: unknown[] } } }>(chairman, TIMELINE, { id });
+    const read = () => graphql<{ task: { steps: { nodes: unknown[] } } }>(chairman, TIMELINE, { id, first: 1000 });
     const check = await read();
     if (check.task.steps.nodes.length !== 1000) {
       throw new Error(`the timeline read ${check.task.steps.nodes.length} steps, not 1,000`);

@@ -218,6 +218,23 @@ describe('run records', () => {
     const childRun = (await ok(RUN, { id: child.id }, chairman)).task.steps.nodes;
     expect(childRun.map((step: any) => step.kind)).toEqual(['claimed', 'model_call', 'completed']);
 
+    // The chairman's decision on the gated call goes into the record of the task it was made for.
+    const rejected = await ok(
+      'mutation($id: ID!) { rejectConnectorCall(id: $id, note: "Not now") { id } }',
+      { id: approval.id },
+      chairman,
+    );
+    expect(rejected.rejectConnectorCall.id).toBe(approval.id);
+    const decided = (await ok(RUN, { id: rootId }, chairman)).task.steps.nodes.at(-1);
+    expect(decided).toMatchObject({
+      seq: 9,
+      kind: 'approval_decided',
+      approvalId: approval.id,
+      outcome: 'rejected',
+      reason: 'Not now',
+      costUsd: 0,
+    });
+
     // Another tenant sees none of it.
     const stranger = await t.caller(['chairman']);
     expect((await ok(RUN, { id: rootId }, stranger)).task).toBeNull();

@@ -447,6 +447,7 @@ export async function invokeConnector(
       connector,
       command.endpoint,
       input,
+      command.taskId ?? null,
     );
     if (command.taskId) {
       await recordSteps(context.prisma, context.viewer.tenantId, command.taskId, [
