@@ -149,7 +149,8 @@ export async function measureTaskRuns(
       await graphql(agent, REPORT, { taskId: id, steps: Array.from({ length: 500 }, () => step(10)) });
     }
     await complete(agent, id, 10_000, 30_000);
-    const read = () => graphql<{ task: { steps: { nodes: unknown[] } } }>(chairman, TIMELINE, { id, first: 1000 });
+    const read = () =>
+      graphql<{ task: { steps: { nodes: unknown[] } } }>(chairman, TIMELINE, { id, first: 1000 });
     const check = await read();
     if (check.task.steps.nodes.length !== 1000) {
       throw new Error(`the timeline read ${check.task.steps.nodes.length} steps, not 1,000`);
