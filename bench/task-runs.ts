@@ -1,6 +1,6 @@
 // Run records: what recording a run's steps adds to the gateway, and reading a long timeline. Per round, on
 // a fresh tenant each, tasks run as claim + complete alone, and as claim + 100 model steps reported in
-// batches of 50 + complete with their exact sum, interleaved; the gateway's CPU (this process, PGlite's
+// one batch + complete with their exact sum, interleaved; the gateway's CPU (this process, PGlite's
 // worker included) of the claim-to-completion requests is compared. Then a task with 1,000 steps is read
 // whole (`Task.steps(first: 1000)`) again and again. On PGlite in this process, through yoga's fetch.
 import { randomUUID } from 'node:crypto';
@@ -66,7 +66,7 @@ export async function measureTaskRuns(
   timelineReads: number,
 ): Promise<TaskRunFigures> {
   const STEPS = 100;
-  const BATCH = 50;
+  const BATCH = 100;
   return withInProcessApp('task-runs', {}, async (app) => {
     const graphql = async <T>(token: string, query: string, variables: Record<string, unknown>) => {
       const response = await app.yoga.fetch('http://bench/graphql', {

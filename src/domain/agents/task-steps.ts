@@ -247,7 +247,10 @@ export async function reportTaskSteps(
   const { tenantId, sub } = context.viewer;
   return context.prisma.$transaction(async (tx) => {
     await lockOwnRunningTask(tx, context, taskId);
-    const policy = await capturePolicy(tx, tenantId);
+    // The tenant's setting matters only to steps that carry a body.
+    const policy = steps.some((step) => step.request || step.response)
+      ? await capturePolicy(tx, tenantId)
+      : { capture: false, retentionDays: 0 };
     const now = Date.now();
     const rows = steps.map((step) => modelStepRow(step, sub, policy, now));
     const [counted] = await tx.$queryRaw<{ steps_recorded: number; claims: number }[]>`
