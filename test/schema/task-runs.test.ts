@@ -238,6 +238,13 @@ describe('run records', () => {
     // Another tenant sees none of it.
     const stranger = await t.caller(['chairman']);
     expect((await ok(RUN, { id: rootId }, stranger)).task).toBeNull();
+    const foreignDelete = await gql(
+      'mutation($id: ID!) { deleteTask(id: $id) { ids } }',
+      { id: rootId },
+      stranger,
+    );
+    expect(foreignDelete.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect(await t.db.prisma.taskStep.count({ where: { taskId: rootId } })).toBe(9);
 
     // Deleting the task removes its steps and its sub-task's.
     const deleted = await ok('mutation($id: ID!) { deleteTask(id: $id) { ids } }', { id: rootId }, chairman);
