@@ -227,6 +227,55 @@ function toolAnswer(result: CallToolResult & { structuredContent?: Record<string
   return JSON.stringify(structured?.response ?? structured ?? result.content);
 }
 
+/** The most model calls one report_steps call carries (the server's limit: docs/limits.md). */
+const MAX_STEPS_PER_REPORT = 500;
+
+/** One model call as report_steps takes it. */
+interface ModelStepReport {
+  model: string;
+  startedAt: string;
+  durationMs: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  costUsd: number;
+  finishReason?: string;
+}
+
+/** An attempt's model calls not yet reported, and what all of its calls cost, in micro-dollars. */
+interface RunSteps {
+  pending: ModelStepReport[];
+  micros: number;
+}
+
+/** Queues one model call for report_steps; returns its cost in whole micro-dollars (what it reports). */
+function recordStep(
+  run: RunSteps,
+  call: {
+    model: string;
+    startedAt: Date;
+    durationMs: number;
+    usage: Usage;
+    price: NonNullable<ReturnType<typeof priceOf>>;
+    finishReason: string | null;
+  },
+): number {
+  const micros = Math.round(costOf(call.price, call.usage) * 1e6);
+  run.pending.push({
+    model: call.model,
+    startedAt: call.startedAt.toISOString(),
+    durationMs: call.durationMs,
+    inputTokens: call.usage.promptTokens,
+    cachedInputTokens: Math.min(call.usage.cachedInputTokens, call.usage.promptTokens),
+    outputTokens: call.usage.completionTokens,
+    reasoningTokens: Math.min(call.usage.reasoningTokens, call.usage.completionTokens),
+    costUsd: micros / 1e6,
+    ...(call.finishReason ? { finishReason: call.finishReason } : {}),
+  });
+  return micros;
+}
+
 /**
  * Works the queue of one agent role until `signal` aborts: claims a task over MCP, answers it with an
  * OpenAI-compatible Chat Completions model that may call the tenant's connector tools (through Boardroom's
@@ -296,6 +345,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   let renewTool = false;
   let reportsUsage = false;
   let delegates = false;
+  let reportsSteps = false;
   try {
     const tools = (await mcp.listTools()).tools;
     const claimTool = tools.find((tool) => tool.name === 'claim_next_task');
@@ -305,6 +355,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     );
     renewTool = tools.some((tool) => tool.name === 'renew_task_lease');
     delegates = tools.some((tool) => tool.name === 'delegate_task');
+    reportsSteps = tools.some((tool) => tool.name === 'report_steps');
     reportsUsage =
       tools.find((tool) => tool.name === 'complete_task')?.inputSchema.properties?.usage !== undefined;
     log({ event: 'started', role, model: options.model, waitForWork: Boolean(waitArgument) });
@@ -379,11 +430,14 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   }
   return summary;
 
-  /** The usage a completion or a delegation reports: tokens, cost and, when the server takes it, the breakdown. */
-  function reported(usage: Usage, price: NonNullable<ReturnType<typeof priceOf>>) {
+  /**
+   * The usage a completion or a delegation reports: tokens, cost and, when the server takes it, the breakdown.
+   * With the model calls reported as steps, the cost is exactly their micro-dollars' sum (the server checks).
+   */
+  function reported(usage: Usage, price: NonNullable<ReturnType<typeof priceOf>>, run: RunSteps) {
     return {
       tokensUsed: usage.promptTokens + usage.completionTokens,
-      costUsd: costOf(price, usage),
+      costUsd: reportsSteps ? run.micros / 1e6 : costOf(price, usage),
       ...(reportsUsage
         ? {
             usage: {
@@ -426,6 +480,17 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     };
     startRenewal();
     let usage: Usage = noUsage();
+    const run: RunSteps = { pending: [], micros: 0 };
+    /** Sends the model calls not yet reported (batched: one request per MAX_STEPS_PER_REPORT). */
+    const reportSteps = async () => {
+      while (reportsSteps && run.pending.length > 0) {
+        await agentCall('report_steps', {
+          taskId: task.id,
+          steps: run.pending.slice(0, MAX_STEPS_PER_REPORT),
+        });
+        run.pending.splice(0, MAX_STEPS_PER_REPORT);
+      }
+    };
     try {
       const price = priceOf(options.prices, model);
       if (!price) throw new Error(`no price for the model ${model}: add it to AGENT_PRICES`);
@@ -456,6 +521,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           : []),
       ];
       for (let calls = 0; calls < maxModelCalls; calls += 1) {
+        const startedAt = new Date();
+        const started = performance.now();
         const completion = await telemetry.chat({ model, baseURL: openai.baseURL }, () =>
           openai.chat.completions.create(
             {
@@ -467,12 +534,21 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           ),
         );
         usage = addUsage(usage, completion.usage);
+        run.micros += recordStep(run, {
+          model,
+          startedAt,
+          durationMs: Math.round(performance.now() - started),
+          usage: addUsage(noUsage(), completion.usage),
+          price,
+          finishReason: completion.choices[0]?.finish_reason ?? null,
+        });
         const message = completion.choices[0]?.message;
         if (!message) throw new Error('the model answered no choice');
         const toolCalls = (message.tool_calls ?? []).filter((toolCall) => toolCall.type === 'function');
         if (toolCalls.length === 0) {
-          const { tokensUsed, costUsd, ...breakdown } = reported(usage, price);
+          const { tokensUsed, costUsd, ...breakdown } = reported(usage, price, run);
           await stopRenewal();
+          await reportSteps();
           await agentCall('complete_task', {
             taskId: task.id,
             output: message.content ?? '',
@@ -547,10 +623,11 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
           // No renewal may reach the task once it waits; a refusal leaves it running: renew again.
           await stopRenewal();
           try {
+            await reportSteps();
             await agentCall('delegate_task', {
               taskId: task.id,
               delegations: delegation.args.delegations,
-              ...reported(usage, price),
+              ...reported(usage, price, run),
             });
             log({ event: 'delegated', role, taskId: task.id, usage });
             return 'delegated';
@@ -579,6 +656,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       if (signal.aborted) {
         try {
           await stopRenewal();
+          await reportSteps().catch(() => {});
           await agentCall('release_task', { taskId: task.id });
           log({ event: 'released', role, taskId: task.id, reason, usage });
         } catch (releaseError) {
@@ -588,6 +666,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
       }
       try {
         await stopRenewal();
+        await reportSteps().catch(() => {});
         await agentCall('fail_task', { taskId: task.id, error: reason.slice(0, 2000) });
       } catch (failError) {
         log({ event: 'fail_failed', taskId: task.id, error: (failError as Error).message });

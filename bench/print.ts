@@ -15,6 +15,7 @@ import type { RoutineTickFigures } from './routines.js';
 import { DATABASE_NAMES, type DatabaseKind } from './servers.js';
 import { STARTUP_TARGETS, type StartupFigures } from './startup.js';
 import type { FanoutCase, FanoutReport } from './subscriptions.js';
+import type { TaskRunFigures } from './task-runs.js';
 import type { ToolListFigures } from './tool-list.js';
 import type { WebhookFairnessFigures, WebhookLatencyFigures } from './webhooks.js';
 
@@ -65,6 +66,7 @@ export interface BenchReport {
   mcp?: McpCallFigures;
   toolList?: ToolListFigures;
   delegation?: DelegationFigures;
+  taskRuns?: TaskRunFigures;
   agentRuntime?: AgentRuntimeFigures;
   agentTelemetry?: AgentTelemetryFigures;
   claimWait: ClaimWakeFigures[];
@@ -326,6 +328,12 @@ export function printReport(report: BenchReport, plan: Plan): void {
         fixed(treeMsPerCall[operation], 1),
         fixed(chatsMsPerCall[operation], 1),
       ]),
+    );
+  }
+  if (report.taskRuns) {
+    const r = report.taskRuns;
+    console.log(
+      `\nRun records (PGlite, in process, ${r.rounds} rounds of ${r.tasksPerRound} tasks): claim + ${r.stepsPerTask} model steps in batches of ${r.batchSize} + complete ${fixed(r.steppedCpuMsPerTask, 1)} ms of CPU per task against claim + complete alone ${fixed(r.plainCpuMsPerTask, 1)} ms: ${fixed(r.cpuRatio, 2)}× (target ≤ 1.2); a 1,000-step timeline read ${r.timelineReads} times: p50 ${fixed(r.timelineP50Ms, 1)} ms, p99 ${fixed(r.timelineP99Ms, 1)} ms (target < 100)`,
     );
   }
   if (report.agentRuntime) {

@@ -43,6 +43,7 @@ import { measureRoutineTicks } from './routines.js';
 import { DATABASE_NAMES, type DatabaseKind, type Gateway, startBareYoga, startGateway } from './servers.js';
 import { measureStartup } from './startup.js';
 import { type FanoutCase, measureFanout } from './subscriptions.js';
+import { measureTaskRuns } from './task-runs.js';
 import { measureToolList } from './tool-list.js';
 import { measureWebhookFairness, measureWebhookLatency } from './webhooks.js';
 
@@ -56,6 +57,7 @@ const CASES = [
   'mcp',
   'tool-list',
   'delegation',
+  'task-runs',
   'agent-runtime',
   'agent-telemetry',
   'claim-wait',
@@ -379,6 +381,14 @@ try {
       'a delegated tree of 50 tasks against 50 independent chats (PGlite, in process)',
       async () => {
         report.delegation = await measureDelegation(quick ? 3 : 5);
+      },
+    );
+  }
+  if (cases.includes('task-runs')) {
+    await attempt(
+      'run records: 100 steps per task, and a 1,000-step timeline read (PGlite, in process)',
+      async () => {
+        report.taskRuns = await measureTaskRuns(quick ? 3 : 5, quick ? 10 : 20, quick ? 100 : 300);
       },
     );
   }

@@ -170,6 +170,18 @@ const DelegateTask = graphql(`
   }
 `);
 
+const ReportSteps = graphql(`
+  mutation McpReportSteps($taskId: ID!, $steps: [ModelStepInput!]!) {
+    reportTaskSteps(taskId: $taskId, steps: $steps) {
+      taskId
+      attempt
+      firstSeq
+      lastSeq
+      recorded
+    }
+  }
+`);
+
 const ReleaseTask = graphql(`
   mutation McpReleaseTask($id: ID!) {
     releaseTask(id: $id) {
@@ -312,6 +324,19 @@ export const agentTools: AgentTool[] = [
       costUsd: 'input.costUsd',
       usage: 'input.usage',
     },
+    readOnly: false,
+  }),
+  defineTool({
+    name: 'report_steps',
+    title: 'Report model calls',
+    description:
+      'Records model calls of a task this agent holds in its run record, in order: 1 to 500 per call, each ' +
+      'with its model, durationMs, inputTokens (cachedInputTokens ⊆ input), outputTokens (reasoningTokens ⊆ ' +
+      'output), costUsd and finishReason; request/response bodies are kept (redacted) only when the tenant ' +
+      'captures content. Report them before completing or delegating: the usage those report must then be ' +
+      'exactly their sum (BAD_USER_INPUT `costs_do_not_add_up` otherwise). Agent role only.',
+    document: ReportSteps,
+    arguments: { taskId: 'taskId', steps: 'steps' },
     readOnly: false,
   }),
   defineTool({

@@ -34,6 +34,7 @@ import {
   startIdempotencySweeper,
   startLeaseSweeper,
   startRoutineTicker,
+  startRunContentSweeper,
 } from './infra/sweepers.js';
 import { createWebhookDispatcher, type WebhookDispatcherOptions } from './infra/webhook-dispatcher.js';
 import { createLogger, type Logger } from './logger.js';
@@ -331,6 +332,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           startApprovalSweeper({ prisma: db.prisma, logger }),
           startRoutineTicker({ prisma: db.prisma, logger, intervalMs: config.routineTickIntervalMs }),
           startIdempotencySweeper({ prisma: db.prisma, logger }),
+          startRunContentSweeper({ prisma: db.prisma, logger }),
           startOutboxRetention({ prisma: db.prisma, logger, retentionHours: config.eventRetentionHours }),
         );
       }

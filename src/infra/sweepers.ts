@@ -1,6 +1,7 @@
 import type { PrismaClient } from '../db/client.js';
 import { sweepExpiredLeases } from '../domain/agents/lease-sweeper.js';
 import { expireTaskApprovals } from '../domain/agents/task-approvals.js';
+import { expireStepContent } from '../domain/agents/task-steps.js';
 import { expireCallApprovals } from '../domain/connectors/call-approvals-store.js';
 import { evaluateCanaries } from '../domain/finetuning/canary-rollout.js';
 import { tickRoutines } from '../domain/routines/tick.js';
@@ -78,5 +79,15 @@ export function startIdempotencySweeper({ prisma, logger, intervalMs = 600_000 }
       await sweepIdempotencyKeys(prisma);
     },
     { intervalMs, logger, failure: 'idempotency key sweep failed' },
+  );
+}
+
+/** Removes run records' captured bodies past their tenant's retention (default every 10 min; docs/runs.md). */
+export function startRunContentSweeper({ prisma, logger, intervalMs = 600_000 }: SweeperOptions) {
+  return runPeriodically(
+    async () => {
+      while ((await expireStepContent(prisma)) === 1000);
+    },
+    { intervalMs, logger, failure: 'run content sweep failed' },
   );
 }

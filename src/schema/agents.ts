@@ -9,3 +9,4 @@ import './agents/recommendations.js';
 import './agents/subscriptions.js';
 import './agents/approvals.js';
 import './agents/breakers.js';
+import './agents/runs.js';

@@ -505,9 +505,12 @@ describe('the reference agent runtime', () => {
     await recorder.close();
 
     expect(summary).toEqual({ completed: 1, failed: 0, released: 0, delegated: 0 });
-    // Boardroom received the runtime's own calls only: claims of its role and the completion of its task.
+    // Boardroom received the runtime's own calls only: claims of its role, its task's model calls as run
+    // steps and the completion of its task.
     for (const received of recorder.calls) {
-      expect(['claim_next_task', 'complete_task', 'renew_task_lease']).toContain(received.name);
+      expect(['claim_next_task', 'report_steps', 'complete_task', 'renew_task_lease']).toContain(
+        received.name,
+      );
       if (received.name === 'claim_next_task') expect(received.arguments.role).toBe('cfo');
       else expect(received.arguments.taskId).toBe(taskId);
     }

@@ -25,6 +25,7 @@ describe('MCP agent tools', () => {
       'complete_task',
       'fail_task',
       'delegate_task',
+      'report_steps',
       'release_task',
       'read_budget',
       'read_vital_signs',

@@ -11,6 +11,7 @@ import { endRunningTask, lockOwnRunningTask, usageAdded } from './queue.js';
 import { roleScopeSql } from './role-binding.js';
 import { normalizeRole } from './roles.js';
 import { type TaskEventSource, taskEventPayload } from './task-events.js';
+import { chargeStep, recordSteps } from './task-steps.js';
 import { ENDED_STATUSES, treeOf, wakeParentsIn } from './task-tree.js';
 
 /** How far below its root a task may be: a root's children are at depth 1. */
@@ -180,6 +181,7 @@ export async function delegateTask(context: Actor, parentId: string, command: De
 async function delegateInTransaction(context: Actor, parentId: string, command: DelegationCommand) {
   const { tenantId, sub } = context.viewer;
   const reportedUsd = new Prisma.Decimal(command.costUsd.toFixed(6));
+  const charged = await chargeStep(context, parentId, 'delegated', command);
   const delegation = await context.prisma.$transaction(async (tx) => {
     await lockOwnRunningTask(tx, context, parentId);
     const [parent] = await tx.$queryRaw<ParentRow[]>`
@@ -237,7 +239,15 @@ async function delegateInTransaction(context: Actor, parentId: string, command: 
         status = 'waiting', resume_on = ${command.resumeOn}, claimed_by = NULL,
         attempts = GREATEST(attempts - 1, 0), ${usageAdded(command)}`,
       { costUsd: reportedUsd, tokens: BigInt(command.tokensUsed) },
-      { ends: false },
+      {
+        ends: false,
+        // One step per sub-task; the first carries the charge (chargeStep), the others none.
+        steps: children.map((child, index) =>
+          index === 0
+            ? { ...charged, child_task_id: child.id }
+            : { kind: 'delegated', actor: sub, child_task_id: child.id, tokens: 0 },
+        ),
+      },
     );
     await recordAudit(tx, context, {
       action: 'task.delegate',
@@ -310,8 +320,12 @@ export async function cancelTask(context: Actor, id: string, reason: string | nu
         running.filter((row) => row.role === role).map((row) => row.id),
       );
     }
-    for (const row of rows)
+    for (const row of rows) {
+      await recordSteps(tx, tenantId, row.id, [
+        { kind: 'cancelled', actor: sub, reason, outcome: row.previous },
+      ]);
       await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(row) });
+    }
     await recordAudit(tx, context, {
       action: 'task.cancel',
       targetType: 'task',

@@ -29,6 +29,7 @@ import {
   taskFromColumns,
   taskUpdatedInsert,
 } from './task-events.js';
+import { chargeStep, recordSteps, type StepRow, stepsInsert } from './task-steps.js';
 import { wakeParents, wakeParentsIn } from './task-tree.js';
 
 /** How long a claim lasts before the task returns to the queue. */
@@ -67,6 +68,7 @@ export async function reapExpiredLeases(
       claimed_by = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN claimed_by END,
       started_at = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN started_at END,
       lease_expires_at = NULL,
+      steps_recorded = steps_recorded + 1,
       updated_at = now()
     WHERE id IN (
       SELECT id FROM tasks
@@ -75,7 +77,15 @@ export async function reapExpiredLeases(
       LIMIT 100
       FOR UPDATE SKIP LOCKED
     )
-    RETURNING ${TASK_EVENT_COLUMNS}`;
+    RETURNING ${TASK_EVENT_COLUMNS}, tenant_id, steps_recorded, claims`;
+  if (changed.length > 0) {
+    // One lease_expired step per task, numbered from the steps_recorded the UPDATE raised.
+    await tx.$executeRaw`
+      INSERT INTO task_steps (id, tenant_id, task_id, seq, attempt, kind, source, started_at, outcome, reason)
+      SELECT gen_random_uuid(), ${tenantId}::uuid, t.id, t.steps_recorded, t.claims, 'lease_expired', 'gateway',
+        now(), t.status::text, ${'the lease lapsed without a renewal'}
+      FROM tasks t WHERE t.id = ANY(${changed.map((task) => task.id)}::uuid[])`;
+  }
   await releaseReservations(
     tx,
     tenantId,
@@ -274,6 +284,7 @@ async function claimInOneStatement(
     UPDATE tasks t SET
       status = 'running', attempts = t.attempts + 1, claimed_by = ${sub}, started_at = now(),
       lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now(),
+      claims = t.claims + 1, steps_recorded = t.steps_recorded + 1,
       model_version_id = v.model_version_id,
       canary_run_id = CASE WHEN v.model_version_id IS NULL THEN NULL ELSE v.canary_run_id END
     FROM versioned v
@@ -299,6 +310,12 @@ async function claimInOneStatement(
     INSERT INTO budget_reservations (task_id, budget_id, amount_usd, tokens)
     SELECT c.id, br.id, br.estimate_usd, br.estimate_tokens FROM claimed c CROSS JOIN budget_rows br
     RETURNING budget_id
+  ),
+  claim_step AS (
+    ${stepsInsert('claimed', [{ kind: 'claimed', actor: sub }], {
+      modelVersionId: Prisma.sql`c.model_version_id`,
+      routing: Prisma.sql`(SELECT choice FROM versioned)`,
+    })}
   )
   ${taskUpdatedInsert(eventId, tenantId, 'claimed')}
   RETURNING ${taskColumnsOf('claimed')},
@@ -343,7 +360,8 @@ async function claimInTransaction(
   const [task] = await tx.$queryRaw<ChangedTask[]>`
     UPDATE tasks SET
       status = 'running', attempts = attempts + 1, claimed_by = ${sub}, started_at = now(),
-      lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
+      lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now(),
+      claims = claims + 1
     WHERE id = (
       SELECT id FROM tasks
       WHERE tenant_id = ${tenantId}::uuid AND role = ${role} AND status = 'pending'
@@ -355,6 +373,9 @@ async function claimInTransaction(
   if (!task) return { outcome: 'queue_empty', task: null, budget: null, routing: null };
   await reserveForTask(tx, budgets, task.id);
   const routing = await routeClaimedTask(tx, task.id);
+  await recordSteps(tx, tenantId, task.id, [
+    { kind: 'claimed', actor: sub, model_version_id: routing.modelVersionId, routing: routing.choice },
+  ]);
   await announce(tx, tenantId, [task]);
   return {
     outcome: 'claimed',
@@ -420,7 +441,11 @@ export async function endRunningTask(
   id: string,
   set: Prisma.Sql,
   cost: TaskCost | null,
-  { extra = Prisma.empty, ends = true }: { extra?: Prisma.Sql; ends?: boolean } = {},
+  {
+    extra = Prisma.empty,
+    ends = true,
+    steps = [],
+  }: { extra?: Prisma.Sql; ends?: boolean; steps?: readonly StepRow[] } = {},
 ): Promise<Task> {
   const { tenantId, sub } = context.viewer;
   const eventId = randomUUID();
@@ -428,11 +453,12 @@ export async function endRunningTask(
   const [row] = await db.$queryRaw<TaskColumns[]>`
     WITH changed AS (
       UPDATE tasks SET ${set}, ${ends ? Prisma.sql`finished_at = now(),` : Prisma.empty}
-        lease_expires_at = NULL, updated_at = now()
+        lease_expires_at = NULL, steps_recorded = steps_recorded + ${steps.length}::int, updated_at = now()
       WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid AND status = 'running' AND claimed_by = ${sub}
         ${roleScopeSql(context.viewer)}
       RETURNING *
     ),
+    ${steps.length === 0 ? Prisma.empty : Prisma.sql`stepped AS (${stepsInsert('changed', steps)}),`}
     ${extra}
     ${finishedTaskCounters('changed')},
     ${settlementOf(tenantId, 'changed', charge)}
@@ -477,6 +503,7 @@ export function usageAdded(report: {
  */
 export async function completeTask(context: Actor, id: string, report: CompletionReport): Promise<Task> {
   const recommendations = report.recommendations ?? [];
+  const step = await chargeStep(context, id, 'completed', report);
   const task = await endRunningTask(
     context.prisma,
     context,
@@ -484,6 +511,7 @@ export async function completeTask(context: Actor, id: string, report: Completio
     Prisma.sql`status = 'completed', output = ${report.output ?? null}, ${usageAdded(report)}`,
     { costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)), tokens: BigInt(report.tokensUsed) },
     {
+      steps: [step],
       extra:
         recommendations.length === 0
           ? Prisma.empty
@@ -515,6 +543,7 @@ export async function failTask(context: Actor, id: string, error: string): Promi
     id,
     Prisma.sql`status = 'failed', error = ${error}`,
     null,
+    { steps: [{ kind: 'failed', actor: context.viewer.sub, reason: error }] },
   );
   await wakeParents(context.prisma, context.viewer.tenantId, [task.parentTaskId]);
   await checkFailures(context, context.viewer.tenantId, task.role);
@@ -540,6 +569,7 @@ export function releaseTask(context: Actor, id: string): Promise<Task> {
       RETURNING ${TASK_EVENT_COLUMNS}`;
     if (!changed) throw new Error(`task ${id} vanished while locked`);
     await releaseReservations(tx, context.viewer.tenantId, changed.role, [changed.id]);
+    await recordSteps(tx, context.viewer.tenantId, id, [{ kind: 'released', actor: context.viewer.sub }]);
     await announce(tx, context.viewer.tenantId, [changed]);
     return tx.task.findUniqueOrThrow({ where: { id } });
   });
@@ -580,6 +610,9 @@ export async function renewTaskLease(
     await tx.$executeRaw`
       UPDATE tasks SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
       WHERE id = ${id}::uuid`;
+    await recordSteps(tx, context.viewer.tenantId, id, [
+      { kind: 'lease_renewed', actor: context.viewer.sub },
+    ]);
     return tx.task.findUniqueOrThrow({ where: { id } });
   });
 }

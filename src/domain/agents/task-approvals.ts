@@ -8,6 +8,7 @@ import { releaseReservations } from './budgets.js';
 import { lockOwnRunningTask } from './queue.js';
 import { roleScope } from './role-binding.js';
 import { TASK_EVENT_COLUMNS, type TaskEventSource, taskEventPayload } from './task-events.js';
+import { recordSteps } from './task-steps.js';
 
 /** Longest summary of a decision request, in characters. */
 export const MAX_APPROVAL_SUMMARY_LENGTH = 2000;
@@ -107,6 +108,14 @@ export async function requestTaskApproval(
         ),
       },
     });
+    await recordSteps(tx, tenantId, taskId, [
+      {
+        kind: 'approval_requested',
+        actor: sub,
+        approval_id: approval.id,
+        reason: request.summary.slice(0, 200),
+      },
+    ]);
     await enqueueEvent(tx, { type: 'TASK_UPDATED', tenantId, payload: taskEventPayload(task) });
     await enqueueEvent(tx, {
       type: 'TASK_APPROVAL_REQUESTED',
@@ -181,6 +190,15 @@ export async function decideTaskApproval(
     const approval = decided[0];
     if (!approval) return null;
     await requeueTask(tx, tenantId, approval.taskId);
+    await recordSteps(tx, tenantId, approval.taskId, [
+      {
+        kind: 'approval_decided',
+        actor: sub,
+        approval_id: approval.id,
+        outcome: status,
+        reason: approval.note,
+      },
+    ]);
     await enqueueEvent(tx, {
       type: 'TASK_APPROVAL_DECIDED',
       tenantId,
@@ -236,6 +254,9 @@ export async function expireTaskApprovals(
     });
     for (const row of ended) {
       await requeueTask(tx, row.tenantId, row.taskId);
+      await recordSteps(tx, row.tenantId, row.taskId, [
+        { kind: 'approval_decided', actor: 'system', approval_id: row.id, outcome: 'expired' },
+      ]);
       await enqueueEvent(tx, {
         type: 'TASK_APPROVAL_DECIDED',
         tenantId: row.tenantId,

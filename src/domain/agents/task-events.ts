@@ -96,6 +96,8 @@ const TASK_COLUMNS: [string, keyof Task][] = [
   ['resume_on', 'resumeOn'],
   ['cost_cap_usd::text', 'costCapUsd'],
   ['routine_id::text', 'routineId'],
+  ['steps_recorded', 'stepsRecorded'],
+  ['claims', 'claims'],
   ['created_at', 'createdAt'],
   ['updated_at', 'updatedAt'],
 ];

@@ -85,6 +85,7 @@ export async function requestCallApproval(
   connector: Connector,
   endpoint: EndpointRef,
   input: InvocationInput,
+  taskId: string | null = null,
 ): Promise<ConnectorCallApproval> {
   const policy = connector.approvalPolicy as unknown as StoredApprovalPolicy;
   const template = connector.template as unknown as StoredConnectorTemplate;
@@ -110,6 +111,7 @@ export async function requestCallApproval(
         keyId: sealed.keyId,
         sealedInput: sealed.sealed,
         requestedBy: context.viewer.sub,
+        taskId,
         expiresAt: new Date(now.getTime() + policy.expires_in_seconds * 1000),
         createdAt: now,
         updatedAt: now,

@@ -2,6 +2,7 @@ import { recordAudit } from '../../audit.js';
 import { enqueueEvent } from '../../events/outbox.js';
 import type { Connector, ConnectorCallApproval } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
+import { recordSteps } from '../agents/task-steps.js';
 import { DomainError, forbidden, notFound, ownRequest, Refusal } from '../errors.js';
 import { originOf } from './base-url.js';
 import {
@@ -103,6 +104,19 @@ export async function decideCallApproval(
       outcome: status,
       details: { connector_id: row.connectorId, method: row.method, path: row.path, note },
     });
+    if (decided.taskId) {
+      await recordSteps(tx, row.tenantId, decided.taskId, [
+        {
+          kind: 'approval_decided',
+          actor: viewer.sub,
+          approval_id: row.id,
+          connector_id: row.connectorId,
+          endpoint: `${row.method.toUpperCase()} ${row.path}`,
+          outcome: status,
+          reason: note,
+        },
+      ]);
+    }
     await enqueueEvent(tx, {
       type: 'CONNECTOR_CALL_APPROVAL_DECIDED',
       tenantId: row.tenantId,

@@ -7,7 +7,8 @@ import type { Metrics } from '../../observability/metrics.js';
 import type { RateLimiter } from '../../rate-limit.js';
 import type { Actor } from '../actor.js';
 import { countConnectorCall } from '../agents/breakers.js';
-import { conflict, Refusal } from '../errors.js';
+import { recordSteps } from '../agents/task-steps.js';
+import { conflict, DomainError, Refusal } from '../errors.js';
 import { isGated, type StoredApprovalPolicy } from './approval-policy.js';
 import { requestCallApproval } from './call-approvals-store.js';
 import type { ConnectorCallSlots } from './call-slots.js';
@@ -437,6 +438,7 @@ export async function invokeConnector(
     });
   }
   const policy = connector.approvalPolicy as unknown as StoredApprovalPolicy | null;
+  const endpointName = `${endpoint.method.toUpperCase()} ${endpoint.path}`;
   if (isGated(policy, { ...built, headers: input.headers })) {
     assertReadyToSend(connector);
     const approval = await requestCallApproval(
@@ -445,10 +447,54 @@ export async function invokeConnector(
       connector,
       command.endpoint,
       input,
+      command.taskId ?? null,
     );
+    if (command.taskId) {
+      await recordSteps(context.prisma, context.viewer.tenantId, command.taskId, [
+        {
+          kind: 'approval_requested',
+          actor: context.viewer.sub,
+          approval_id: approval.id,
+          connector_id: connector.id,
+          endpoint: endpointName,
+        },
+      ]);
+    }
     return { kind: 'approval', ...approval };
   }
-  return { kind: 'invocation', ...(await send(context, services, connector, built, input, options)) };
+  if (!command.taskId) {
+    return { kind: 'invocation', ...(await send(context, services, connector, built, input, options)) };
+  }
+  // The run record's connector step: what the gateway saw of the call, never its bodies.
+  const startedAt = new Date().toISOString();
+  const step = { kind: 'connector_call' as const, actor: context.viewer.sub, started_at: startedAt };
+  try {
+    const invocation = await send(context, services, connector, built, input, options);
+    await recordSteps(context.prisma, context.viewer.tenantId, command.taskId, [
+      {
+        ...step,
+        connector_id: connector.id,
+        endpoint: endpointName,
+        http_status: invocation.status,
+        bytes: invocation.bytes,
+        duration_ms: invocation.durationMs,
+        outcome: invocation.status < 400 ? 'success' : 'upstream_error',
+      },
+    ]);
+    return { kind: 'invocation', ...invocation };
+  } catch (error) {
+    await recordSteps(context.prisma, context.viewer.tenantId, command.taskId, [
+      {
+        ...step,
+        connector_id: connector.id,
+        endpoint: endpointName,
+        duration_ms: Date.now() - Date.parse(startedAt),
+        outcome: 'failed',
+        reason: error instanceof DomainError ? (error.reason ?? error.code) : 'internal_error',
+      },
+    ]);
+    throw error;
+  }
 }
 
 /**

@@ -1,0 +1,177 @@
+// Run records: what recording a run's steps adds to the gateway, and reading a long timeline. Per round, on
+// a fresh tenant each, tasks run as claim + complete alone, and as claim + 100 model steps reported in
+// one batch + complete with their exact sum, interleaved; the gateway's CPU (this process, PGlite's
+// worker included) of the claim-to-completion requests is compared. Then a task with 1,000 steps is read
+// whole (`Task.steps(first: 1000)`) again and again. On PGlite in this process, through yoga's fetch.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { signToken } from '../src/auth/tokens.js';
+import { BENCH_SECRET, withInProcessApp } from './in-process.js';
+import { median, percentile } from './measure.js';
+
+export interface TaskRunFigures {
+  rounds: number;
+  tasksPerRound: number;
+  stepsPerTask: number;
+  batchSize: number;
+  /** Median over rounds of CPU ms per task, claim to completion. */
+  plainCpuMsPerTask: number;
+  steppedCpuMsPerTask: number;
+  /** Median over rounds of stepped / plain. */
+  cpuRatio: number;
+  /** Reading a 1,000-step timeline. */
+  timelineReads: number;
+  timelineP50Ms: number;
+  timelineP99Ms: number;
+}
+
+const CHAT = `mutation Chat($role: String!) {
+  sendChatMessage(role: $role, input: { message: "work", persistThread: false }) { taskId }
+}`;
+const CLAIM = `mutation Claim($role: String!) { claimNextTask(role: $role) { outcome task { id } } }`;
+const REPORT = `mutation Report($taskId: ID!, $steps: [ModelStepInput!]!) {
+  reportTaskSteps(taskId: $taskId, steps: $steps) { lastSeq }
+}`;
+const COMPLETE = `mutation Complete($id: ID!, $input: CompleteTaskInput!) { completeTask(id: $id, input: $input) { status } }`;
+const TIMELINE = `query Timeline($id: ID!, $first: Int) {
+  task(id: $id) {
+    steps(first: $first) {
+      nodes { seq attempt kind startedAt durationMs model inputTokens outputTokens tokens costUsd charged
+              endpoint httpStatus approvalId childTaskId }
+      nextCursor
+    }
+  }
+}`;
+
+const cpuMsSince = (start: NodeJS.CpuUsage) => {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+};
+
+/** A model step costing `micros` micro-dollars, of 30 tokens. */
+const step = (micros: number) => ({
+  model: 'bench-model',
+  durationMs: 120,
+  inputTokens: 20,
+  cachedInputTokens: 5,
+  outputTokens: 10,
+  reasoningTokens: 2,
+  costUsd: micros / 1e6,
+  finishReason: 'tool_calls',
+});
+
+export async function measureTaskRuns(
+  rounds: number,
+  tasksPerRound: number,
+  timelineReads: number,
+): Promise<TaskRunFigures> {
+  const STEPS = 100;
+  const BATCH = 100;
+  return withInProcessApp('task-runs', {}, async (app) => {
+    const graphql = async <T>(token: string, query: string, variables: Record<string, unknown>) => {
+      const response = await app.yoga.fetch('http://bench/graphql', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          authorization: `Bearer ${token}`,
+        },
+        body: JSON.stringify({ query, variables }),
+      });
+      const result = (await response.json()) as { data?: T; errors?: unknown[] };
+      if (result.errors || !result.data) throw new Error(JSON.stringify(result.errors ?? result));
+      return result.data;
+    };
+    const company = async () => {
+      const tenantId = randomUUID();
+      return {
+        chairman: await signToken(BENCH_SECRET, { tenantId, sub: 'bench-chairman', roles: ['chairman'] }),
+        agent: await signToken(BENCH_SECRET, { tenantId, sub: 'bench-agent', roles: ['agent'] }),
+      };
+    };
+    const claim = async (agent: string) => {
+      const { claimNextTask } = await graphql<{ claimNextTask: { task: { id: string } | null } }>(
+        agent,
+        CLAIM,
+        { role: 'cfo' },
+      );
+      if (!claimNextTask.task) throw new Error('nothing to claim');
+      return claimNextTask.task.id;
+    };
+    const complete = async (agent: string, id: string, micros: number, tokens: number) => {
+      await graphql(agent, COMPLETE, {
+        id,
+        input: { output: 'done', tokensUsed: tokens, costUsd: micros / 1e6 },
+      });
+    };
+    /** Runs `tasks` tasks, claim to completion, on a fresh tenant; answers the CPU ms of those requests. */
+    const run = async (stepped: boolean) => {
+      const { chairman, agent } = await company();
+      for (let index = 0; index < tasksPerRound; index += 1) await graphql(chairman, CHAT, { role: 'cfo' });
+      const cpu = process.cpuUsage();
+      for (let index = 0; index < tasksPerRound; index += 1) {
+        const id = await claim(agent);
+        if (!stepped) {
+          await complete(agent, id, 1000 + index, 30);
+          continue;
+        }
+        let micros = 0;
+        for (let from = 0; from < STEPS; from += BATCH) {
+          const steps = Array.from({ length: BATCH }, (_, offset) => step(10 + ((from + offset) % 7)));
+          micros += steps.reduce((sum, item) => sum + Math.round(item.costUsd * 1e6), 0);
+          await graphql(agent, REPORT, { taskId: id, steps });
+        }
+        await complete(agent, id, micros, STEPS * 30);
+      }
+      return cpuMsSince(cpu) / tasksPerRound;
+    };
+    // One of each to warm up.
+    await run(false);
+    await run(true);
+    const plain: number[] = [];
+    const stepped: number[] = [];
+    const ratios: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const first = round % 2 === 0;
+      const a = first ? await run(false) : await run(true);
+      const b = first ? await run(true) : await run(false);
+      const [p, s] = first ? [a, b] : [b, a];
+      plain.push(p);
+      stepped.push(s);
+      ratios.push(s / p);
+    }
+
+    // A 1,000-step timeline, read whole.
+    const { chairman, agent } = await company();
+    await graphql(chairman, CHAT, { role: 'cfo' });
+    const id = await claim(agent);
+    for (let from = 0; from < 1000; from += 500) {
+      await graphql(agent, REPORT, { taskId: id, steps: Array.from({ length: 500 }, () => step(10)) });
+    }
+    await complete(agent, id, 10_000, 30_000);
+    const read = () =>
+      graphql<{ task: { steps: { nodes: unknown[] } } }>(chairman, TIMELINE, { id, first: 1000 });
+    const check = await read();
+    if (check.task.steps.nodes.length !== 1000) {
+      throw new Error(`the timeline read ${check.task.steps.nodes.length} steps, not 1,000`);
+    }
+    const times: number[] = [];
+    for (let index = 0; index < timelineReads; index += 1) {
+      const started = performance.now();
+      await read();
+      times.push(performance.now() - started);
+    }
+    return {
+      rounds,
+      tasksPerRound,
+      stepsPerTask: STEPS,
+      batchSize: BATCH,
+      plainCpuMsPerTask: median(plain),
+      steppedCpuMsPerTask: median(stepped),
+      cpuRatio: median(ratios),
+      timelineReads,
+      timelineP50Ms: percentile(times, 50),
+      timelineP99Ms: percentile(times, 99),
+    };
+  });
+}

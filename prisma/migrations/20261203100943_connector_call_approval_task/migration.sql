@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "connector_call_approvals" ADD COLUMN     "task_id" UUID;

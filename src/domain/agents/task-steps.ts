@@ -1,0 +1,406 @@
+import { z } from 'zod';
+import { recordAudit } from '../../audit.js';
+import { Prisma, type TaskStep } from '../../generated/prisma/client.js';
+import type { Actor } from '../actor.js';
+import { notFound, Refusal } from '../errors.js';
+import { lockOwnRunningTask } from './queue.js';
+import { roleScopeSql } from './role-binding.js';
+
+/**
+ * A task's run record (docs/runs.md): ordered steps, numbered per task by the gateway. The agent reports its
+ * model calls (reportTaskSteps); the gateway records what it sees itself (claims, connector calls, approvals,
+ * delegations, lease renewals, releases, ends) in the statements that make those changes.
+ */
+
+export const STEP_KINDS = [
+  'claimed',
+  'model_call',
+  'connector_call',
+  'approval_requested',
+  'approval_decided',
+  'delegated',
+  'lease_renewed',
+  'released',
+  'lease_expired',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
+
+/** The most steps one report carries (docs/limits.md). */
+export const MAX_STEPS_PER_REPORT = 500;
+/** The most characters of each captured body kept (after redaction). */
+export const MAX_CAPTURED_CHARS = 16 * 1024;
+/** The kinds that charge a task (its cost and its budgets): each ends an attempt. */
+const CHARGE_KINDS: readonly StepKind[] = ['completed', 'delegated'];
+
+const tokenCount = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/** One model call an agent reports. */
+export const modelStepRule = z
+  .object({
+    model: z.string().trim().min(1).max(200),
+    startedAt: z.iso.datetime({ offset: true }).nullish(),
+    durationMs: z
+      .int()
+      .min(0)
+      .max(24 * 3600 * 1000),
+    inputTokens: tokenCount,
+    cachedInputTokens: tokenCount.nullish(),
+    outputTokens: tokenCount,
+    reasoningTokens: tokenCount.nullish(),
+    costUsd: z.number().min(0).max(1_000_000_000),
+    finishReason: z.string().trim().min(1).max(100).nullish(),
+    request: z.string().max(1_000_000).nullish(),
+    response: z.string().max(1_000_000).nullish(),
+  })
+  .superRefine((step, context) => {
+    if ((step.cachedInputTokens ?? 0) > step.inputTokens) {
+      context.addIssue({
+        code: 'custom',
+        path: ['cachedInputTokens'],
+        message: 'cachedInputTokens must not exceed inputTokens',
+      });
+    }
+    if ((step.reasoningTokens ?? 0) > step.outputTokens) {
+      context.addIssue({
+        code: 'custom',
+        path: ['reasoningTokens'],
+        message: 'reasoningTokens must not exceed outputTokens',
+      });
+    }
+  });
+export type ModelStep = z.output<typeof modelStepRule>;
+
+export const stepsReportRule = z.array(modelStepRule).min(1).max(MAX_STEPS_PER_REPORT);
+
+/** A step as the gateway writes it: the columns of task_steps it sets, in snake case. */
+export interface StepRow {
+  kind: StepKind;
+  source?: 'agent' | 'gateway';
+  actor?: string | null;
+  started_at?: string | null;
+  duration_ms?: number | null;
+  model?: string | null;
+  input_tokens?: number | null;
+  cached_input_tokens?: number | null;
+  output_tokens?: number | null;
+  reasoning_tokens?: number | null;
+  tokens?: number | string | null;
+  cost_usd?: string | null;
+  finish_reason?: string | null;
+  connector_id?: string | null;
+  endpoint?: string | null;
+  http_status?: number | null;
+  bytes?: number | null;
+  outcome?: string | null;
+  approval_id?: string | null;
+  child_task_id?: string | null;
+  model_version_id?: string | null;
+  routing?: string | null;
+  reason?: string | null;
+  content?: { request?: string | null; response?: string | null } | null;
+  content_expires_at?: string | null;
+}
+
+const RECORD_COLUMNS = Prisma.raw(`
+  n int, kind text, source text, actor text, started_at timestamptz, duration_ms int, model text,
+  input_tokens bigint, cached_input_tokens bigint, output_tokens bigint, reasoning_tokens bigint, tokens bigint,
+  cost_usd numeric, finish_reason text, connector_id uuid, endpoint text, http_status int, bytes int, outcome text,
+  approval_id uuid, child_task_id uuid, model_version_id uuid, routing text, reason text, content jsonb,
+  content_expires_at timestamptz`);
+
+/**
+ * The INSERT of `steps` for the one task row of `source` (a CTE or table alias whose `steps_recorded` has
+ * already been raised by their number, in the same statement: that row lock orders every writer of the
+ * task's steps, so sequence numbers never collide). `overrides` give SQL for columns taken from the
+ * statement (the claim's routing).
+ */
+export function stepsInsert(
+  source: string,
+  steps: readonly StepRow[],
+  overrides: { modelVersionId?: Prisma.Sql; routing?: Prisma.Sql } = {},
+): Prisma.Sql {
+  const rows = steps.map((step, index) => ({ source: 'gateway', ...step, n: index + 1 }));
+  return Prisma.sql`
+    INSERT INTO task_steps (id, tenant_id, task_id, seq, attempt, kind, source, actor, started_at, duration_ms,
+      model, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, tokens, cost_usd, finish_reason,
+      connector_id, endpoint, http_status, bytes, outcome, approval_id, child_task_id, model_version_id, routing,
+      reason, content, content_expires_at)
+    SELECT gen_random_uuid(), c.tenant_id, c.id, c.steps_recorded - ${rows.length}::int + s.n, c.claims, s.kind,
+      s.source, s.actor, coalesce(s.started_at, now()), s.duration_ms, s.model, s.input_tokens,
+      s.cached_input_tokens, s.output_tokens, s.reasoning_tokens, s.tokens, coalesce(s.cost_usd, 0),
+      s.finish_reason, s.connector_id, s.endpoint, s.http_status, s.bytes, s.outcome, s.approval_id,
+      s.child_task_id, ${overrides.modelVersionId ?? Prisma.sql`s.model_version_id`},
+      ${overrides.routing ?? Prisma.sql`s.routing`}, s.reason, s.content, s.content_expires_at
+    FROM ${Prisma.raw(source)} c
+    CROSS JOIN jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS s(${RECORD_COLUMNS})`;
+}
+
+/**
+ * Records gateway steps of one task, of the tenant, in a statement of its own (in the caller's transaction,
+ * after the change they record). A task that no longer exists gets none.
+ */
+export async function recordSteps(
+  db: Prisma.TransactionClient,
+  tenantId: string,
+  taskId: string,
+  steps: readonly StepRow[],
+): Promise<void> {
+  if (steps.length === 0) return;
+  await db.$executeRaw`
+    WITH counted AS (
+      UPDATE tasks SET steps_recorded = steps_recorded + ${steps.length}::int
+      WHERE id = ${taskId}::uuid AND tenant_id = ${tenantId}::uuid
+      RETURNING id, tenant_id, steps_recorded, claims
+    )
+    ${stepsInsert('counted', steps)}`;
+}
+
+// Credentials never reach a run record: bearer and basic schemes, key=value pairs under secret-looking
+// names, and tokens of well-known shapes.
+const SECRET_PATTERNS: [RegExp, string][] = [
+  [/\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [REDACTED]'],
+  [
+    /("?(?:api[_-]?key|x-api-key|authorization|password|passwd|secret|client_secret|access_token|refresh_token|token|cookie|set-cookie)"?\s*[:=]\s*)("[^"]*"|[^\s,;&}]+)/gi,
+    '$1[REDACTED]',
+  ],
+  [/\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}\b/g, '[REDACTED]'],
+  [/\b(?:ghp|gho|ghs|ghu|github_pat|xox[abprs])[-_][A-Za-z0-9_-]{10,}\b/g, '[REDACTED]'],
+  [/\bAKIA[0-9A-Z]{16}\b/g, '[REDACTED]'],
+  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b/g, '[REDACTED]'],
+];
+
+/** A body as a run record keeps it: credentials replaced by `[REDACTED]`, cut to MAX_CAPTURED_CHARS. */
+export function redactCaptured(text: string): string {
+  let redacted = text;
+  for (const [pattern, replacement] of SECRET_PATTERNS) redacted = redacted.replace(pattern, replacement);
+  return redacted.length > MAX_CAPTURED_CHARS
+    ? `${redacted.slice(0, MAX_CAPTURED_CHARS)}…[truncated]`
+    : redacted;
+}
+
+interface CapturePolicy {
+  capture: boolean;
+  retentionDays: number;
+}
+
+async function capturePolicy(db: Prisma.TransactionClient, tenantId: string): Promise<CapturePolicy> {
+  const tenant = await db.tenant.findUnique({
+    where: { id: tenantId },
+    select: { runContentCapture: true, runContentRetentionDays: true },
+  });
+  return {
+    capture: tenant?.runContentCapture ?? false,
+    retentionDays: tenant?.runContentRetentionDays ?? 30,
+  };
+}
+
+/** A reported model call as a step row: bodies only when the tenant captures them, redacted. */
+function modelStepRow(step: ModelStep, actor: string, policy: CapturePolicy, now: number): StepRow {
+  const hasBody = !!(step.request || step.response);
+  const content =
+    policy.capture && hasBody
+      ? {
+          request: step.request ? redactCaptured(step.request) : null,
+          response: step.response ? redactCaptured(step.response) : null,
+        }
+      : null;
+  return {
+    kind: 'model_call',
+    source: 'agent',
+    actor,
+    started_at: step.startedAt ?? null,
+    duration_ms: step.durationMs,
+    model: step.model,
+    input_tokens: step.inputTokens,
+    cached_input_tokens: step.cachedInputTokens ?? 0,
+    output_tokens: step.outputTokens,
+    reasoning_tokens: step.reasoningTokens ?? 0,
+    tokens: step.inputTokens + step.outputTokens,
+    cost_usd: step.costUsd.toFixed(6),
+    finish_reason: step.finishReason ?? null,
+    content,
+    content_expires_at: content ? new Date(now + policy.retentionDays * 86_400_000).toISOString() : null,
+  };
+}
+
+export interface StepsReport {
+  taskId: string;
+  attempt: number;
+  firstSeq: number;
+  lastSeq: number;
+  recorded: number;
+}
+
+/**
+ * Records model calls the agent holding a running task reports, in order, under the current attempt. 404
+ * another tenant's task (or one of a role the token is not bound to), 409 a task not running, 403 another
+ * agent's; a refusal writes nothing. Bodies are kept only when the tenant captures content (redacted).
+ */
+export async function reportTaskSteps(
+  context: Actor,
+  taskId: string,
+  steps: readonly ModelStep[],
+): Promise<StepsReport> {
+  const { tenantId, sub } = context.viewer;
+  return context.prisma.$transaction(async (tx) => {
+    await lockOwnRunningTask(tx, context, taskId);
+    // The tenant's setting matters only to steps that carry a body.
+    const policy = steps.some((step) => step.request || step.response)
+      ? await capturePolicy(tx, tenantId)
+      : { capture: false, retentionDays: 0 };
+    const now = Date.now();
+    const rows = steps.map((step) => modelStepRow(step, sub, policy, now));
+    const [counted] = await tx.$queryRaw<{ steps_recorded: number; claims: number }[]>`
+      WITH counted AS (
+        UPDATE tasks SET steps_recorded = steps_recorded + ${rows.length}::int
+        WHERE id = ${taskId}::uuid
+        RETURNING id, tenant_id, steps_recorded, claims
+      ),
+      inserted AS (${stepsInsert('counted', rows)})
+      SELECT steps_recorded, claims FROM counted`;
+    if (!counted) throw new Error(`task ${taskId} vanished while locked`);
+    return {
+      taskId,
+      attempt: counted.claims,
+      firstSeq: counted.steps_recorded - rows.length + 1,
+      lastSeq: counted.steps_recorded,
+      recorded: rows.length,
+    };
+  });
+}
+
+/** What the current attempt's reported model calls come to. */
+interface AttemptUsage {
+  calls: number;
+  costUsd: Prisma.Decimal;
+  tokens: bigint;
+}
+
+async function attemptUsage(context: Actor, taskId: string): Promise<AttemptUsage | null> {
+  const [row] = await context.prisma.$queryRaw<{ calls: number; cost: string; tokens: bigint }[]>`
+    SELECT count(s.id)::int AS calls, coalesce(sum(s.cost_usd), 0)::text AS cost,
+      coalesce(sum(s.tokens), 0)::bigint AS tokens
+    FROM tasks t LEFT JOIN task_steps s ON s.task_id = t.id AND s.attempt = t.claims AND s.kind = 'model_call'
+    WHERE t.id = ${taskId}::uuid AND t.tenant_id = ${context.viewer.tenantId}::uuid ${roleScopeSql(context.viewer, 't')}
+    GROUP BY t.id`;
+  return row ? { calls: row.calls, costUsd: new Prisma.Decimal(row.cost), tokens: BigInt(row.tokens) } : null;
+}
+
+/**
+ * The step that records a charge (a completion's or a delegation's usage), after checking it against the
+ * model calls reported in this attempt: when there are any, the charge must be exactly their sum (cost to
+ * the micro-dollar, and tokens), else BAD_USER_INPUT `costs_do_not_add_up` and nothing changes; the step
+ * then carries no cost of its own. When there are none, the step carries the charge itself. Either way
+ * the costs of a task's charged steps add up to its cost (docs/runs.md).
+ */
+export async function chargeStep(
+  context: Actor,
+  taskId: string,
+  kind: 'completed' | 'delegated',
+  charge: { costUsd: number; tokensUsed: number },
+): Promise<StepRow> {
+  const reported = new Prisma.Decimal(charge.costUsd.toFixed(6));
+  const usage = await attemptUsage(context, taskId);
+  const base: StepRow = { kind, actor: context.viewer.sub };
+  if (!usage || usage.calls === 0) {
+    return { ...base, cost_usd: reported.toFixed(6), tokens: charge.tokensUsed };
+  }
+  if (!usage.costUsd.equals(reported) || usage.tokens !== BigInt(charge.tokensUsed)) {
+    throw new Refusal(
+      'BAD_USER_INPUT',
+      `The reported usage ($${reported.toFixed(6)}, ${charge.tokensUsed} tokens) is not what this attempt's ` +
+        `${usage.calls} reported model calls add up to ($${usage.costUsd.toFixed(6)}, ${usage.tokens} tokens)`,
+      {
+        reason: 'costs_do_not_add_up',
+        facts: {
+          reportedCostUsd: reported.toNumber(),
+          stepsCostUsd: usage.costUsd.toNumber(),
+          reportedTokens: charge.tokensUsed,
+          stepsTokens: Number(usage.tokens),
+        },
+      },
+    );
+  }
+  return { ...base, tokens: 0 };
+}
+
+/** A step as it is read: whether its cost counts in the task's (a model call of an attempt that charged). */
+export type StepView = TaskStep & { charged: boolean };
+
+/** A page of a task's steps in order (seq ascending), after `afterSeq`. */
+export async function readTaskSteps(
+  db: Prisma.TransactionClient,
+  taskId: string,
+  { first, afterSeq }: { first: number; afterSeq: number },
+): Promise<{ nodes: StepView[]; nextSeq: number | null }> {
+  const rows = await db.taskStep.findMany({
+    where: { taskId, seq: { gt: afterSeq } },
+    orderBy: { seq: 'asc' },
+    take: first + 1,
+  });
+  const nodes = rows.slice(0, first);
+  const attempts = [...new Set(nodes.map((step) => step.attempt))];
+  const charges =
+    attempts.length === 0
+      ? []
+      : await db.taskStep.findMany({
+          where: { taskId, attempt: { in: attempts }, kind: { in: [...CHARGE_KINDS] } },
+          select: { attempt: true },
+        });
+  const chargedAttempts = new Set(charges.map((step) => step.attempt));
+  return {
+    nodes: nodes.map((step) => ({
+      ...step,
+      charged:
+        CHARGE_KINDS.includes(step.kind as StepKind) ||
+        (step.kind === 'model_call' && chargedAttempts.has(step.attempt)),
+    })),
+    nextSeq: rows.length > first ? (nodes.at(-1)?.seq ?? null) : null,
+  };
+}
+
+/** Removes the captured bodies of steps past their retention; returns how many it cleared. */
+export async function expireStepContent(db: Prisma.TransactionClient): Promise<number> {
+  return db.$executeRaw`
+    UPDATE task_steps SET content = NULL, content_expires_at = NULL
+    WHERE id IN (SELECT id FROM task_steps WHERE content_expires_at < now() ORDER BY content_expires_at LIMIT 1000)`;
+}
+
+/**
+ * Deletes a task of the caller's tenant that has ended, with everything under it (its sub-tasks, its run
+ * record's steps, approvals, attachments: the foreign keys cascade). 404 a task the caller cannot see; 409
+ * (`task_not_ended`) while it or any task under it has not ended. Returns the ids deleted.
+ */
+export async function deleteTask(context: Actor, id: string): Promise<string[]> {
+  const { tenantId } = context.viewer;
+  return context.prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string; status: string }[]>`
+      WITH RECURSIVE tree AS (
+        SELECT id FROM tasks WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid ${roleScopeSql(context.viewer)}
+        UNION ALL
+        SELECT t.id FROM tasks t JOIN tree ON t.parent_task_id = tree.id
+      )
+      SELECT t.id::text, t.status::text FROM tasks t JOIN tree ON t.id = tree.id ORDER BY t.id FOR UPDATE OF t`;
+    if (rows.length === 0) throw notFound(`Task ${id} not found`);
+    const open = rows.filter((row) => !['completed', 'failed', 'cancelled'].includes(row.status));
+    if (open.length > 0) {
+      throw new Refusal('CONFLICT', `Task ${id} or a task under it has not ended`, {
+        reason: 'task_not_ended',
+        facts: { openTaskIds: open.map((row) => row.id) },
+      });
+    }
+    await tx.$executeRaw`DELETE FROM tasks WHERE id = ${id}::uuid`;
+    const ids = rows.map((row) => row.id);
+    await recordAudit(tx, context, {
+      action: 'task.delete',
+      targetType: 'task',
+      targetId: id,
+      outcome: 'deleted',
+      details: { deleted: ids },
+    });
+    return ids;
+  });
+}

@@ -1,0 +1,359 @@
+import { describe, expect, it, vi } from 'vitest';
+import { type AgentSummary, runAgent } from '../../agent/runtime.js';
+import { connectorToolName } from '../../mcp/connector-tools.js';
+import type { RunningServer } from '../../src/server.js';
+import { completion, startModelServer } from '../agent/model-server.js';
+import { callTool, connectMcp } from '../mcp/mcp-support.js';
+import { UPSTREAM_HOST as HOST, POST_CUSTOMER, withConnectorUpstream } from '../rest/connectors-support.js';
+import type { Caller, TestApp } from '../support/app.js';
+import type { TestHttpsServer } from '../support/https-server.js';
+import { queueTask } from './agents-support.js';
+
+const PRICES = { 'test-model': { input: 2, cachedInput: 1, output: 8, reasoning: 8 } };
+
+let upstream: TestHttpsServer;
+let t: TestApp;
+let server: RunningServer;
+
+withConnectorUpstream((started) => {
+  ({ upstream, t, server } = started);
+  upstream.route('/v1/invoices', (_request, _body, response) => {
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
+  });
+});
+
+const STEP_FIELDS = `seq attempt kind source startedAt durationMs model inputTokens cachedInputTokens outputTokens
+  reasoningTokens tokens costUsd costUsdText charged finishReason connectorId endpoint httpStatus bytes outcome
+  approvalId childTaskId routing reason content`;
+
+const RUN = `query Run($id: ID!, $first: Int, $after: String) {
+  task(id: $id) { id status costUsd tokensUsed steps(first: $first, after: $after) { nodes { ${STEP_FIELDS} } nextCursor } }
+}`;
+
+const REPORT = `mutation Report($taskId: ID!, $steps: [ModelStepInput!]!) {
+  reportTaskSteps(taskId: $taskId, steps: $steps) { taskId attempt firstSeq lastSeq recorded }
+}`;
+
+const CLAIM = `mutation Claim($role: String!) { claimTask(role: $role) { id } }`;
+const COMPLETE = `mutation Complete($id: ID!, $input: CompleteTaskInput!) {
+  completeTask(id: $id, input: $input) { id status costUsd tokensUsed }
+}`;
+
+async function gql<T = any>(document: string, variables: Record<string, unknown>, caller: Caller) {
+  return t.graphql<T, Record<string, unknown>>(document, variables, caller);
+}
+
+async function ok<T = any>(document: string, variables: Record<string, unknown>, caller: Caller): Promise<T> {
+  const result = await gql<T>(document, variables, caller);
+  if (result.errors) throw new Error(`operation failed: ${JSON.stringify(result.errors)}`);
+  return result.data as T;
+}
+
+async function company() {
+  const chairman = await t.caller(['chairman']);
+  await t.app.services.tenants.ensure(chairman.tenantId);
+  const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+  return { chairman, agent };
+}
+
+/** A connector whose GET /invoices is called at once and whose POST /customers waits for an approval. */
+async function ledger(chairman: Caller) {
+  const created = await t.rest('POST', '/api/v1/forge/connectors', {
+    caller: chairman,
+    body: {
+      template: {
+        name: 'Ledger',
+        base_url: `https://${HOST}:${upstream.port}/v1`,
+        auth_type: 'none',
+        description: 'Invoices and customers.',
+        endpoints: [{ method: 'GET', path: '/invoices' }, POST_CUSTOMER],
+        rate_limits: { per_minute: 60 },
+      },
+    },
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  const gated = await t.rest('PUT', `/api/v1/forge/connectors/${id}/approval-policy`, {
+    caller: chairman,
+    body: { rules: [{ methods: ['POST'] }] },
+  });
+  expect(gated.status).toBe(200);
+  return id;
+}
+
+const usage = (prompt: number, output: number, cached = 0, reasoning = 0) => ({
+  prompt_tokens: prompt,
+  completion_tokens: output,
+  total_tokens: prompt + output,
+  prompt_tokens_details: { cached_tokens: cached },
+  completion_tokens_details: { reasoning_tokens: reasoning },
+});
+
+const toolCall = (id: string, name: string, args: unknown) => ({
+  id,
+  type: 'function',
+  function: { name, arguments: JSON.stringify(args) },
+});
+
+/** Runs the reference runtime for `role` until `until` holds. */
+async function runUntil(
+  agent: Caller,
+  runs: { role: string; baseURL: string }[],
+  until: () => Promise<void>,
+): Promise<AgentSummary[]> {
+  const controller = new AbortController();
+  const running = runs.map(({ role, baseURL }) =>
+    runAgent({
+      boardroomUrl: server.url,
+      role,
+      token: agent.token,
+      openai: { baseURL, apiKey: 'test-key' },
+      model: 'test-model',
+      prices: PRICES,
+      waitSeconds: 1,
+      signal: controller.signal,
+      idleBackoffMs: { min: 20, max: 100 },
+      log: () => {},
+    }),
+  );
+  try {
+    await vi.waitFor(until, { timeout: 20_000, interval: 50 });
+  } finally {
+    controller.abort('SIGTERM');
+  }
+  return Promise.all(running);
+}
+
+describe('run records', () => {
+  it('records a run of the reference runtime step by step, with costs adding up to the task’s', async () => {
+    const { chairman, agent } = await company();
+    const connectorId = await ledger(chairman);
+    const invoices = connectorToolName({ id: connectorId, name: 'Ledger' }, 'GET', '/invoices');
+    const customers = connectorToolName({ id: connectorId, name: 'Ledger' }, 'POST', '/customers');
+    const ceoModel = await startModelServer([
+      completion(
+        {
+          tool_calls: [
+            toolCall('call_1', invoices, {}),
+            toolCall('call_2', customers, { body: { email: 'a@example.com' } }),
+            toolCall('call_3', 'boardroom_delegate', {
+              delegations: [{ role: 'cfo', message: 'Revenue this quarter?' }],
+            }),
+          ],
+        },
+        usage(1000, 100, 400, 30),
+      ),
+      completion({ content: 'Revenue is 1.2M.' }, usage(2000, 50)),
+    ]);
+    const cfoModel = await startModelServer([completion({ content: 'Revenue: 1.2M' }, usage(300, 20))]);
+    const rootId = await queueTask(t, chairman, 'ceo', 'Brief the board.');
+
+    await runUntil(
+      agent,
+      [
+        { role: 'ceo', baseURL: ceoModel.baseURL },
+        { role: 'cfo', baseURL: cfoModel.baseURL },
+      ],
+      async () => {
+        expect((await ok(RUN, { id: rootId }, chairman)).task.status).toBe('completed');
+      },
+    );
+    await Promise.all([ceoModel.close(), cfoModel.close()]);
+
+    const run = (await ok(RUN, { id: rootId }, chairman)).task;
+    const steps = run.steps.nodes as Record<string, any>[];
+    const child = await t.db.prisma.task.findFirstOrThrow({ where: { parentTaskId: rootId } });
+    const approval = await t.db.prisma.connectorCallApproval.findFirstOrThrow({ where: { connectorId } });
+    expect(steps.map((step) => [step.seq, step.attempt, step.kind, step.source])).toEqual([
+      [1, 1, 'claimed', 'gateway'],
+      [2, 1, 'connector_call', 'gateway'],
+      [3, 1, 'approval_requested', 'gateway'],
+      [4, 1, 'model_call', 'agent'],
+      [5, 1, 'delegated', 'gateway'],
+      [6, 2, 'claimed', 'gateway'],
+      [7, 2, 'model_call', 'agent'],
+      [8, 2, 'completed', 'gateway'],
+    ]);
+    expect(steps[1]).toMatchObject({
+      connectorId,
+      endpoint: 'GET /invoices',
+      httpStatus: 200,
+      outcome: 'success',
+      content: null,
+    });
+    expect(steps[1]?.bytes).toBeGreaterThan(0);
+    expect(steps[2]).toMatchObject({ approvalId: approval.id, endpoint: 'POST /customers' });
+    expect(steps[3]).toMatchObject({
+      model: 'test-model',
+      inputTokens: 1000,
+      cachedInputTokens: 400,
+      outputTokens: 100,
+      reasoningTokens: 30,
+      tokens: 1100,
+      costUsdText: '0.002400',
+      finishReason: 'tool_calls',
+      charged: true,
+      content: null,
+    });
+    expect(steps[4]).toMatchObject({ childTaskId: child.id, costUsd: 0, charged: true });
+    expect(steps[6]).toMatchObject({ tokens: 2050, costUsdText: '0.004400', finishReason: 'stop' });
+    // The charged steps' costs add up exactly to the task's, and their tokens to its tokens.
+    const micros = steps
+      .filter((step) => step.charged)
+      .reduce((sum, step) => sum + Math.round(Number(step.costUsdText) * 1e6), 0);
+    const stored = await t.db.prisma.task.findUniqueOrThrow({ where: { id: rootId } });
+    expect(stored.costUsd?.toFixed(6)).toBe((micros / 1e6).toFixed(6));
+    expect(steps.filter((step) => step.charged).reduce((sum, step) => sum + (step.tokens ?? 0), 0)).toBe(
+      Number(stored.tokensUsed),
+    );
+    expect(stored.tokensUsed).toBe(3150n);
+    // Content capture is off: no body text is stored anywhere in the run record.
+    expect(
+      await t.db.prisma.taskStep.count({
+        where: { taskId: rootId, NOT: { content: { equals: null as never } } },
+      }),
+    ).toBe(0);
+    const childRun = (await ok(RUN, { id: child.id }, chairman)).task.steps.nodes;
+    expect(childRun.map((step: any) => step.kind)).toEqual(['claimed', 'model_call', 'completed']);
+
+    // The chairman's decision on the gated call goes into the record of the task it was made for.
+    const rejected = await ok(
+      'mutation($id: ID!) { rejectConnectorCall(id: $id, note: "Not now") { id } }',
+      { id: approval.id },
+      chairman,
+    );
+    expect(rejected.rejectConnectorCall.id).toBe(approval.id);
+    const decided = (await ok(RUN, { id: rootId }, chairman)).task.steps.nodes.at(-1);
+    expect(decided).toMatchObject({
+      seq: 9,
+      kind: 'approval_decided',
+      approvalId: approval.id,
+      outcome: 'rejected',
+      reason: 'Not now',
+      costUsd: 0,
+    });
+
+    // Another tenant sees none of it.
+    const stranger = await t.caller(['chairman']);
+    expect((await ok(RUN, { id: rootId }, stranger)).task).toBeNull();
+    const foreignDelete = await gql(
+      'mutation($id: ID!) { deleteTask(id: $id) { ids } }',
+      { id: rootId },
+      stranger,
+    );
+    expect(foreignDelete.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect(await t.db.prisma.taskStep.count({ where: { taskId: rootId } })).toBe(9);
+
+    // Deleting the task removes its steps and its sub-task's.
+    const deleted = await ok('mutation($id: ID!) { deleteTask(id: $id) { ids } }', { id: rootId }, chairman);
+    expect(deleted.deleteTask.ids).toHaveLength(2);
+    expect(await t.db.prisma.taskStep.count({ where: { taskId: { in: [rootId, child.id] } } })).toBe(0);
+  });
+
+  it('keeps reported bodies redacted only when the tenant captures content', async () => {
+    const { chairman, agent } = await company();
+    const step = {
+      model: 'test-model',
+      durationMs: 12,
+      inputTokens: 10,
+      outputTokens: 5,
+      costUsd: 0.00006,
+      request: 'Authorization: Bearer abcdefghijklmnop please summarise',
+      response: 'done, api_key=sk-live-1234567890abcdef',
+    };
+    const off = await queueTask(t, chairman, 'cfo', 'one');
+    expect((await ok(CLAIM, { role: 'cfo' }, agent)).claimTask.id).toBe(off);
+    await ok(REPORT, { taskId: off, steps: [step] }, agent);
+
+    const set = await ok(
+      'mutation { setRunContentCapture(enabled: true, retentionDays: 7) { enabled retentionDays } }',
+      {},
+      chairman,
+    );
+    expect(set.setRunContentCapture).toEqual({ enabled: true, retentionDays: 7 });
+    await ok(REPORT, { taskId: off, steps: [step] }, agent);
+
+    const steps = (await ok(RUN, { id: off }, chairman)).task.steps.nodes;
+    expect(steps.map((s: any) => s.kind)).toEqual(['claimed', 'model_call', 'model_call']);
+    expect(steps[1].content).toBeNull();
+    expect(steps[2].content).toEqual({
+      request: 'Authorization: [REDACTED] [REDACTED] please summarise',
+      response: 'done, api_key=[REDACTED]',
+    });
+    const rows = await t.db.prisma.taskStep.findMany({ where: { taskId: off }, orderBy: { seq: 'asc' } });
+    expect(JSON.stringify(rows.map((row) => row.content))).not.toMatch(/abcdefghijklmnop|sk-live/);
+    expect(rows[2]?.contentExpiresAt).not.toBeNull();
+  });
+
+  it('refuses bad reports with the reason and changes nothing', async () => {
+    const { chairman, agent } = await company();
+    const otherAgent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+    const stranger = await t.caller(['agent']);
+    const taskId = await queueTask(t, chairman, 'cfo', 'work');
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    const step = { model: 'm', durationMs: 1, inputTokens: 3, outputTokens: 2, costUsd: 0.00001 };
+    const count = () => t.db.prisma.taskStep.count({ where: { taskId } });
+    const before = await count();
+
+    const tooMany = await gql(REPORT, { taskId, steps: Array.from({ length: 10_000 }, () => step) }, agent);
+    expect(tooMany.errors?.[0]?.extensions?.code).toMatch(/BAD_USER_INPUT|PAYLOAD_TOO_LARGE/);
+    const foreign = await gql(REPORT, { taskId, steps: [step] }, stranger);
+    expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const notMine = await gql(REPORT, { taskId, steps: [step] }, otherAgent);
+    expect(notMine.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const inconsistent = await gql(REPORT, { taskId, steps: [{ ...step, cachedInputTokens: 4 }] }, agent);
+    expect(inconsistent.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(await count()).toBe(before);
+
+    await ok(REPORT, { taskId, steps: [step, step] }, agent);
+    const mismatch = await gql(COMPLETE, { id: taskId, input: { tokensUsed: 10, costUsd: 0.00003 } }, agent);
+    expect(mismatch.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      reason: 'costs_do_not_add_up',
+      reportedCostUsd: 0.00003,
+      stepsCostUsd: 0.00002,
+    });
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.status).toBe('running');
+    expect(task.costUsd).toBeNull();
+    expect(await count()).toBe(before + 2);
+
+    const done = await ok(COMPLETE, { id: taskId, input: { tokensUsed: 10, costUsd: 0.00002 } }, agent);
+    expect(done.completeTask).toMatchObject({ status: 'completed', costUsd: 0.00002, tokensUsed: 10 });
+    const deleteRunning = await gql(
+      'mutation($id: ID!) { deleteTask(id: $id) { ids } }',
+      { id: taskId },
+      agent,
+    );
+    expect(deleteRunning.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  });
+
+  it('offers report_steps over MCP with the same rules', async () => {
+    const { chairman, agent } = await company();
+    const stranger = await t.caller(['agent']);
+    const taskId = await queueTask(t, chairman, 'cfo', 'work');
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    const step = { model: 'm', durationMs: 1, inputTokens: 3, outputTokens: 2, costUsd: 0.00001 };
+    const client = await connectMcp(server, agent);
+    const reported = await callTool(client, 'report_steps', { taskId, steps: [step] });
+    expect(reported.structuredContent.reportTaskSteps).toEqual({
+      taskId,
+      attempt: 1,
+      firstSeq: 2,
+      lastSeq: 2,
+      recorded: 1,
+    });
+    await expect(callTool(client, 'report_steps', { taskId, steps: [] })).rejects.toThrow(
+      /steps: List should have at least 1 item/,
+    );
+    await client.close();
+    const other = await connectMcp(server, stranger);
+    const refused = await callTool(other, 'report_steps', { taskId, steps: [step] });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent.error.code).toBe('NOT_FOUND');
+    await other.close();
+    expect(await t.db.prisma.taskStep.count({ where: { taskId } })).toBe(2);
+  });
+});
