@@ -136,8 +136,11 @@ describe('run records', () => {
       completion(
         {
           tool_calls: [
-            toolCall('call_1', invoices, {}),
-            toolCall('call_2', customers, { body: { email: 'a@example.com' } }),
+            toolCall('call_1', 'call_connector_endpoint', { name: invoices, arguments: {} }),
+            toolCall('call_2', 'call_connector_endpoint', {
+              name: customers,
+              arguments: { body: { email: 'a@example.com' } },
+            }),
             toolCall('call_3', 'boardroom_delegate', {
               delegations: [{ role: 'cfo', message: 'Revenue this quarter?' }],
             }),
