@@ -1,6 +1,7 @@
 import './agents/types.js';
 import './agents/roles.js';
 import './agents/chat.js';
+import './agents/deliverables.js';
 import './agents/tasks.js';
 import './agents/delegation.js';
 import './agents/routing.js';
