@@ -6,6 +6,7 @@ import './agents/tasks.js';
 import './agents/delegation.js';
 import './agents/routing.js';
 import './agents/budgets.js';
+import './agents/cost-attribution.js';
 import './agents/recommendations.js';
 import './agents/subscriptions.js';
 import './agents/approvals.js';
