@@ -35,6 +35,29 @@ serveDashboard(async (made) => {
     });
   const root = await seed('cfo', '0.25');
   rootId = root.id;
+  await t.db.prisma.taskDeliverable.createMany({
+    data: [
+      {
+        tenantId,
+        taskId: root.id,
+        position: 0,
+        kind: 'text',
+        title: 'Memo',
+        text: 'Cash is fine.',
+        sha256: 'a'.repeat(64),
+        size: 13,
+      },
+      {
+        tenantId,
+        taskId: root.id,
+        position: 1,
+        kind: 'link',
+        url: 'https://example.com/cash',
+        sha256: 'b'.repeat(64),
+        size: 24,
+      },
+    ],
+  });
   await seed('cto', '0.5', { parentTaskId: root.id, rootTaskId: root.id, depth: 1 });
 });
 
@@ -60,6 +83,21 @@ describe('dashboard cost', () => {
     expect(await cost(rootId)).toBe('0.750000');
     await page.locator('section.cost').scrollIntoViewIfNeeded();
     await browser.screenshot(page, 'dashboard-cost');
+    await page.close();
+  });
+
+  it('shows a task’s deliverables in its detail, a link as a link', async () => {
+    const page = await openDashboard(browser, server.url, chairman);
+    await page.click(`[data-task-id="${rootId}"] button`);
+    const detail = `[data-task-detail="${rootId}"] [data-field="deliverables"]`;
+    await page.waitForSelector(detail, { timeout: WAIT_MS });
+    expect(await page.textContent(`${detail} [data-deliverable-kind="TEXT"]`)).toContain(
+      'Memo: Cash is fine.',
+    );
+    expect(await page.getAttribute(`${detail} [data-deliverable-kind="LINK"] a`, 'href')).toBe(
+      'https://example.com/cash',
+    );
+    expect(await accessibilityViolations(page)).toEqual([]);
     await page.close();
   });
 });
