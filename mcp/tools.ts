@@ -135,6 +135,12 @@ const CompleteTask = graphql(`
         summary
         predictedOutcome
       }
+      deliverables {
+        kind
+        title
+        sha256
+        size
+      }
     }
   }
 `);
@@ -283,7 +289,8 @@ export const agentTools: AgentTool[] = [
       'Ends a task this agent claimed as completed, with its exact usage (tokensUsed, costUsd: charged to the ' +
       'budgets), its output, optional recommendations and an optional `usage` breakdown of tokensUsed ' +
       '(inputTokens + outputTokens = tokensUsed; cachedInputTokens ≤ inputTokens; reasoningTokens ≤ ' +
-      'outputTokens). Agent role only.',
+      'outputTokens), and `deliverables` as evidence (TEXT text, LINK url, FILE base64 data with mimeType): ' +
+      'a role that requires one refuses a completion without (reason `deliverable_required`). Agent role only.',
     document: CompleteTask,
     arguments: {
       taskId: 'id',
@@ -292,6 +299,7 @@ export const agentTools: AgentTool[] = [
       costUsd: 'input.costUsd',
       usage: 'input.usage',
       recommendations: 'input.recommendations',
+      deliverables: 'input.deliverables',
     },
     readOnly: false,
   }),

@@ -12,6 +12,7 @@ import { type AbTestSummary, AbTests } from './components/ab-tests.js';
 import { ApprovalDialog, type DialogRequest } from './components/approval-dialog.js';
 import { type ApprovalDecision, Approvals, type InboxEntry, taskStatusOf } from './components/approvals.js';
 import { type BudgetChange, BudgetDialog } from './components/budget-dialog.js';
+import { Cost } from './components/cost.js';
 import { Feed, type FeedEntry, timeOf } from './components/feed.js';
 import { Header, type Viewer } from './components/header.js';
 import { canaryOf, type ModelRow, Models } from './components/models.js';
@@ -687,6 +688,7 @@ export function Dashboard({
         <AbTests tests={tests} />
         <Models models={models} />
         <Routines token={token} version={tasksVersion} onOpenTask={(id) => setOpenTask(id)} onError={fail} />
+        <Cost token={token} version={tasksVersion} onError={fail} />
         <Tasks
           token={token}
           roles={roles}

@@ -7,6 +7,7 @@ export {
   DashboardApproveDocument as ApproveCall,
   DashboardApproveTaskDocument as ApproveTask,
   DashboardConnectorNamesDocument as ConnectorNames,
+  DashboardCostAttributionDocument as CostAttribution,
   DashboardDecideDocument as DecideRecommendation,
   DashboardEventsDocument as Events,
   DashboardHistoryDocument as History,

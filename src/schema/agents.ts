@@ -1,10 +1,12 @@
 import './agents/types.js';
 import './agents/roles.js';
 import './agents/chat.js';
+import './agents/deliverables.js';
 import './agents/tasks.js';
 import './agents/delegation.js';
 import './agents/routing.js';
 import './agents/budgets.js';
+import './agents/cost-attribution.js';
 import './agents/recommendations.js';
 import './agents/subscriptions.js';
 import './agents/approvals.js';

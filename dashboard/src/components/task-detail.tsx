@@ -365,6 +365,35 @@ export function TaskDetail({
             ) : (
               <p class="muted">{task.status === 'completed' ? 'No output.' : 'Not finished yet.'}</p>
             )}
+            {task.deliverables.length > 0 ? (
+              <>
+                <h3>Deliverables</h3>
+                <ul data-field="deliverables">
+                  {task.deliverables.map((deliverable) => (
+                    <li key={deliverable.id} data-deliverable-kind={deliverable.kind}>
+                      {deliverable.title ? <strong>{deliverable.title}: </strong> : null}
+                      {deliverable.kind === 'LINK' && deliverable.url ? (
+                        <a href={deliverable.url} rel="noopener noreferrer" target="_blank">
+                          {deliverable.url}
+                        </a>
+                      ) : deliverable.kind === 'FILE' ? (
+                        <>
+                          {deliverable.filename ?? 'unnamed'}{' '}
+                          <span class="muted">
+                            ({deliverable.mimeType}, {formatBytes(deliverable.size)})
+                          </span>
+                        </>
+                      ) : (
+                        <span class="text">{deliverable.text}</span>
+                      )}{' '}
+                      <code class="muted" title={`SHA-256 ${deliverable.sha256}`}>
+                        {deliverable.sha256.slice(0, 12)}
+                      </code>
+                    </li>
+                  ))}
+                </ul>
+              </>
+            ) : null}
             {task.error ? (
               <>
                 <h3>Error</h3>

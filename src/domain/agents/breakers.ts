@@ -363,7 +363,8 @@ export async function countConnectorCall(
   if (task.claimed_by !== sub) throw forbidden(`Task ${taskId} is claimed by another agent`);
   const fingerprint = callFingerprint(call);
   const [counted] = await context.prisma.$queryRaw<{ count: number }[]>`
-    INSERT INTO connector_call_fingerprints (task_id, fingerprint, count) VALUES (${taskId}::uuid, ${fingerprint}, 1)
+    INSERT INTO connector_call_fingerprints (task_id, fingerprint, connector_id, count)
+    VALUES (${taskId}::uuid, ${fingerprint}, ${call.connectorId}::uuid, 1)
     ON CONFLICT (task_id, fingerprint) DO UPDATE
       SET count = connector_call_fingerprints.count + 1, updated_at = now()
     RETURNING count`;

@@ -228,7 +228,7 @@ const blobLockKey = (sha256: string) => `attachment-blob:${sha256}`;
  * that failed with the same bytes) waits for this commit and then sees the reference; a blob that such a
  * removal deleted before the lock was taken is written again.
  */
-async function holdBlobs(
+export async function holdBlobs(
   tx: Prisma.TransactionClient,
   blobs: BlobStore,
   attachments: readonly InspectedAttachment[],
@@ -239,13 +239,16 @@ async function holdBlobs(
   }
 }
 
-/** Removes the blobs no attachment row references, each under its exclusive lock. */
-async function releaseUnreferencedBlobs(context: Actor, blobs: BlobStore, digests: readonly string[]) {
+/**
+ * Removes the blobs no attachment and no deliverable references, each under its exclusive lock.
+ */
+export async function releaseUnreferencedBlobs(context: Actor, blobs: BlobStore, digests: readonly string[]) {
   for (const sha256 of digests) {
     await context.prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${blobLockKey(sha256)}, 0))`;
       const [row] = await tx.$queryRaw<{ used: boolean }[]>`
-        SELECT EXISTS (SELECT 1 FROM attachments WHERE sha256 = ${sha256}) AS used`;
+        SELECT EXISTS (SELECT 1 FROM attachments WHERE sha256 = ${sha256})
+          OR EXISTS (SELECT 1 FROM task_deliverables WHERE sha256 = ${sha256} AND kind = 'file') AS used`;
       if (!row?.used) await blobs.remove(sha256);
     });
   }

@@ -52,7 +52,69 @@ function usageInconsistencies(
   return issues;
 }
 
-/** `completeTask`'s input: usage, output, recommendations and the optional token breakdown. */
+/** The most deliverables one completion carries (docs/limits.md). */
+export const MAX_DELIVERABLES = 10;
+/** The longest TEXT deliverable, in characters. */
+export const MAX_DELIVERABLE_TEXT = 65_536;
+/** The longest LINK deliverable's URL, in characters. */
+export const MAX_DELIVERABLE_URL = 2048;
+
+export const DELIVERABLE_KINDS = ['TEXT', 'LINK', 'FILE'] as const;
+export type DeliverableKind = (typeof DELIVERABLE_KINDS)[number];
+
+/** Each kind's own fields: the others must be absent, so that a deliverable is never read two ways. */
+const KIND_FIELDS: Record<DeliverableKind, readonly ('text' | 'url' | 'data' | 'mimeType' | 'filename')[]> = {
+  TEXT: ['text'],
+  LINK: ['url'],
+  FILE: ['data', 'mimeType', 'filename'],
+};
+
+const httpUrl = z.url({ protocol: /^https?$/ }).max(MAX_DELIVERABLE_URL);
+
+/**
+ * One piece of evidence a completion carries: a TEXT (`text`), a LINK (an http(s) `url`) or a FILE
+ * (base64 `data` with its `mimeType` and optional `filename`, checked and stored by the rules of chat
+ * attachments: docs/deliverables.md). `title` names it for people.
+ */
+export const deliverableRule = z
+  .object({
+    kind: z.enum(DELIVERABLE_KINDS),
+    title: z.string().trim().min(1).max(200).nullish(),
+    text: z.string().min(1).max(MAX_DELIVERABLE_TEXT).nullish(),
+    url: httpUrl.nullish(),
+    data: z.string().min(1).nullish(),
+    mimeType: z.string().min(1).max(255).nullish(),
+    filename: z.string().nullish(),
+  })
+  .superRefine((deliverable, context) => {
+    const own = KIND_FIELDS[deliverable.kind];
+    const required: readonly ('text' | 'url' | 'data' | 'mimeType')[] =
+      deliverable.kind === 'TEXT' ? ['text'] : deliverable.kind === 'LINK' ? ['url'] : ['data', 'mimeType'];
+    for (const field of required) {
+      if ((deliverable[field] ?? null) === null) {
+        context.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `a ${deliverable.kind} deliverable needs ${field}`,
+          input: null,
+        });
+      }
+    }
+    for (const field of ['text', 'url', 'data', 'mimeType', 'filename'] as const) {
+      if (!own.includes(field) && (deliverable[field] ?? null) !== null) {
+        context.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `a ${deliverable.kind} deliverable has no ${field}`,
+          input: null,
+        });
+      }
+    }
+  });
+
+export type DeliverableInput = z.output<typeof deliverableRule>;
+
+/** `completeTask`'s input: usage, output, recommendations, deliverables and the optional token breakdown. */
 export const completionReportRule = z
   .object({
     output: z.string().max(1_000_000).nullish(),
@@ -60,6 +122,7 @@ export const completionReportRule = z
     costUsd: z.number().min(0).max(1_000_000_000),
     usage: tokenUsageRule.nullish(),
     recommendations: z.array(recommendationRule).max(MAX_RECOMMENDATIONS).nullish(),
+    deliverables: z.array(deliverableRule).max(MAX_DELIVERABLES).nullish(),
   })
   .superRefine(
     (report, context) => {

@@ -4,6 +4,7 @@ import { Prisma, type Task } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { conflict, forbidden, notFound, Refusal } from '../errors.js';
 import { countFinishedTasks, finishedTaskCounters } from '../finetuning/outcomes.js';
+import type { BlobStore } from './blob-store.js';
 import { type BreakerContext, checkDuration, checkFailures, checkReaped, checkSpend } from './breakers.js';
 import {
   ALERT_EVENTS,
@@ -16,7 +17,14 @@ import {
   type TaskCost,
   TENANT_BUDGET,
 } from './budgets.js';
+import { holdBlobs, releaseUnreferencedBlobs } from './chat.js';
 import type { TokenUsage } from './completion-rules.js';
+import {
+  checkDeliverablePolicy,
+  deliverableDrafts,
+  deliverablesInsert,
+  type ReceivedDeliverable,
+} from './deliverables.js';
 import { type ModelRouting, type RoutingChoice, routeClaimedTask } from './model-routing.js';
 import { requireWorksFor, roleScopeSql } from './role-binding.js';
 import { normalizeRole } from './roles.js';
@@ -422,6 +430,8 @@ export interface CompletionReport {
   recommendations?: readonly RecommendationDraft[] | null | undefined;
   /** The breakdown of tokensUsed by kind, already checked to add up (completion-rules.ts). */
   usage?: TokenUsage | null | undefined;
+  /** Evidence for "done", already checked (deliverables.ts). */
+  deliverables?: readonly ReceivedDeliverable[] | null | undefined;
 }
 
 /**
@@ -497,27 +507,37 @@ export function usageAdded(report: {
 }
 
 /**
- * Ends the caller's running task as `completed`, with its usage, output and recommendations; a task that
- * delegated and resumed adds this attempt's usage to what it reported before. A parent waiting for it may
- * be woken.
+ * Ends the caller's running task as `completed`, with its usage, output, recommendations and deliverables;
+ * a task that delegated and resumed adds this attempt's usage to what it reported before. A parent waiting
+ * for it may be woken. A completion without deliverables of a role that requires one is refused before
+ * anything is written (checkDeliverablePolicy). FILE deliverables are stored in `blobs` as chat attachments
+ * are, under the same lock, and removed again when the completion is refused and nothing else uses them.
  */
-export async function completeTask(context: Actor, id: string, report: CompletionReport): Promise<Task> {
+export async function completeTask(
+  context: Actor,
+  id: string,
+  report: CompletionReport,
+  blobs?: BlobStore,
+): Promise<Task> {
   const recommendations = report.recommendations ?? [];
+  const drafts = deliverableDrafts(report.deliverables ?? []);
+  await checkDeliverablePolicy(context, id, drafts.length);
   const step = await chargeStep(context, id, 'completed', report);
-  const task = await endRunningTask(
-    context.prisma,
-    context,
-    id,
-    Prisma.sql`status = 'completed', output = ${report.output ?? null}, ${usageAdded(report)}`,
-    { costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)), tokens: BigInt(report.tokensUsed) },
-    {
-      steps: [step],
-      extra:
-        recommendations.length === 0
-          ? Prisma.empty
-          : // Recommendations have no position column: a millisecond apart from the task's finish (now(),
-            // the statement's time), they read back in the reported order.
-            Prisma.sql`
+  const end = (db: Prisma.TransactionClient) =>
+    endRunningTask(
+      db,
+      context,
+      id,
+      Prisma.sql`status = 'completed', output = ${report.output ?? null}, ${usageAdded(report)}`,
+      { costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)), tokens: BigInt(report.tokensUsed) },
+      {
+        steps: [step],
+        extra: Prisma.sql`${deliverablesInsert(drafts)}${
+          recommendations.length === 0
+            ? Prisma.empty
+            : // Recommendations have no position column: a millisecond apart from the task's finish (now(),
+              // the statement's time), they read back in the reported order.
+              Prisma.sql`
           recommended AS (
             INSERT INTO recommendations (id, tenant_id, task_id, role, summary, predicted_outcome, created_at)
             SELECT gen_random_uuid(), c.tenant_id, c.id, c.role, r.summary, r.predicted_outcome,
@@ -526,9 +546,29 @@ export async function completeTask(context: Actor, id: string, report: Completio
               ${recommendations.map((draft) => draft.summary)}::text[],
               ${recommendations.map((draft) => draft.predictedOutcome ?? null)}::text[]
             ) WITH ORDINALITY AS r(summary, predicted_outcome, position)
-          ),`,
-    },
-  );
+          ),`
+        }`,
+      },
+    );
+  const files = drafts.flatMap((draft) => (draft.file ? [draft.file] : []));
+  let task: Task;
+  if (files.length === 0) task = await end(context.prisma);
+  else {
+    if (!blobs) throw new Error('FILE deliverables need the blob store');
+    try {
+      task = await context.prisma.$transaction(async (tx) => {
+        await holdBlobs(tx, blobs, files);
+        return end(tx);
+      });
+    } catch (error) {
+      await releaseUnreferencedBlobs(
+        context,
+        blobs,
+        files.map((file) => file.sha256),
+      );
+      throw error;
+    }
+  }
   await wakeParents(context.prisma, context.viewer.tenantId, [task.parentTaskId]);
   if (report.costUsd > 0) await checkSpend(context, context.viewer.tenantId, task.role);
   await checkDuration(context, context.viewer.tenantId, task, 'completed');

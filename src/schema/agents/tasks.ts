@@ -2,14 +2,17 @@ import { z } from 'zod';
 import { builder } from '../../builder.js';
 import {
   completionReportRule,
+  MAX_DELIVERABLES,
   recommendationRule,
   tokenUsageRule,
 } from '../../domain/agents/completion-rules.js';
 import { claimTask, completeTask, failTask, releaseTask, renewTaskLease } from '../../domain/agents/queue.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
+import { sendWithAttachments } from '../../http/attachments.js';
 import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
+import { deliverableFiles, withCheckedDeliverables } from './deliverables.js';
 import { roleArg, TASK_STATUSES, TaskRef, TaskStatusEnum } from './types.js';
 
 const TaskPage = pageType('Task', TaskRef);
@@ -134,20 +137,27 @@ zodInputType('CompleteTaskInput', completionReportRule, {
     tokensUsed: { type: 'SafeInt', description: '0 to 2^53 - 1.' },
     costUsd: { description: 'US dollars; kept to the micro-dollar (6 decimal places).' },
     usage: { description: 'Optional breakdown of tokensUsed by kind, stored on the task as `usage`.' },
+    deliverables: {
+      description: `Evidence for "done", at most ${MAX_DELIVERABLES}; a role with requireDeliverable needs one.`,
+    },
   },
 });
 
 const completeTaskArgs = z.object({
   id: idArg(),
-  input: completionReportRule,
+  input: completionReportRule.transform(withCheckedDeliverables),
 });
 
 builder.mutationField('completeTask', (t) =>
   t.withAuth({ agent: true }).field({
     type: TaskRef,
     description:
-      'Ends a task the calling agent claimed as completed, with its usage, output and recommendations.',
-    ...zodField(t, completeTaskArgs, (_root, { id, input }, context) => completeTask(context, id, input)),
+      'Ends a task the calling agent claimed as completed, with its usage, output, recommendations and deliverables. BAD_USER_INPUT, reason `deliverable_required`, when the task’s role requires a deliverable and none was given; nothing is written when refused.',
+    ...zodField(t, completeTaskArgs, (_root, { id, input }, context) =>
+      sendWithAttachments(deliverableFiles(input), () =>
+        completeTask(context, id, input, context.services.blobs),
+      ),
+    ),
   }),
 );
 
