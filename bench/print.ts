@@ -1,5 +1,6 @@
 // The report of a run: its shape (also written as JSON) and the tables printed at the end.
 
+import type { A2aFigures } from './a2a.js';
 import type { AgentRuntimeFigures } from './agent-runtime.js';
 import type { ClaimWakeFigures } from './claim-wait.js';
 import type { DelegationFigures } from './delegation.js';
@@ -61,6 +62,7 @@ export interface BenchReport {
   webhooks?: WebhookLatencyFigures;
   webhookFairness?: WebhookFairnessFigures;
   mcp?: McpCallFigures;
+  a2a?: A2aFigures;
   delegation?: DelegationFigures;
   agentRuntime?: AgentRuntimeFigures;
   claimWait: ClaimWakeFigures[];
@@ -285,6 +287,13 @@ export function printReport(report: BenchReport, plan: Plan): void {
     const { rounds, pairsPerRound, graphqlMedianMs, mcpMedianMs, ratio } = report.mcp;
     console.log(
       `\nMCP claim_next_task + complete_task against claimNextTask + completeTask over GraphQL (PGlite, in process, ${rounds} rounds of ${pairsPerRound} pairs): ${fixed(mcpMedianMs, 2)} ms / ${fixed(graphqlMedianMs, 2)} ms per pair, ratio ${fixed(ratio, 2)}× (target ≤ 1.2)`,
+    );
+  }
+  if (report.a2a) {
+    const { rounds, callsPerRound, restChatMedianMs, sendMessageMedianMs, sendRatio } = report.a2a;
+    const { replayMedianMs, getTaskMedianMs, replayRatio } = report.a2a;
+    console.log(
+      `\nA2A SendMessage against POST /api/v1/agents/cfo/chat (PGlite, in process, ${rounds} rounds of ${callsPerRound}): ${fixed(sendMessageMedianMs, 2)} ms / ${fixed(restChatMedianMs, 2)} ms, ratio ${fixed(sendRatio, 2)}× (target ≤ 1.2); a replay by messageId against GetTask of its task: ${fixed(replayMedianMs, 2)} ms / ${fixed(getTaskMedianMs, 2)} ms, ratio ${fixed(replayRatio, 2)}× (target ≤ 1.0)`,
     );
   }
   if (report.delegation) {

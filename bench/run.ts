@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { measureA2a } from './a2a.js';
 import { measureAgentRuntime } from './agent-runtime.js';
 import { measureClaimWake } from './claim-wait.js';
 import { measureDelegation } from './delegation.js';
@@ -52,6 +53,7 @@ const CASES = [
   'propagation',
   'webhooks',
   'mcp',
+  'a2a',
   'delegation',
   'agent-runtime',
   'claim-wait',
@@ -363,6 +365,11 @@ try {
   if (cases.includes('mcp')) {
     await attempt('MCP tool calls against the same GraphQL mutations (PGlite, in process)', async () => {
       report.mcp = await measureMcpCalls(quick ? 3 : 5, quick ? 40 : 100);
+    });
+  }
+  if (cases.includes('a2a')) {
+    await attempt('A2A SendMessage against the REST chat, and its replay (PGlite, in process)', async () => {
+      report.a2a = await measureA2a(quick ? 3 : 5, quick ? 40 : 100);
     });
   }
   if (cases.includes('delegation')) {
