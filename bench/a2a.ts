@@ -9,9 +9,13 @@ export interface A2aFigures {
   callsPerRound: number;
   /** Median time of one REST chat and one A2A SendMessage. */
   restChatMedianMs: number;
+  /** Median time of one REST chat with an Idempotency-Key (the guarantee SendMessage's messageId gives). */
+  keyedRestChatMedianMs: number;
   sendMessageMedianMs: number;
   /** Median over rounds of (SendMessage time / REST chat time). */
   sendRatio: number;
+  /** Median over rounds of (SendMessage time / keyed REST chat time). */
+  keyedSendRatio: number;
   /** Median time of a SendMessage replayed by its messageId, and of GetTask of the task it answered with. */
   replayMedianMs: number;
   getTaskMedianMs: number;
@@ -29,10 +33,10 @@ const TENANT = '8d6c1f0e-2b3a-4c5d-9e8f-7a6b5c4d3e2f';
 export async function measureA2a(rounds: number, callsPerRound: number): Promise<A2aFigures> {
   return withInProcessApp('a2a', {}, async (app) => {
     const token = await signToken(BENCH_SECRET, { tenantId: TENANT, sub: 'bench-member', roles: ['member'] });
-    const post = async (url: string, body: unknown) => {
+    const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
       const response = await app.yoga.fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
         body: JSON.stringify(body),
       });
       const answer = (await response.json()) as { error?: unknown; result?: { task?: { id: string } } };
@@ -48,6 +52,13 @@ export async function measureA2a(rounds: number, callsPerRound: number): Promise
     const restChat = async () => {
       await post('http://bench/api/v1/agents/cfo/chat', { message: 'Close the books' });
     };
+    const keyedRestChat = async () => {
+      await post(
+        'http://bench/api/v1/agents/cfo/chat',
+        { message: 'Close the books' },
+        { 'Idempotency-Key': randomUUID() },
+      );
+    };
     const sendMessage = async () => {
       await rpc('SendMessage', message(randomUUID()));
     };
@@ -60,18 +71,23 @@ export async function measureA2a(rounds: number, callsPerRound: number): Promise
       }
       return times;
     };
-    for (let index = 0; index < 20; index += 1) await (index % 2 ? sendMessage() : restChat());
-    const restTimes: number[] = [];
-    const sendTimes: number[] = [];
+    const faces = [restChat, keyedRestChat, sendMessage];
+    for (let index = 0; index < 30; index += 1) await faces[index % 3]?.();
+    const times = new Map(faces.map((face) => [face, [] as number[]]));
     const sendRatios: number[] = [];
+    const keyedSendRatios: number[] = [];
     for (let round = 0; round < rounds; round += 1) {
-      const first = round % 2 === 0 ? restChat : sendMessage;
-      const a = await timed(first);
-      const b = await timed(first === restChat ? sendMessage : restChat);
-      const [r, s] = first === restChat ? [a, b] : [b, a];
-      restTimes.push(...r);
-      sendTimes.push(...s);
-      sendRatios.push(median(s) / median(r));
+      // Each round starts with another face.
+      const order = [...faces.slice(round % 3), ...faces.slice(0, round % 3)];
+      const medians = new Map<() => Promise<void>, number>();
+      for (const face of order) {
+        const taken = await timed(face);
+        times.get(face)?.push(...taken);
+        medians.set(face, median(taken));
+      }
+      const send = medians.get(sendMessage) ?? Number.NaN;
+      sendRatios.push(send / (medians.get(restChat) ?? Number.NaN));
+      keyedSendRatios.push(send / (medians.get(keyedRestChat) ?? Number.NaN));
     }
     // One sent message, replayed and read again and again.
     const messageId = randomUUID();
@@ -95,9 +111,11 @@ export async function measureA2a(rounds: number, callsPerRound: number): Promise
     return {
       rounds,
       callsPerRound,
-      restChatMedianMs: median(restTimes),
-      sendMessageMedianMs: median(sendTimes),
+      restChatMedianMs: median(times.get(restChat) ?? []),
+      keyedRestChatMedianMs: median(times.get(keyedRestChat) ?? []),
+      sendMessageMedianMs: median(times.get(sendMessage) ?? []),
       sendRatio: median(sendRatios),
+      keyedSendRatio: median(keyedSendRatios),
       replayMedianMs: median(replayTimes),
       getTaskMedianMs: median(readTimes),
       replayRatio: median(replayRatios),

@@ -291,9 +291,10 @@ export function printReport(report: BenchReport, plan: Plan): void {
   }
   if (report.a2a) {
     const { rounds, callsPerRound, restChatMedianMs, sendMessageMedianMs, sendRatio } = report.a2a;
+    const { keyedRestChatMedianMs, keyedSendRatio } = report.a2a;
     const { replayMedianMs, getTaskMedianMs, replayRatio } = report.a2a;
     console.log(
-      `\nA2A SendMessage against POST /api/v1/agents/cfo/chat (PGlite, in process, ${rounds} rounds of ${callsPerRound}): ${fixed(sendMessageMedianMs, 2)} ms / ${fixed(restChatMedianMs, 2)} ms, ratio ${fixed(sendRatio, 2)}× (target ≤ 1.2); a replay by messageId against GetTask of its task: ${fixed(replayMedianMs, 2)} ms / ${fixed(getTaskMedianMs, 2)} ms, ratio ${fixed(replayRatio, 2)}× (target ≤ 1.0)`,
+      `\nA2A SendMessage against POST /api/v1/agents/cfo/chat (PGlite, in process, ${rounds} rounds of ${callsPerRound}): ${fixed(sendMessageMedianMs, 2)} ms / ${fixed(restChatMedianMs, 2)} ms, ratio ${fixed(sendRatio, 2)}× (target ≤ 1.2); against the chat with an Idempotency-Key (${fixed(keyedRestChatMedianMs, 2)} ms) ${fixed(keyedSendRatio, 2)}×; a replay by messageId against GetTask of its task: ${fixed(replayMedianMs, 2)} ms / ${fixed(getTaskMedianMs, 2)} ms, ratio ${fixed(replayRatio, 2)}× (target ≤ 1.0)`,
     );
   }
   if (report.delegation) {
