@@ -274,6 +274,36 @@ describe('A2A: bad requests change nothing', () => {
     expect(answer.body.error.code).toBe(code);
   });
 
+  it('refuses a body over the limit with 413 and a JSON-RPC error, queuing nothing', async () => {
+    const member = await t.caller(['member']);
+    const text = 'x'.repeat(2 * 1024 * 1024);
+    const answer = await postA2a(
+      server,
+      member,
+      member.tenantId,
+      'cfo',
+      send({ messageId: 'm7', role: 'ROLE_USER', parts: [{ text }] }),
+    );
+    expect(answer.status).toBe(413);
+    expect(answer.body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+    expect(await taskCount(member.tenantId)).toBe(0);
+  });
+
+  it('refuses a request whose tenant is not the path’s', async () => {
+    const member = await t.caller(['member']);
+    const answer = await postA2a(server, member, member.tenantId, 'cfo', {
+      jsonrpc: '2.0',
+      id: 'r1',
+      method: 'SendMessage',
+      params: {
+        tenant: randomUUID(),
+        message: { messageId: 'm8', role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+      },
+    });
+    expect(answer.body.error.code).toBe(-32602);
+    expect(await taskCount(member.tenantId)).toBe(0);
+  });
+
   it('answers a message to a role the tenant does not have as invalid params, queuing nothing', async () => {
     const member = await t.caller(['member']);
     const answer = await postA2a(
