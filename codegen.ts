@@ -15,7 +15,7 @@ const codegen: CodegenConfig = {
   ignoreNoDocuments: true,
   generates: {
     'src/generated/graphql/': {
-      documents: ['rest/**/*.ts', 'mcp/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+      documents: ['rest/**/*.ts', 'mcp/**/*.ts', 'a2a/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
       preset: 'client',
       presetConfig: { fragmentMasking: false },
       config,

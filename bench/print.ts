@@ -1,5 +1,6 @@
 // The report of a run: its shape (also written as JSON) and the tables printed at the end.
 
+import type { A2aFigures } from './a2a.js';
 import type { AgentRuntimeFigures } from './agent-runtime.js';
 import type { AgentTelemetryFigures } from './agent-telemetry.js';
 import type { ClaimWakeFigures } from './claim-wait.js';
@@ -65,6 +66,7 @@ export interface BenchReport {
   webhookFairness?: WebhookFairnessFigures;
   mcp?: McpCallFigures;
   toolList?: ToolListFigures;
+  a2a?: A2aFigures;
   delegation?: DelegationFigures;
   taskRuns?: TaskRunFigures;
   agentRuntime?: AgentRuntimeFigures;
@@ -302,6 +304,14 @@ export function printReport(report: BenchReport, plan: Plan): void {
             `${row.connectors} connector${row.connectors === 1 ? '' : 's'} ${row.tokens} (${row.tools} tools; a search of 10 ${row.searchTokens}, a describe of 10 ${row.describeTokens})`,
         )
         .join(', ')} (target: flat, ≤ 4000)`,
+    );
+  }
+  if (report.a2a) {
+    const { rounds, callsPerRound, restChatMedianMs, sendMessageMedianMs, sendRatio } = report.a2a;
+    const { keyedRestChatMedianMs, keyedSendRatio } = report.a2a;
+    const { replayMedianMs, getTaskMedianMs, replayRatio } = report.a2a;
+    console.log(
+      `\nA2A SendMessage against POST /api/v1/agents/cfo/chat (PGlite, in process, ${rounds} rounds of ${callsPerRound}): ${fixed(sendMessageMedianMs, 2)} ms / ${fixed(restChatMedianMs, 2)} ms, ratio ${fixed(sendRatio, 2)}× (target ≤ 1.2); against the chat with an Idempotency-Key (${fixed(keyedRestChatMedianMs, 2)} ms) ${fixed(keyedSendRatio, 2)}×; a replay by messageId against GetTask of its task: ${fixed(replayMedianMs, 2)} ms / ${fixed(getTaskMedianMs, 2)} ms, ratio ${fixed(replayRatio, 2)}× (target ≤ 1.0)`,
     );
   }
   if (report.delegation) {

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { measureA2a } from './a2a.js';
 import { measureAgentRuntime } from './agent-runtime.js';
 import { measureAgentTelemetry } from './agent-telemetry.js';
 import { measureClaimWake } from './claim-wait.js';
@@ -56,6 +57,7 @@ const CASES = [
   'webhooks',
   'mcp',
   'tool-list',
+  'a2a',
   'delegation',
   'task-runs',
   'agent-runtime',
@@ -374,6 +376,11 @@ try {
   if (cases.includes('tool-list')) {
     await attempt('MCP tools/list tokens for 1, 10 and 100 connectors (PGlite, in process)', async () => {
       report.toolList = await measureToolList([1, 10, 100], 20);
+    });
+  }
+  if (cases.includes('a2a')) {
+    await attempt('A2A SendMessage against the REST chat, and its replay (PGlite, in process)', async () => {
+      report.a2a = await measureA2a(quick ? 3 : 5, quick ? 40 : 100);
     });
   }
   if (cases.includes('delegation')) {

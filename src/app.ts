@@ -3,6 +3,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
+import { a2aBodyLimit, a2aOperations, useA2a } from '../a2a/index.js';
 import { mcpBodyLimit, mcpOperations, useMcp } from '../mcp/index.js';
 import { compiledRoutes, restBodyLimit, useRest } from '../rest/index.js';
 import { routes } from '../rest/routes.js';
@@ -146,7 +147,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const bus = await createEventBus({ redisUrl: config.redisUrl, logger });
   // The documents REST routes and MCP tools run, by their text: the only operations metrics label by name.
   const knownOperations = new Map(
-    [...compiledRoutes, ...mcpOperations()].map(({ query, operationName }) => [query, operationName]),
+    [...compiledRoutes, ...mcpOperations(), ...a2aOperations()].map(({ query, operationName }) => [
+      query,
+      operationName,
+    ]),
   );
   const metrics = createMetrics({ db, knownOperations });
   const responseCache = metrics.instrumentCache(createInMemoryCache());
@@ -270,7 +274,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         maxBytes: MAX_BODY_BYTES,
         // Each transport declares its routes' limits: REST beside each route, MCP for its endpoint.
         declaredLimit: (method, pathname) =>
-          restBodyLimit(method, pathname) ?? mcpBodyLimit(method, pathname),
+          restBodyLimit(method, pathname) ?? mcpBodyLimit(method, pathname) ?? a2aBodyLimit(method, pathname),
         maxUploadBytes: MAX_UPLOAD_BYTES,
       }),
       useInputDepthLimit(),
@@ -286,6 +290,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       useDashboard({ buildOnDemand: !config.production }),
       useRest(services),
       useMcp(services),
+      useA2a(services),
       EnvelopArmorPlugin({
         ...armorLimits,
         // useNoSuggestions leaves suggestions out of every message, coercion included; this only masked some.

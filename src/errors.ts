@@ -229,7 +229,10 @@ export function refusalResponse(
 ): Response {
   const status = statusOf[code];
   if (isRestPath(pathname)) return restErrorResponse(status, message, headers, fetchAPI);
-  if (pathname === MCP_PATH) return mcpErrorResponse(status, message, headers, fetchAPI);
+  // The MCP endpoint and the A2A endpoints (`/a2a/…`) speak JSON-RPC.
+  if (pathname === MCP_PATH || pathname.startsWith('/a2a/')) {
+    return mcpErrorResponse(status, message, headers, fetchAPI);
+  }
   return fetchAPI.Response.json({ errors: [{ message, extensions: { code } }] }, { status, headers });
 }
 

@@ -1,0 +1,253 @@
+import {
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTasksRequest,
+  ListTasksResponse,
+  Role,
+  SendMessageRequest,
+  SendMessageResponse,
+  Task as TaskCodec,
+  TaskState,
+} from '@a2a-js/sdk';
+import type { ExecutionResult, GraphQLError } from 'graphql';
+import type { Execution } from '../mcp/execute.js';
+import { httpStatusOf, isInputCoercionError } from '../src/errors.js';
+import type { A2aTaskFieldsFragment } from '../src/generated/graphql/graphql.js';
+import { agentCardOf, type CardAuth } from './card.js';
+import { A2A_ERRORS, A2aError, type Compiled } from './errors.js';
+import { a2aTaskOf, taskStatusOf } from './wire.js';
+
+/** The most parts one message may carry (its text must still fit the chat's 4,096 characters). */
+export const MAX_MESSAGE_PARTS = 8;
+/** The largest ListTasks page. */
+const MAX_PAGE_SIZE = 100;
+
+/** What a method needs of its request: the path's tenant and role, the caller's runs of operations. */
+export interface MethodContext {
+  origin: string;
+  tenantId: string;
+  role: string;
+  auth: CardAuth;
+  /** Runs an operation for this request. */
+  execution: Execution;
+  /** Runs a side effect keyed for idempotency (the SendMessage's messageId). */
+  keyedExecution(key: string): Execution;
+  compiled: Compiled;
+}
+
+type Params = Record<string, unknown>;
+
+/** The first error of a result as the A2A error it is; `notFound` for NOT_FOUND (the method's own). */
+function failureOf(error: GraphQLError, notFound: () => A2aError): A2aError {
+  const code = error.extensions?.code;
+  if (code === 'BAD_USER_INPUT' || isInputCoercionError(error)) {
+    return new A2aError(A2A_ERRORS.INVALID_PARAMS, error.message, {
+      ...(error.extensions?.detail ? { detail: error.extensions.detail } : {}),
+      ...(error.extensions?.reason ? { reason: error.extensions.reason } : {}),
+    });
+  }
+  if (code === 'NOT_FOUND') return notFound();
+  const { http: _http, ...facts } = error.extensions ?? {};
+  return new A2aError(A2A_ERRORS.SERVER_ERROR, error.message, { ...facts, status: httpStatusOf(error) });
+}
+
+function dataOf<T>(result: ExecutionResult, notFound: () => A2aError): T {
+  const error = result.errors?.[0];
+  if (error) throw failureOf(error, notFound);
+  return result.data as T;
+}
+
+const taskNotFound = (id: string) => () =>
+  new A2aError(A2A_ERRORS.TASK_NOT_FOUND, `Task not found: ${id}`, { taskId: id });
+
+const sameRole = (task: A2aTaskFieldsFragment, role: string) =>
+  task.role.toLowerCase() === role.toLowerCase();
+
+function requireString(params: Params, name: string): string {
+  const value = params[name];
+  if (typeof value !== 'string' || value === '') {
+    throw new A2aError(A2A_ERRORS.INVALID_PARAMS, `${name} is required: a non-empty string`);
+  }
+  return value;
+}
+
+/** A task of this role by id, or TaskNotFound (another role's, another tenant's, none). */
+async function readTask(context: MethodContext, id: string): Promise<A2aTaskFieldsFragment> {
+  const { compiled } = context;
+  const data = dataOf<{ task: A2aTaskFieldsFragment | null }>(
+    await context.execution.run({ ...compiled.getTask, variables: { id } }),
+    taskNotFound(id),
+  );
+  if (!data.task || !sameRole(data.task, context.role)) throw taskNotFound(id)();
+  return data.task;
+}
+
+/** The chat input a message is: its text parts joined, its file parts (bytes) attachments. */
+function chatInputOf(request: SendMessageRequest): Record<string, unknown> {
+  const message = request.message;
+  if (!message || message.parts.length === 0) {
+    throw new A2aError(A2A_ERRORS.INVALID_PARAMS, 'message is required, with at least one part');
+  }
+  if (!message.messageId) throw new A2aError(A2A_ERRORS.INVALID_PARAMS, 'message.messageId is required');
+  if (message.role !== Role.ROLE_USER) {
+    throw new A2aError(A2A_ERRORS.INVALID_PARAMS, 'message.role must be ROLE_USER');
+  }
+  if (message.parts.length > MAX_MESSAGE_PARTS) {
+    throw new A2aError(A2A_ERRORS.INVALID_PARAMS, `A message carries at most ${MAX_MESSAGE_PARTS} parts`);
+  }
+  if (message.taskId) {
+    throw new A2aError(
+      A2A_ERRORS.UNSUPPORTED_OPERATION,
+      'A task takes no further messages: a decision it waits for is answered through the approvals API; send a new message (with its contextId) for new work',
+    );
+  }
+  if (request.configuration?.taskPushNotificationConfig) {
+    throw new A2aError(A2A_ERRORS.PUSH_NOT_SUPPORTED, 'Push notifications are not supported by this agent');
+  }
+  const texts: string[] = [];
+  const attachments: Record<string, unknown>[] = [];
+  for (const part of message.parts) {
+    if (part.content?.$case === 'text') texts.push(part.content.value);
+    else if (part.content?.$case === 'raw') {
+      attachments.push({
+        data: Buffer.from(part.content.value).toString('base64'),
+        filename: part.filename || undefined,
+        mimeType: part.mediaType || 'application/octet-stream',
+      });
+    } else {
+      throw new A2aError(
+        A2A_ERRORS.CONTENT_TYPE_NOT_SUPPORTED,
+        'Only text parts and file parts with their bytes (raw) are accepted',
+      );
+    }
+  }
+  return {
+    message: texts.join('\n\n'),
+    ...(attachments.length > 0 ? { attachments } : {}),
+    ...(message.contextId ? { threadId: message.contextId } : {}),
+  };
+}
+
+async function sendMessage(context: MethodContext, params: Params): Promise<unknown> {
+  const request = SendMessageRequest.fromJSON(params);
+  const input = chatInputOf(request);
+  const messageId = request.message?.messageId ?? '';
+  const { compiled } = context;
+  const result = await context
+    .keyedExecution(`a2a:${messageId}`)
+    .run({ ...compiled.sendMessage, variables: { role: context.role, input } });
+  const data = dataOf<{ sendChatMessage: { task: A2aTaskFieldsFragment } }>(
+    result,
+    () =>
+      new A2aError(
+        A2A_ERRORS.INVALID_PARAMS,
+        result.errors?.[0]?.message ?? 'Not found',
+        input.threadId ? { contextId: input.threadId } : undefined,
+      ),
+  );
+  const historyLength = request.configuration?.historyLength;
+  return SendMessageResponse.toJSON({
+    payload: { $case: 'task', value: a2aTaskOf(data.sendChatMessage.task, historyLength) },
+  });
+}
+
+async function getTask(context: MethodContext, params: Params): Promise<unknown> {
+  const request = GetTaskRequest.fromJSON(params);
+  const id = requireString(params, 'id');
+  return TaskCodec.toJSON(a2aTaskOf(await readTask(context, id), request.historyLength));
+}
+
+async function listTasks(context: MethodContext, params: Params): Promise<unknown> {
+  const request = ListTasksRequest.fromJSON(params);
+  if (request.contextId) {
+    throw new A2aError(
+      A2A_ERRORS.INVALID_PARAMS,
+      'Filtering by contextId is not supported: read the thread instead',
+    );
+  }
+  const pageSize = request.pageSize ?? 50;
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+    throw new A2aError(A2A_ERRORS.INVALID_PARAMS, `pageSize must be 1 to ${MAX_PAGE_SIZE}`);
+  }
+  let status: string | undefined;
+  if (request.status !== TaskState.TASK_STATE_UNSPECIFIED) {
+    status = taskStatusOf(request.status);
+    if (!status) throw new A2aError(A2A_ERRORS.INVALID_PARAMS, 'status: no task is ever in this state');
+  }
+  const { compiled } = context;
+  const data = dataOf<{ tasks: { nextCursor: string | null; nodes: A2aTaskFieldsFragment[] } }>(
+    await context.execution.run({
+      ...compiled.listTasks,
+      variables: {
+        role: context.role,
+        first: pageSize,
+        ...(status ? { status } : {}),
+        ...(request.pageToken ? { after: request.pageToken } : {}),
+      },
+    }),
+    () => new A2aError(A2A_ERRORS.SERVER_ERROR, 'Not found'),
+  );
+  const tasks = data.tasks.nodes.map((task) => {
+    const a2aTask = a2aTaskOf(task, request.historyLength);
+    return request.includeArtifacts ? a2aTask : { ...a2aTask, artifacts: [] };
+  });
+  return ListTasksResponse.toJSON({
+    tasks,
+    nextPageToken: data.tasks.nextCursor ?? '',
+    pageSize,
+    // The tasks of this page: the count of all of them is not kept (a count would be a second scan).
+    totalSize: tasks.length,
+  });
+}
+
+async function cancelTask(context: MethodContext, params: Params): Promise<unknown> {
+  CancelTaskRequest.fromJSON(params);
+  const id = requireString(params, 'id');
+  const task = await readTask(context, id);
+  if (['completed', 'failed', 'cancelled'].includes(task.status)) {
+    throw new A2aError(A2A_ERRORS.TASK_NOT_CANCELABLE, `Task ${id} has ended (${task.status})`, {
+      taskId: id,
+    });
+  }
+  const { compiled } = context;
+  const result = await context.execution.run({ ...compiled.cancelTask, variables: { id } });
+  const error = result.errors?.[0];
+  if (error?.extensions?.code === 'CONFLICT') {
+    throw new A2aError(A2A_ERRORS.TASK_NOT_CANCELABLE, error.message, { taskId: id });
+  }
+  const data = dataOf<{ cancelTask: A2aTaskFieldsFragment }>(result, taskNotFound(id));
+  return TaskCodec.toJSON(a2aTaskOf(data.cancelTask));
+}
+
+async function extendedAgentCard(context: MethodContext): Promise<unknown> {
+  const { compiled } = context;
+  const data = dataOf<{ agent: Parameters<typeof agentCardOf>[4] | null }>(
+    await context.execution.run({ ...compiled.agentRole, variables: { role: context.role } }),
+    () => new A2aError(A2A_ERRORS.SERVER_ERROR, 'Not found'),
+  );
+  if (!data.agent)
+    throw new A2aError(A2A_ERRORS.EXTENDED_CARD_NOT_CONFIGURED, 'The tenant has no such agent role');
+  return agentCardOf(context.origin, context.tenantId, context.role, context.auth, data.agent);
+}
+
+const unsupported = (what: string) => async () => {
+  throw new A2aError(A2A_ERRORS.UNSUPPORTED_OPERATION, `${what} is not supported by this agent yet`);
+};
+const noPush = async () => {
+  throw new A2aError(A2A_ERRORS.PUSH_NOT_SUPPORTED, 'Push notifications are not supported by this agent yet');
+};
+
+/** The A2A methods (JSON-RPC binding, protocol 1.0), each a GraphQL operation or two. */
+export const methods: Record<string, (context: MethodContext, params: Params) => Promise<unknown>> = {
+  SendMessage: sendMessage,
+  GetTask: getTask,
+  ListTasks: listTasks,
+  CancelTask: cancelTask,
+  GetExtendedAgentCard: extendedAgentCard,
+  SendStreamingMessage: unsupported('Streaming'),
+  SubscribeToTask: unsupported('Streaming'),
+  CreateTaskPushNotificationConfig: noPush,
+  GetTaskPushNotificationConfig: noPush,
+  ListTaskPushNotificationConfigs: noPush,
+  DeleteTaskPushNotificationConfig: noPush,
+};

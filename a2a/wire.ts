@@ -1,0 +1,97 @@
+import { type Artifact, type Message, Role, type Task, TaskState } from '@a2a-js/sdk';
+import type { A2aTaskFieldsFragment, TaskStatus } from '../src/generated/graphql/graphql.js';
+
+/**
+ * Our task states as A2A's, faithfully: a pending task (a paused role's included) is `submitted`; one an agent
+ * holds, or that waits for its sub-tasks, is `working`; one whose agent asked for a decision is
+ * `input-required` (the decision is a person's, through the approvals API, not the A2A client's next message).
+ */
+const STATES: Record<TaskStatus, TaskState> = {
+  pending: TaskState.TASK_STATE_SUBMITTED,
+  running: TaskState.TASK_STATE_WORKING,
+  waiting: TaskState.TASK_STATE_WORKING,
+  awaiting_approval: TaskState.TASK_STATE_INPUT_REQUIRED,
+  completed: TaskState.TASK_STATE_COMPLETED,
+  failed: TaskState.TASK_STATE_FAILED,
+  cancelled: TaskState.TASK_STATE_CANCELED,
+};
+
+/** Our task state an A2A state filters by (ListTasks); undefined for a state no task of ours is ever in. */
+export function taskStatusOf(state: TaskState): TaskStatus | undefined {
+  const found = Object.entries(STATES).find(([status, mapped]) => mapped === state && status !== 'waiting');
+  return found?.[0] as TaskStatus | undefined;
+}
+
+const textMessage = (messageId: string, role: Role, text: string, task: A2aTaskFieldsFragment): Message => ({
+  messageId,
+  contextId: task.threadId ?? '',
+  taskId: task.id,
+  role,
+  parts: [
+    { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+  ],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+});
+
+/** What the agent says with a state: the decision it waits for, or why it failed. */
+function statusMessage(task: A2aTaskFieldsFragment): Message | undefined {
+  if (task.status === 'awaiting_approval' && task.approval) {
+    return textMessage(
+      `${task.id}:approval:${task.approval.id}`,
+      Role.ROLE_AGENT,
+      task.approval.summary,
+      task,
+    );
+  }
+  if (task.status === 'failed' && task.error) {
+    return textMessage(`${task.id}:error`, Role.ROLE_AGENT, task.error, task);
+  }
+  return undefined;
+}
+
+/** A completed task's output as its artifact. */
+function artifactsOf(task: A2aTaskFieldsFragment): Artifact[] {
+  if (task.status !== 'completed' || task.output === null) return [];
+  return [
+    {
+      artifactId: `${task.id}:output`,
+      name: 'output',
+      description: `The ${task.role}'s answer`,
+      parts: [
+        {
+          content: { $case: 'text', value: task.output },
+          metadata: undefined,
+          filename: '',
+          mediaType: 'text/plain',
+        },
+      ],
+      metadata: undefined,
+      extensions: [],
+    },
+  ];
+}
+
+/**
+ * Our task as an A2A Task: its thread is its context (a task queued without a stored thread has its own id
+ * as context), the message that queued it its history, its output its artifact.
+ */
+export function a2aTaskOf(task: A2aTaskFieldsFragment, historyLength?: number): Task {
+  const contextId = task.threadId ?? task.id;
+  const withContext = { ...task, threadId: contextId };
+  const history =
+    historyLength === 0 ? [] : [textMessage(`${task.id}:message`, Role.ROLE_USER, task.message, withContext)];
+  return {
+    id: task.id,
+    contextId,
+    status: {
+      state: STATES[task.status],
+      message: statusMessage(withContext),
+      timestamp: task.finishedAt ?? task.startedAt ?? task.createdAt,
+    },
+    artifacts: artifactsOf(task),
+    history,
+    metadata: { role: task.role },
+  };
+}
