@@ -88,7 +88,11 @@ Ctrl-C stops everything.
     });
   }
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof DataDirError) {
+  if (error instanceof DataDirLockedError) {
+    console.error(`${error.message} (the demo's DATA_DIR is --data-dir)`);
+    process.exit(1);
+  }
+  if (error instanceof ConfigError || error instanceof DataDirError) {
     console.error((error as Error).message);
     process.exit(1);
   }

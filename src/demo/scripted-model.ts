@@ -1,6 +1,10 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** The connector surface of a fixed size, when the MCP endpoint offers it instead of a tool per endpoint. */
+const SEARCH_TOOL = 'search_connector_endpoints';
+const CALL_TOOL = 'call_connector_endpoint';
+
 /** The model name the demo's runtimes ask for, and its price (USD per million tokens, gpt-4o's list price). */
 export const DEMO_MODEL = 'boardroom-demo';
 export const DEMO_PRICES = { [DEMO_MODEL]: { input: 2.5, cachedInput: 1.25, output: 10 } };
@@ -48,17 +52,17 @@ const text = (content: unknown) =>
  * requests), so any runtime that speaks Chat Completions gets the same script:
  * - a task that asks for a board brief is delegated (boardroom_delegate, to the roles the tool offers);
  *   once the sub-tasks' answers are in, a recommendation is recorded and the brief answered;
- * - a task about invoices calls the connector tool for `GET /invoices` (found by name or description among
- *   the tools offered), then, when it asks to pay, the one for `POST /payments`, which the approval policy
- *   holds for the chairman; then it answers with what the tools said;
+ * - a task about invoices calls the connector endpoint `GET /invoices` (a tool of its own, found by name or
+ *   description, or through search_connector_endpoints and call_connector_endpoint, whichever the tools
+ *   offered are), then, when it asks to pay, `POST /payments`, which the approval policy holds for the
+ *   chairman; then it answers with what the tools said;
  * - anything else is answered at once.
  */
 export function scriptedReply(messages: Message[], tools: OfferedTool[]): Reply {
   const offered = tools.flatMap((tool) => (tool.type === 'function' && tool.function ? [tool.function] : []));
-  const find = (name: string, method: string, path: string) =>
+  const find = (method: string, path: string) =>
     offered.find(
       (tool) =>
-        tool.name === name ||
         tool.name.endsWith(`__${method.toLowerCase()}_${path.slice(1)}`) ||
         (tool.description ?? '').includes(`${method} ${path} `),
     );
@@ -76,6 +80,47 @@ export function scriptedReply(messages: Message[], tools: OfferedTool[]): Reply 
     type: 'function',
     function: { name, arguments: JSON.stringify(args) },
   });
+
+  /**
+   * The next call towards the connector endpoint `METHOD path`, however the tools offer it: a tool per
+   * endpoint (named `…__get_invoices`, or described as `GET /invoices`), or the search-and-call surface
+   * (search_connector_endpoints, then call_connector_endpoint with the name found). 'done' once it was
+   * called, null when no tool offered reaches it.
+   */
+  const endpointStep = (
+    method: string,
+    path: string,
+    args: Record<string, unknown>,
+  ): ToolCall | 'done' | null => {
+    const direct = find(method, path);
+    if (direct) return called.has(direct.name) ? 'done' : callOf(direct.name, args);
+    const call = offered.find((tool) => tool.name === CALL_TOOL);
+    if (!call) return null;
+    const target = searched().find((endpoint) => endpoint.method === method && endpoint.path === path);
+    if (target) {
+      const made = messages.some((message) =>
+        (message.tool_calls ?? []).some(
+          (toolCall) => toolCall.function.name === CALL_TOOL && argumentsOf(toolCall).name === target.name,
+        ),
+      );
+      return made ? 'done' : callOf(CALL_TOOL, { name: target.name, arguments: args });
+    }
+    const search = offered.find((tool) => tool.name === SEARCH_TOOL);
+    if (!search || called.has(SEARCH_TOOL)) return null;
+    return callOf(SEARCH_TOOL, { query: 'ledger invoices payments' });
+  };
+  /** The endpoints the searches so far answered. */
+  const searched = () =>
+    toolResults.flatMap((result) => {
+      try {
+        const endpoints = (JSON.parse(result) as { endpoints?: unknown }).endpoints;
+        return Array.isArray(endpoints)
+          ? (endpoints as { name: string; method: string; path: string }[])
+          : [];
+      } catch {
+        return [];
+      }
+    });
 
   if (task.includes('board brief')) {
     const subTasksEnded = users.some((message) => message.startsWith('Your sub-tasks have ended'));
@@ -120,16 +165,11 @@ export function scriptedReply(messages: Message[], tools: OfferedTool[]): Reply 
   }
 
   if (task.includes('invoice')) {
-    const invoices = find('', 'GET', '/invoices');
-    if (invoices && !called.has(invoices.name)) {
-      return { content: null, toolCalls: [callOf(invoices.name, { query: { status: 'overdue' } })] };
-    }
-    const payments = find('', 'POST', '/payments');
-    if (task.includes('pay') && payments && !called.has(payments.name)) {
-      return {
-        content: null,
-        toolCalls: [callOf(payments.name, { body: { invoiceId: 'inv_1001', amountUsd: 1200 } })],
-      };
+    const invoices = endpointStep('GET', '/invoices', { query: { status: 'overdue' } });
+    if (invoices !== 'done' && invoices !== null) return { content: null, toolCalls: [invoices] };
+    if (task.includes('pay')) {
+      const payment = endpointStep('POST', '/payments', { body: { invoiceId: 'inv_1001', amountUsd: 1200 } });
+      if (payment !== 'done' && payment !== null) return { content: null, toolCalls: [payment] };
     }
     const found = [...new Set(toolResults.join(' ').match(/inv_\d+/g) ?? [])];
     const waiting = toolResults.some((result) => result.includes('pending_approval'));
@@ -147,6 +187,15 @@ export function scriptedReply(messages: Message[], tools: OfferedTool[]): Reply 
     content: `Done: ${users[0]?.slice(0, 200) ?? 'nothing asked'} (scripted demo answer).`,
     toolCalls: [],
   };
+}
+
+function argumentsOf(toolCall: ToolCall): Record<string, unknown> {
+  try {
+    const parsed = JSON.parse(toolCall.function.arguments) as unknown;
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** The roles a delegation tool's schema allows (`delegations[].role`'s enum). */

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_COMPANY_TENANT_ID, type RunningDemo, startDemo } from '../../src/demo/run.js';
-import { DEMO_MODEL, startScriptedModel } from '../../src/demo/scripted-model.js';
+import { DEMO_MODEL, scriptedReply, startScriptedModel } from '../../src/demo/scripted-model.js';
 import { apiClient, DEMO_CONNECTOR_NAME, DEMO_ROUTINE_MESSAGE } from '../../src/demo/seed.js';
 import { DEMO_UPSTREAM_HOST } from '../../src/demo/upstream.js';
 import { databaseKind } from '../support/database.js';
@@ -180,6 +180,55 @@ describe.runIf(databaseKind === 'pglite')('the scripted model server', () => {
     } finally {
       await model.close();
     }
+  });
+
+  it('reaches the ledger through the search-and-call connector tools when those are offered', () => {
+    const tool = (name: string) => ({ type: 'function', function: { name, parameters: { type: 'object' } } });
+    const tools = [
+      'search_connector_endpoints',
+      'describe_connector_endpoints',
+      'call_connector_endpoint',
+    ].map(tool);
+    const messages: Parameters<typeof scriptedReply>[0] = [
+      { role: 'system', content: 'You are the CFO agent.' },
+      { role: 'user', content: 'Pay the overdue invoice inv_1001 from Northwind.' },
+    ];
+    /** The model's next step, answered with `result` as the runtime would. */
+    const step = (result: unknown) => {
+      const reply = scriptedReply(messages, tools);
+      const [call] = reply.toolCalls;
+      if (call) {
+        messages.push({ role: 'assistant', content: null, tool_calls: reply.toolCalls });
+        messages.push({ role: 'tool', content: JSON.stringify(result) });
+      }
+      return {
+        content: reply.content,
+        call: call && { name: call.function.name, args: JSON.parse(call.function.arguments) },
+      };
+    };
+    const endpoints = [
+      { name: 'demo_ledger_x__get_invoices', method: 'GET', path: '/invoices' },
+      { name: 'demo_ledger_x__post_payments', method: 'POST', path: '/payments' },
+    ];
+    expect(step({ endpoints, total: 2 }).call).toEqual({
+      name: 'search_connector_endpoints',
+      args: { query: 'ledger invoices payments' },
+    });
+    expect(step({ status: 200, body: [{ id: 'inv_1001' }] }).call).toEqual({
+      name: 'call_connector_endpoint',
+      args: { name: 'demo_ledger_x__get_invoices', arguments: { query: { status: 'overdue' } } },
+    });
+    expect(step({ pending_approval: { id: 'a1', status: 'pending' } }).call).toEqual({
+      name: 'call_connector_endpoint',
+      args: {
+        name: 'demo_ledger_x__post_payments',
+        arguments: { body: { invoiceId: 'inv_1001', amountUsd: 1200 } },
+      },
+    });
+    const answer = step(null);
+    expect(answer.call).toBeUndefined();
+    expect(answer.content).toContain('inv_1001');
+    expect(answer.content).toContain('waits for the chairman’s approval');
   });
 
   it('answers a body that is not JSON with 400 and another path with 404, counting neither', async () => {
