@@ -1,5 +1,5 @@
 // npm run build: generates the Prisma client and the typed GraphQL documents, then bundles the server,
-// the operator commands (token, migrate), the reference agent runtime (agent) and the dashboard into dist/
+// the operator commands (token, migrate), the reference agent runtime (agent), the demo (demo) and the dashboard into dist/
 // with esbuild. See docs/decisions/0010-build-and-start-up.md ("Build") for why a bundle and not tsc output.
 import { spawnSync } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -52,6 +52,8 @@ await build({
     'pglite-worker': 'src/db/pglite-worker.ts',
     token: 'scripts/token.ts',
     agent: 'agent/main.ts',
+    // npm run demo: the gateway, the reference runtime and a scripted model in one process (docs/demo.md).
+    demo: 'src/demo/main.ts',
     migrate: 'scripts/migrate.ts',
     'reseal-credentials': 'scripts/reseal-credentials.ts',
   },
@@ -84,5 +86,5 @@ await build({
 });
 await buildDashboard();
 console.log(
-  'built dist/main.js, dist/pglite-worker.js, dist/token.js, dist/agent.js, dist/migrate.js, dist/reseal-credentials.js, dist/dashboard/',
+  'built dist/main.js, dist/pglite-worker.js, dist/token.js, dist/agent.js, dist/demo.js, dist/migrate.js, dist/reseal-credentials.js, dist/dashboard/',
 );

@@ -1,4 +1,4 @@
-// Runs before `npm start`, `npm run agent`, `npm run token` and `npm run db:migrate`: builds dist/ when it is missing or
+// Runs before `npm start`, `npm run agent`, `npm run demo`, `npm run token` and `npm run db:migrate`: builds dist/ when it is missing or
 // older than the sources, if the build tools are installed. A production tree (dev dependencies pruned)
 // never builds here; it only warns when its dist/ looks older than the sources it was shipped with.
 import { spawnSync } from 'node:child_process';
