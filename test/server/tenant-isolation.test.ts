@@ -295,6 +295,20 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { cancelTask(id: $id, reason: "probe") { id message status } }',
     variables: (target) => ({ id: target.taskId }),
   },
+  'Mutation.deleteTask': {
+    roles: managers,
+    query: 'mutation($id: ID!) { deleteTask(id: $id) { ids } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Mutation.reportTaskSteps': {
+    roles: ['agent'],
+    query: `mutation($id: ID!) {
+      reportTaskSteps(taskId: $id, steps: [{ model: "m", inputTokens: 1, outputTokens: 1, costUsd: 0, durationMs: 1 }]) {
+        taskId recorded
+      }
+    }`,
+    variables: (target) => ({ id: target.taskId }),
+  },
   'Mutation.requestTaskApproval': {
     roles: ['agent'],
     query: `mutation($id: ID!) {
