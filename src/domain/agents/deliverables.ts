@@ -83,7 +83,7 @@ export async function checkDeliverablePolicy(context: Actor, taskId: string, cou
     SELECT t.role, r.require_deliverable FROM tasks t
     JOIN agent_roles r ON r.tenant_id = t.tenant_id AND r.role = t.role
     WHERE t.id = ${taskId}::uuid AND t.tenant_id = ${tenantId}::uuid AND t.status = 'running'
-      AND t.claimed_by = ${sub} ${roleScopeSql(context.viewer)}`;
+      AND t.claimed_by = ${sub} ${roleScopeSql(context.viewer, 't.role')}`;
   if (row?.require_deliverable) {
     throw new Refusal(
       'BAD_USER_INPUT',

@@ -284,7 +284,7 @@ async function attemptUsage(context: Actor, taskId: string): Promise<AttemptUsag
     SELECT count(s.id)::int AS calls, coalesce(sum(s.cost_usd), 0)::text AS cost,
       coalesce(sum(s.tokens), 0)::bigint AS tokens
     FROM tasks t LEFT JOIN task_steps s ON s.task_id = t.id AND s.attempt = t.claims AND s.kind = 'model_call'
-    WHERE t.id = ${taskId}::uuid AND t.tenant_id = ${context.viewer.tenantId}::uuid ${roleScopeSql(context.viewer, 't')}
+    WHERE t.id = ${taskId}::uuid AND t.tenant_id = ${context.viewer.tenantId}::uuid ${roleScopeSql(context.viewer, 't.role')}
     GROUP BY t.id`;
   return row ? { calls: row.calls, costUsd: new Prisma.Decimal(row.cost), tokens: BigInt(row.tokens) } : null;
 }
