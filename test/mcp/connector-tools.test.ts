@@ -391,7 +391,7 @@ describe('the size of the MCP tool list', () => {
     const client = await connectMcp(server, agent);
     const page = await client.listTools();
     expect(page.nextCursor).toBeUndefined();
-    expect(page.tools.length).toBe(9 + 3);
+    expect(page.tools.length).toBe(10 + 3);
     await expect(client.listTools({ cursor: 'not-a-cursor' })).rejects.toMatchObject({ code: -32602 });
     await client.close();
 

@@ -123,7 +123,7 @@ describe('one hostile /mcp request (child process)', () => {
       const { result } = JSON.parse(listed.text);
       expect(result.nextCursor).toBeUndefined();
       // The nine agent tools and the three of the connector surface, not one per endpoint.
-      expect(result.tools.length).toBe(9 + 3);
+      expect(result.tools.length).toBe(10 + 3);
       const search = post(
         message(3, 'tools/call', {
           name: 'search_connector_endpoints',

@@ -112,6 +112,7 @@ describe('the MCP tool list', () => {
       'complete_task',
       'fail_task',
       'delegate_task',
+      'report_steps',
       'release_task',
       'read_budget',
       'read_vital_signs',
