@@ -105,6 +105,8 @@ const OPERATION_IDS = [
   'requestTaskApprovalChanges',
   'delegateTask',
   'cancelTask',
+  'acceptTask',
+  'rejectTask',
   'pauseAgent',
   'resumeAgent',
   'prepareOnboarding',

@@ -63,6 +63,7 @@ interface TaskCounts {
   cancelled: number;
   awaiting_approval: number;
   waiting: number;
+  in_review: number;
 }
 
 const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
@@ -77,6 +78,9 @@ const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
       description: 'Waiting for a decision the agent asked for; not running, not failed.',
     }),
     waiting: t.exposeInt('waiting', { description: 'Waiting for the sub-tasks they delegated.' }),
+    inReview: t.exposeInt('in_review', {
+      description: 'Completed by their agent, waiting for the reviewer role’s acceptance; not yet completed.',
+    }),
   }),
 });
 
@@ -98,6 +102,7 @@ builder.queryField('taskCounts', (t) =>
         cancelled: 0,
         awaiting_approval: 0,
         waiting: 0,
+        in_review: 0,
       };
       for (const group of groups) counts[group.status] = group._count._all;
       return counts;
