@@ -295,6 +295,16 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { cancelTask(id: $id, reason: "probe") { id message status } }',
     variables: (target) => ({ id: target.taskId }),
   },
+  'Mutation.acceptTask': {
+    roles: everyone,
+    query: 'mutation($id: ID!) { acceptTask(id: $id, note: "probe") { id message status } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Mutation.rejectTask': {
+    roles: everyone,
+    query: 'mutation($id: ID!) { rejectTask(id: $id, reason: "probe") { id message status } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
   'Mutation.deleteTask': {
     roles: managers,
     query: 'mutation($id: ID!) { deleteTask(id: $id) { ids } }',

@@ -16,6 +16,7 @@ import {
   roleLabel,
 } from '../format.js';
 import { Modal } from './modal.js';
+import { TaskReview } from './task-review.js';
 import { durationOf } from './tasks.js';
 
 type Task = NonNullable<DashboardTaskQuery['task']>;
@@ -402,6 +403,7 @@ export function TaskDetail({
                 </p>
               </>
             ) : null}
+            <TaskReview token={token} id={id} version={version} canReview={canDecide} />
             <Delegation task={task} onOpen={onOpen} />
             <h3>Recommendations</h3>
             {task.recommendations.length === 0 ? (
