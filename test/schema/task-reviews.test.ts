@@ -3,6 +3,7 @@ import { graphql } from '../../src/generated/graphql/index.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { withTestApp } from '../support/fixtures.js';
 import { AgentVitalsQuery, ClaimTask, memberAndAgent, queueTask } from './agents-support.js';
+import { boundLine, claimRouted, routingTenant, VersionOutcomes } from './model-routing-support.js';
 
 let t: TestApp;
 
@@ -312,6 +313,29 @@ describe('a completion that needs a reviewer’s acceptance', () => {
       review: null,
     });
     expect((await t.graphql(Accept, { id }, reviewer)).data?.acceptTask?.status).toBe('completed');
+  });
+
+  it('counts a task in its model version’s outcomes only once accepted', async () => {
+    const tenant = await routingTenant(t);
+    const { baseModel, production } = await boundLine(t, tenant, 'cfo');
+    await t.graphql(SetPolicy, { role: 'cfo', input: { reviewerRole: 'ceo' } }, tenant.operator);
+    const id = await queueTask(t, tenant.operator, 'cfo');
+    expect((await claimRouted(t, tenant.agent, 'cfo')).task?.id).toBe(id);
+    expect((await complete(tenant.agent, id)).data?.completeTask?.status).toBe('in_review');
+    const outcomes = async () => {
+      const reader = await t.caller(['operator'], { tenantId: tenant.tenantId });
+      const read = await t.graphql(VersionOutcomes, { baseModel }, reader);
+      return read.data?.modelVersions.find((version) => version.id === production)?.outcomes;
+    };
+
+    expect(await outcomes()).toMatchObject({ tasksCompleted: 0, tasksFailed: 0, tokensUsed: 0 });
+    await t.graphql(Accept, { id }, tenant.operator);
+    expect(await outcomes()).toMatchObject({
+      tasksCompleted: 1,
+      tasksFailed: 0,
+      tokensUsed: 40,
+      costUsd: 0.25,
+    });
   });
 
   it('ends the review of a task cancelled while in review', async () => {
