@@ -157,7 +157,7 @@ builder.mutationField('completeTask', (t) =>
   t.withAuth({ agent: true }).field({
     type: TaskRef,
     description:
-      'Ends a task the calling agent claimed as completed, with its usage, output, recommendations and deliverables. BAD_USER_INPUT, reason `deliverable_required`, when the task’s role requires a deliverable and none was given; nothing is written when refused.',
+      'Ends a task the calling agent claimed as completed, with its usage, output, recommendations and deliverables; when the task’s role names a reviewer role (setCompletionPolicy), as in_review instead, charged but completed only once accepted (docs/reviews.md). BAD_USER_INPUT, reason `deliverable_required`, when the task’s role requires a deliverable and none was given; nothing is written when refused.',
     ...zodField(t, completeTaskArgs, (_root, { id, input }, context) =>
       sendWithAttachments(deliverableFiles(input), () =>
         completeTask(context, id, input, context.services.blobs),
