@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../../src/generated/graphql/index.js';
+import type { RunningServer } from '../../src/server.js';
 import type { Caller, TestApp } from '../support/app.js';
 import { withTestApp } from '../support/fixtures.js';
-import { AgentVitalsQuery, ClaimTask, memberAndAgent, queueTask } from './agents-support.js';
+import { listen, subscribe } from '../support/ws.js';
+import { AgentVitalsQuery, ClaimTask, memberAndAgent, queueTask, TaskUpdated } from './agents-support.js';
 import { boundLine, claimRouted, routingTenant, VersionOutcomes } from './model-routing-support.js';
 
 let t: TestApp;
@@ -450,6 +452,33 @@ describe('refused reviews change nothing', () => {
 
     expect((await t.graphql(Reviews, {}, stranger)).data?.taskReviews.nodes).toEqual([]);
     expect((await t.graphql(ReadTask, { id }, stranger)).data?.task).toBeNull();
+  });
+});
+
+describe('the taskUpdated subscription', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await listen(t);
+  });
+  afterAll(() => server.close());
+
+  it('delivers in_review, then completed once accepted', async () => {
+    const callers = await reviewTenant();
+    const subscription = await subscribe(server.url, callers.member, TaskUpdated, { role: 'cfo' });
+    const id = await queueTask(t, callers.member, 'cfo');
+    await claim(callers.agent, id);
+    await complete(callers.agent, id);
+    await t.graphql(Accept, { id }, callers.reviewer);
+
+    const statuses = [];
+    for (let seen = 0; seen < 4; seen += 1) statuses.push((await subscription.next()).data?.taskUpdated);
+    expect(statuses.map((event) => [event?.taskId, event?.status])).toEqual([
+      [id, 'pending'],
+      [id, 'running'],
+      [id, 'in_review'],
+      [id, 'completed'],
+    ]);
+    await subscription.close();
   });
 });
 
