@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { type AgentSummary, runAgent } from '../../agent/runtime.js';
 import { connectorToolName } from '../../mcp/connector-tools.js';
+import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
 import type { RunningServer } from '../../src/server.js';
 import { completion, startModelServer } from '../agent/model-server.js';
 import { callTool, connectMcp } from '../mcp/mcp-support.js';
@@ -331,6 +332,58 @@ describe('run records', () => {
       agent,
     );
     expect(deleteRunning.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  });
+
+  it('records a lapsed lease as the end of its attempt, whose reported calls the next attempt does not charge', async () => {
+    const { chairman, agent } = await company();
+    const taskId = await queueTask(t, chairman, 'cfo', 'work');
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    const step = (costUsd: number) => ({
+      model: 'test-model',
+      durationMs: 5,
+      inputTokens: 3,
+      outputTokens: 2,
+      costUsd,
+    });
+    await ok(REPORT, { taskId, steps: [step(0.00004)] }, agent);
+    // The runtime stops renewing: its lease lapses and the sweeper takes the task back.
+    await t.db.prisma.task.update({
+      where: { id: taskId },
+      data: { leaseExpiresAt: new Date(Date.now() - 1000) },
+    });
+    await sweepExpiredLeases(t.db.prisma);
+    // The first attempt's agent can no longer report for it.
+    const late = await gql(REPORT, { taskId, steps: [step(0.00001)] }, agent);
+    expect(late.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    await ok(REPORT, { taskId, steps: [step(0.00003)] }, agent);
+    await ok(COMPLETE, { id: taskId, input: { tokensUsed: 5, costUsd: 0.00003 } }, agent);
+
+    const { task } = await ok(RUN, { id: taskId }, chairman);
+    expect(
+      task.steps.nodes.map((s: Record<string, unknown>) => [
+        s.seq,
+        s.attempt,
+        s.kind,
+        s.source,
+        s.charged,
+        s.costUsd,
+      ]),
+    ).toEqual([
+      [1, 1, 'claimed', 'gateway', false, 0],
+      [2, 1, 'model_call', 'agent', false, 0.00004],
+      [3, 1, 'lease_expired', 'gateway', false, 0],
+      [4, 2, 'claimed', 'gateway', false, 0],
+      [5, 2, 'model_call', 'agent', true, 0.00003],
+      [6, 2, 'completed', 'gateway', true, 0],
+    ]);
+    expect(task.steps.nodes[2]).toMatchObject({
+      outcome: 'pending',
+      reason: 'the lease lapsed without a renewal',
+    });
+    // The charged steps add up to the task's cost; the lapsed attempt's call is recorded, never charged.
+    expect(task.costUsd).toBe(0.00003);
   });
 
   it('offers report_steps over MCP with the same rules', async () => {
