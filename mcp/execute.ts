@@ -4,6 +4,7 @@ import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { GraphQLParams, YogaServer } from 'graphql-yoga';
 import type { Context, ServerContext } from '../src/context.js';
 import { httpHeadersOf, httpStatusOf, isInputCoercionError } from '../src/errors.js';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../src/http/idempotency-key.js';
 import type { ValidationDetail } from '../src/validation/index.js';
 import { invalidParams, toToolDetail } from './arguments.js';
 
@@ -54,15 +55,34 @@ function errorFacts(error: GraphQLError): Record<string, unknown> {
 }
 
 /**
+ * The `_meta` key of a tool result that is the kept first answer of an earlier call with the same
+ * `Idempotency-Key`, replayed: what `Idempotent-Replayed: true` says on REST and GraphQL (docs/idempotency.md).
+ */
+export const REPLAYED_META_KEY = 'boardroom/idempotentReplayed';
+
+/**
  * The MCP answer of an operation's result. Input a rule refused (a BAD_USER_INPUT, a value GraphQL could
  * not coerce) is a JSON-RPC invalid-params error whose `data.detail` items are located at the tool's
  * arguments; any other GraphQL error is a tool result with `isError` and the error's own message (its code
- * and facts in `structuredContent.error`), so the model reads it; success is the operation's data.
+ * and facts in `structuredContent.error`), so the model reads it; success is the operation's data. A
+ * replayed answer carries `_meta` REPLAYED_META_KEY.
  */
 export function toolResultOf(
   result: ExecutionResult,
   mapping: Record<string, string>,
   respond: (data: Record<string, unknown>) => Record<string, unknown> = (data) => data,
+): CallToolResult {
+  const http = result.extensions?.http as { headers?: Record<string, string> } | undefined;
+  const answer = answerOf(result, mapping, respond);
+  return http?.headers?.[IDEMPOTENT_REPLAYED_HEADER] === 'true'
+    ? { ...answer, _meta: { ...answer._meta, [REPLAYED_META_KEY]: true } }
+    : answer;
+}
+
+function answerOf(
+  result: ExecutionResult,
+  mapping: Record<string, string>,
+  respond: (data: Record<string, unknown>) => Record<string, unknown>,
 ): CallToolResult {
   const error = result.errors?.[0];
   if (!error) return toolResult(respond((result.data ?? {}) as Record<string, unknown>));
