@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { recordAudit } from '../../audit.js';
 import { Prisma, type TaskStep } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
-import { notFound, Refusal } from '../errors.js';
+import { conflict, notFound, Refusal } from '../errors.js';
 import { lockOwnRunningTask } from './queue.js';
 import { roleScopeSql } from './role-binding.js';
 
@@ -245,31 +245,35 @@ export async function reportTaskSteps(
   steps: readonly ModelStep[],
 ): Promise<StepsReport> {
   const { tenantId, sub } = context.viewer;
-  return context.prisma.$transaction(async (tx) => {
-    await lockOwnRunningTask(tx, context, taskId);
-    // The tenant's setting matters only to steps that carry a body.
-    const policy = steps.some((step) => step.request || step.response)
-      ? await capturePolicy(tx, tenantId)
-      : { capture: false, retentionDays: 0 };
-    const now = Date.now();
-    const rows = steps.map((step) => modelStepRow(step, sub, policy, now));
-    const [counted] = await tx.$queryRaw<{ steps_recorded: number; claims: number }[]>`
-      WITH counted AS (
-        UPDATE tasks SET steps_recorded = steps_recorded + ${rows.length}::int
-        WHERE id = ${taskId}::uuid
-        RETURNING id, tenant_id, steps_recorded, claims
-      ),
-      inserted AS (${stepsInsert('counted', rows)})
-      SELECT steps_recorded, claims FROM counted`;
-    if (!counted) throw new Error(`task ${taskId} vanished while locked`);
-    return {
-      taskId,
-      attempt: counted.claims,
-      firstSeq: counted.steps_recorded - rows.length + 1,
-      lastSeq: counted.steps_recorded,
-      recorded: rows.length,
-    };
-  });
+  // The tenant's setting matters only to steps that carry a body.
+  const policy = steps.some((step) => step.request || step.response)
+    ? await capturePolicy(context.prisma, tenantId)
+    : { capture: false, retentionDays: 0 };
+  const now = Date.now();
+  const rows = steps.map((step) => modelStepRow(step, sub, policy, now));
+  // One statement, its own transaction (as endRunningTask): it changes the task only when it is the
+  // caller's tenant's, of a role its token works for, running and the caller's.
+  const [counted] = await context.prisma.$queryRaw<{ steps_recorded: number; claims: number }[]>`
+    WITH counted AS (
+      UPDATE tasks SET steps_recorded = steps_recorded + ${rows.length}::int
+      WHERE id = ${taskId}::uuid AND tenant_id = ${tenantId}::uuid ${roleScopeSql(context.viewer)}
+        AND status = 'running' AND claimed_by = ${sub}
+      RETURNING id, tenant_id, steps_recorded, claims
+    ),
+    inserted AS (${stepsInsert('counted', rows)})
+    SELECT steps_recorded, claims FROM counted`;
+  if (!counted) {
+    // Nothing written: which of 404, 409 and 403 it is.
+    await context.prisma.$transaction((tx) => lockOwnRunningTask(tx, context, taskId));
+    throw conflict(`Task ${taskId} is no longer running`);
+  }
+  return {
+    taskId,
+    attempt: counted.claims,
+    firstSeq: counted.steps_recorded - rows.length + 1,
+    lastSeq: counted.steps_recorded,
+    recorded: rows.length,
+  };
 }
 
 /** What the current attempt's reported model calls come to. */
