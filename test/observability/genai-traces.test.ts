@@ -8,7 +8,7 @@ import { connectorToolName } from '../../mcp/connector-tools.js';
 import { createTracing, type Tracing } from '../../src/observability/tracing.js';
 import type { RunningServer } from '../../src/server.js';
 import { completion, startModelServer } from '../agent/model-server.js';
-import { sealingKey, startUpstream, UPSTREAM_HOST } from '../rest/connectors-support.js';
+import { forgeLedger, sealingKey, serveInvoices, startUpstream } from '../rest/connectors-support.js';
 import { chat, TaskQuery } from '../schema/agents-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
@@ -25,11 +25,7 @@ beforeAll(async () => {
   receiver = await startOtlpReceiver();
   const started = await startUpstream();
   upstream = started.server;
-  upstream.route('/v1/invoices', (_request, _body, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
-  });
+  serveInvoices(upstream);
   // The gateway exports to the same collector, over OTLP/HTTP in protobuf, as it does when
   // OTEL_EXPORTER_OTLP_ENDPOINT is set and no protocol is.
   tracing = createTracing({ exporter: new OTLPTraceExporter({ url: `${receiver.url}/v1/traces` }) });
@@ -47,23 +43,11 @@ afterAll(async () => {
 async function taskInThread(message: string) {
   const chairman = await t.caller(['chairman']);
   const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
-  const created = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller: chairman,
-    body: {
-      template: {
-        name: 'Ledger',
-        base_url: `https://${UPSTREAM_HOST}:${upstream.port}/v1`,
-        auth_type: 'none',
-        endpoints: [{ method: 'GET', path: '/invoices', query_params: { status: { type: 'string' } } }],
-        rate_limits: { per_minute: 60 },
-      },
-    },
-  });
-  expect(created.status).toBe(201);
+  const connectorId = await forgeLedger(t, chairman, upstream);
   const queued = await chat(t, chairman, 'cfo', { message });
   expect(queued.status).toBe(202);
   const taskId = queued.body.data.task_id as string;
-  return { chairman, agent, connectorId: created.body.id as string, taskId };
+  return { chairman, agent, connectorId, taskId };
 }
 
 const taskOf = async (id: string, caller: Caller) =>

@@ -5,7 +5,12 @@ import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
 import type { RunningServer } from '../../src/server.js';
 import { completion, startModelServer } from '../agent/model-server.js';
 import { callTool, connectMcp } from '../mcp/mcp-support.js';
-import { UPSTREAM_HOST as HOST, POST_CUSTOMER, withConnectorUpstream } from '../rest/connectors-support.js';
+import {
+  forgeLedger,
+  POST_CUSTOMER,
+  serveInvoices,
+  withConnectorUpstream,
+} from '../rest/connectors-support.js';
 import type { Caller, TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
 import { queueTask } from './agents-support.js';
@@ -18,11 +23,7 @@ let server: RunningServer;
 
 withConnectorUpstream((started) => {
   ({ upstream, t, server } = started);
-  upstream.route('/v1/invoices', (_request, _body, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
-  });
+  serveInvoices(upstream);
 });
 
 const STEP_FIELDS = `seq attempt kind source startedAt durationMs model inputTokens cachedInputTokens outputTokens
@@ -61,21 +62,10 @@ async function company() {
 
 /** A connector whose GET /invoices is called at once and whose POST /customers waits for an approval. */
 async function ledger(chairman: Caller) {
-  const created = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller: chairman,
-    body: {
-      template: {
-        name: 'Ledger',
-        base_url: `https://${HOST}:${upstream.port}/v1`,
-        auth_type: 'none',
-        description: 'Invoices and customers.',
-        endpoints: [{ method: 'GET', path: '/invoices' }, POST_CUSTOMER],
-        rate_limits: { per_minute: 60 },
-      },
-    },
+  const id = await forgeLedger(t, chairman, upstream, {
+    description: 'Invoices and customers.',
+    endpoints: [{ method: 'GET', path: '/invoices' }, POST_CUSTOMER],
   });
-  expect(created.status).toBe(201);
-  const id = created.body.id as string;
   const gated = await t.rest('PUT', `/api/v1/forge/connectors/${id}/approval-policy`, {
     caller: chairman,
     body: { rules: [{ methods: ['POST'] }] },
