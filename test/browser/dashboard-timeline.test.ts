@@ -134,7 +134,7 @@ describe('a task’s timeline', () => {
         'data-approval-id',
       ),
     ).toBe(approvalId);
-    // Deliverables and the delegation tree are still there, below the timeline.
+    // The delegation tree is still there, below the timeline.
     expect(await page.$(`${DIALOG} [data-subtask="${childId}"]`)).not.toBeNull();
     await page.locator(`${DIALOG} [data-timeline]`).scrollIntoViewIfNeeded();
     await browser.screenshot(page, 'console-task-timeline');
@@ -162,9 +162,10 @@ describe('a task’s timeline', () => {
   });
 
   it('shows a new step as soon as the running sub-task records it', async () => {
+    const deliverables = [{ kind: 'LINK', title: 'Ledgers', url: 'https://example.com/ledgers' }];
     await ok(
       COMPLETE,
-      { id: childId, input: { output: 'Ledgers gathered.', tokensUsed: 2500, costUsd: 0.004 } },
+      { id: childId, input: { output: 'Ledgers gathered.', tokensUsed: 2500, costUsd: 0.004, deliverables } },
       agent,
     );
     await page.waitForSelector(`${DIALOG} [data-task-detail="${childId}"] li[data-step-kind="completed"]`, {
@@ -175,6 +176,13 @@ describe('a task’s timeline', () => {
       [2, 'model_call', 'true'],
       [3, 'completed', 'true'],
     ]);
+    // The detail around the timeline follows too: the deliverable the completion carried.
+    await page.waitForSelector(
+      `${DIALOG} [data-field="deliverables"] a[href="https://example.com/ledgers"]`,
+      {
+        timeout: WAIT_MS,
+      },
+    );
     await page.locator(`${DIALOG} [data-timeline]`).scrollIntoViewIfNeeded();
     await browser.screenshot(page, 'console-task-timeline-live');
     expect(describeViolations(await accessibilityViolations(page))).toEqual([]);
