@@ -123,6 +123,7 @@ export const routeErrorExamples: Record<string, Record<number, ErrorExamples>> =
     404: { unknownTask: `Task ${EXAMPLE_ID} not found` },
     409: { notRunning: `Task ${EXAMPLE_ID} is waiting, not running` },
   },
+  taskSteps: { 404: { unknownTask: `Task ${EXAMPLE_ID} not found` } },
   cancelTask: {
     403: { notYours: 'Only the chairman, an operator or whoever queued a task may cancel it' },
     404: { unknownTask: `Task ${EXAMPLE_ID} not found` },

@@ -103,6 +103,7 @@ const OPERATION_IDS = [
   'approveTaskApproval',
   'rejectTaskApproval',
   'requestTaskApprovalChanges',
+  'taskSteps',
   'delegateTask',
   'cancelTask',
   'pauseAgent',
@@ -120,6 +121,7 @@ const OPEN_TO_EVERY_ROLE = [
   'readConnector',
   'readConnectorCredential',
   'readConnectorApprovalPolicy',
+  'taskSteps',
 ];
 
 const operations = () =>
