@@ -17,6 +17,7 @@ graphql(`
     createdAt
     startedAt
     finishedAt
+    updatedAt
     approval {
       id
       status
@@ -72,6 +73,19 @@ export const A2aAgentRole = graphql(`
       paused
       reports {
         role
+      }
+    }
+  }
+`);
+
+export const A2aTaskUpdates = graphql(`
+  subscription A2aTaskUpdates($role: String!, $taskId: ID!) {
+    taskUpdated(role: $role, taskId: $taskId) {
+      eventId
+      status
+      updatedAt
+      task {
+        ...A2aTaskFields
       }
     }
   }
