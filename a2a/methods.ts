@@ -166,12 +166,6 @@ async function getTask(context: MethodContext, params: Params): Promise<unknown>
 
 async function listTasks(context: MethodContext, params: Params): Promise<unknown> {
   const request = ListTasksRequest.fromJSON(params);
-  if (request.contextId) {
-    throw new A2aError(
-      A2A_ERRORS.INVALID_PARAMS,
-      'Filtering by contextId is not supported: read the thread instead',
-    );
-  }
   const pageSize = request.pageSize ?? 50;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
     throw new A2aError(A2A_ERRORS.INVALID_PARAMS, `pageSize must be 1 to ${MAX_PAGE_SIZE}`);
@@ -189,6 +183,10 @@ async function listTasks(context: MethodContext, params: Params): Promise<unknow
         role: context.role,
         first: pageSize,
         ...(status ? { status } : {}),
+        // A context is a thread (a2aTaskOf).
+        ...(request.contextId ? { threadId: request.contextId } : {}),
+        // A file deliverable's bytes only when the artifacts are asked for.
+        withFileBytes: request.includeArtifacts === true,
         ...(request.pageToken ? { after: request.pageToken } : {}),
       },
     }),

@@ -23,11 +23,24 @@ graphql(`
       status
       summary
     }
+    deliverables {
+      id
+      position
+      kind
+      title
+      text
+      url
+      mimeType
+      filename
+      sha256
+      size
+      data @include(if: $withFileBytes)
+    }
   }
 `);
 
 export const A2aSendMessage = graphql(`
-  mutation A2aSendMessage($role: String!, $input: ChatMessageInput!) {
+  mutation A2aSendMessage($role: String!, $input: ChatMessageInput!, $withFileBytes: Boolean! = false) {
     sendChatMessage(role: $role, input: $input) {
       threadId
       task {
@@ -38,7 +51,7 @@ export const A2aSendMessage = graphql(`
 `);
 
 export const A2aGetTask = graphql(`
-  query A2aGetTask($id: ID!) {
+  query A2aGetTask($id: ID!, $withFileBytes: Boolean! = true) {
     task(id: $id) {
       ...A2aTaskFields
     }
@@ -46,8 +59,15 @@ export const A2aGetTask = graphql(`
 `);
 
 export const A2aListTasks = graphql(`
-  query A2aListTasks($role: String!, $status: TaskStatus, $first: Int, $after: String) {
-    tasks(role: $role, status: $status, first: $first, after: $after) {
+  query A2aListTasks(
+    $role: String!
+    $status: TaskStatus
+    $threadId: ID
+    $first: Int
+    $after: String
+    $withFileBytes: Boolean! = false
+  ) {
+    tasks(role: $role, status: $status, threadId: $threadId, first: $first, after: $after) {
       nextCursor
       nodes {
         ...A2aTaskFields
@@ -57,7 +77,7 @@ export const A2aListTasks = graphql(`
 `);
 
 export const A2aCancelTask = graphql(`
-  mutation A2aCancelTask($id: ID!) {
+  mutation A2aCancelTask($id: ID!, $withFileBytes: Boolean! = false) {
     cancelTask(id: $id, reason: "cancelled by an A2A client") {
       ...A2aTaskFields
     }
@@ -79,7 +99,7 @@ export const A2aAgentRole = graphql(`
 `);
 
 export const A2aTaskUpdates = graphql(`
-  subscription A2aTaskUpdates($role: String!, $taskId: ID!) {
+  subscription A2aTaskUpdates($role: String!, $taskId: ID!, $withFileBytes: Boolean! = true) {
     taskUpdated(role: $role, taskId: $taskId) {
       eventId
       status

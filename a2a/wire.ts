@@ -1,4 +1,12 @@
-import { type Artifact, type Message, Role, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
+import {
+  type Artifact,
+  type Message,
+  type Part,
+  Role,
+  type StreamResponse,
+  type Task,
+  TaskState,
+} from '@a2a-js/sdk';
 import type { A2aTaskFieldsFragment, TaskStatus } from '../src/generated/graphql/graphql.js';
 
 /**
@@ -64,9 +72,58 @@ function statusMessage(task: A2aTaskFieldsFragment): Message | undefined {
   return undefined;
 }
 
-/** A completed task's output as its artifact. */
+type Deliverable = A2aTaskFieldsFragment['deliverables'][number];
+
+/** A deliverable as an A2A part: text as text, a link as a URL part, a file with its bytes, type and name. */
+function deliverablePart(deliverable: Deliverable): Part | undefined {
+  const metadata = { sha256: deliverable.sha256, size: deliverable.size };
+  const part = (content: Part['content'], mediaType: string, filename = ''): Part => ({
+    content,
+    metadata,
+    filename,
+    mediaType,
+  });
+  switch (deliverable.kind) {
+    case 'TEXT':
+      return deliverable.text === null
+        ? undefined
+        : part({ $case: 'text', value: deliverable.text }, 'text/plain');
+    case 'LINK':
+      return deliverable.url === null ? undefined : part({ $case: 'url', value: deliverable.url }, '');
+    case 'FILE':
+      // Its bytes are read only where artifacts are answered (withFileBytes).
+      return deliverable.data === null || deliverable.data === undefined
+        ? undefined
+        : part(
+            { $case: 'raw', value: Buffer.from(deliverable.data, 'base64') },
+            deliverable.mimeType ?? 'application/octet-stream',
+            deliverable.filename ?? '',
+          );
+  }
+}
+
+/** The deliverables the completion reported, in their order, one artifact each. */
+function deliverableArtifacts(task: A2aTaskFieldsFragment): Artifact[] {
+  return task.deliverables.flatMap((deliverable) => {
+    const part = deliverablePart(deliverable);
+    if (!part) return [];
+    return [
+      {
+        artifactId: `${task.id}:deliverable:${deliverable.id}`,
+        name: deliverable.title ?? `deliverable ${deliverable.position + 1}`,
+        description: `A ${deliverable.kind.toLowerCase()} deliverable of the ${task.role}`,
+        parts: [part],
+        metadata: { kind: deliverable.kind, position: deliverable.position },
+        extensions: [],
+      },
+    ];
+  });
+}
+
+/** A completed task's output and its deliverables as its artifacts. */
 function artifactsOf(task: A2aTaskFieldsFragment): Artifact[] {
-  if (task.status !== 'completed' || task.output === null) return [];
+  if (task.status !== 'completed') return [];
+  if (task.output === null) return deliverableArtifacts(task);
   return [
     {
       artifactId: `${task.id}:output`,
@@ -83,6 +140,7 @@ function artifactsOf(task: A2aTaskFieldsFragment): Artifact[] {
       metadata: undefined,
       extensions: [],
     },
+    ...deliverableArtifacts(task),
   ];
 }
 
