@@ -185,8 +185,8 @@ async function listTasks(context: MethodContext, params: Params): Promise<unknow
         ...(status ? { status } : {}),
         // A context is a thread (a2aTaskOf).
         ...(request.contextId ? { threadId: request.contextId } : {}),
-        // A file deliverable's bytes only when the artifacts are asked for.
-        withFileBytes: request.includeArtifacts === true,
+        // The deliverables (a file's bytes) only when the artifacts are asked for.
+        withArtifacts: request.includeArtifacts === true,
         ...(request.pageToken ? { after: request.pageToken } : {}),
       },
     }),

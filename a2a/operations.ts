@@ -23,7 +23,7 @@ graphql(`
       status
       summary
     }
-    deliverables {
+    deliverables @include(if: $withArtifacts) {
       id
       position
       kind
@@ -34,13 +34,13 @@ graphql(`
       filename
       sha256
       size
-      data @include(if: $withFileBytes)
+      data
     }
   }
 `);
 
 export const A2aSendMessage = graphql(`
-  mutation A2aSendMessage($role: String!, $input: ChatMessageInput!, $withFileBytes: Boolean! = false) {
+  mutation A2aSendMessage($role: String!, $input: ChatMessageInput!, $withArtifacts: Boolean! = false) {
     sendChatMessage(role: $role, input: $input) {
       threadId
       task {
@@ -51,7 +51,7 @@ export const A2aSendMessage = graphql(`
 `);
 
 export const A2aGetTask = graphql(`
-  query A2aGetTask($id: ID!, $withFileBytes: Boolean! = true) {
+  query A2aGetTask($id: ID!, $withArtifacts: Boolean! = true) {
     task(id: $id) {
       ...A2aTaskFields
     }
@@ -65,7 +65,7 @@ export const A2aListTasks = graphql(`
     $threadId: ID
     $first: Int
     $after: String
-    $withFileBytes: Boolean! = false
+    $withArtifacts: Boolean! = false
   ) {
     tasks(role: $role, status: $status, threadId: $threadId, first: $first, after: $after) {
       nextCursor
@@ -77,7 +77,7 @@ export const A2aListTasks = graphql(`
 `);
 
 export const A2aCancelTask = graphql(`
-  mutation A2aCancelTask($id: ID!, $withFileBytes: Boolean! = false) {
+  mutation A2aCancelTask($id: ID!, $withArtifacts: Boolean! = false) {
     cancelTask(id: $id, reason: "cancelled by an A2A client") {
       ...A2aTaskFields
     }
@@ -99,7 +99,7 @@ export const A2aAgentRole = graphql(`
 `);
 
 export const A2aTaskUpdates = graphql(`
-  subscription A2aTaskUpdates($role: String!, $taskId: ID!, $withFileBytes: Boolean! = true) {
+  subscription A2aTaskUpdates($role: String!, $taskId: ID!, $withArtifacts: Boolean! = true) {
     taskUpdated(role: $role, taskId: $taskId) {
       eventId
       status

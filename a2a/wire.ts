@@ -72,7 +72,7 @@ function statusMessage(task: A2aTaskFieldsFragment): Message | undefined {
   return undefined;
 }
 
-type Deliverable = A2aTaskFieldsFragment['deliverables'][number];
+type Deliverable = NonNullable<A2aTaskFieldsFragment['deliverables']>[number];
 
 /** A deliverable as an A2A part: text as text, a link as a URL part, a file with its bytes, type and name. */
 function deliverablePart(deliverable: Deliverable): Part | undefined {
@@ -91,8 +91,7 @@ function deliverablePart(deliverable: Deliverable): Part | undefined {
     case 'LINK':
       return deliverable.url === null ? undefined : part({ $case: 'url', value: deliverable.url }, '');
     case 'FILE':
-      // Its bytes are read only where artifacts are answered (withFileBytes).
-      return deliverable.data === null || deliverable.data === undefined
+      return deliverable.data === null
         ? undefined
         : part(
             { $case: 'raw', value: Buffer.from(deliverable.data, 'base64') },
@@ -102,9 +101,12 @@ function deliverablePart(deliverable: Deliverable): Part | undefined {
   }
 }
 
-/** The deliverables the completion reported, in their order, one artifact each. */
+/**
+ * The deliverables the completion reported, in their order, one artifact each; read only where artifacts are
+ * answered (the operations' `withArtifacts`).
+ */
 function deliverableArtifacts(task: A2aTaskFieldsFragment): Artifact[] {
-  return task.deliverables.flatMap((deliverable) => {
+  return (task.deliverables ?? []).flatMap((deliverable) => {
     const part = deliverablePart(deliverable);
     if (!part) return [];
     return [
