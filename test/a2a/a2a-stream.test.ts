@@ -137,6 +137,15 @@ describe('A2A streaming: SubscribeToTask', () => {
     expect(await next(subscribe(ceo, sent.id)).catch(rpcError)).toEqual({ code: -32001 });
   });
 
+  it('answers a task outside a role-bound token’s roles as not found, holding no slot', async () => {
+    const { member, client } = await tenantWithAgent();
+    const sent = (await client.sendMessage(textMessage('For the CFO only'))) as Task;
+    const ceoAgent = await t.caller(['agent'], { tenantId: member.tenantId, agentRoles: ['ceo'] });
+    const asCeoAgent = await a2aClient(server, ceoAgent, member.tenantId, 'cfo');
+    expect(await next(subscribe(asCeoAgent, sent.id)).catch(rpcError)).toEqual({ code: -32001 });
+    expect(held(ceoAgent)).toBe(0);
+  });
+
   it('holds one stream slot per stream: beyond the caller’s limit 429, and a closed one frees its slot', async () => {
     const { member, client } = await tenantWithAgent();
     const sent = (await client.sendMessage(textMessage('Watch me'))) as Task;
