@@ -11,6 +11,14 @@ import { invalidParams, toToolDetail } from './arguments.js';
 /** One MCP request's way into the one yoga server: its operations run as a REST route's do. */
 export interface Execution {
   run(params: GraphQLParams<Record<string, unknown>>): Promise<ExecutionResult>;
+  /**
+   * Runs a subscription the same way: its stream of results, or the result that refused it (no stream slot
+   * free, a bad argument). The stream holds what yoga's own subscriptions hold (a stream slot, the token's
+   * expiry); returning it gives them back.
+   */
+  subscribe(
+    params: GraphQLParams<Record<string, unknown>>,
+  ): Promise<ExecutionResult | AsyncIterableIterator<ExecutionResult>>;
 }
 
 /**
@@ -23,16 +31,19 @@ export function executionOf(
   request: Request,
   serverContext: ServerContext,
 ): Execution {
+  const resultOf = async (params: GraphQLParams<Record<string, unknown>>) => {
+    try {
+      return await server.getResultForParams({ params, request }, serverContext);
+    } catch (error) {
+      // An onParams hook's refusal (the database budget: 503), answered like the operation's own errors.
+      if (!(error instanceof GraphQLError)) throw error;
+      return { errors: [error] };
+    }
+  };
   return {
-    async run(params) {
-      try {
-        return (await server.getResultForParams({ params, request }, serverContext)) as ExecutionResult;
-      } catch (error) {
-        // An onParams hook's refusal (the database budget: 503), answered like the operation's own errors.
-        if (!(error instanceof GraphQLError)) throw error;
-        return { errors: [error] };
-      }
-    },
+    run: async (params) => (await resultOf(params)) as ExecutionResult,
+    subscribe: async (params) =>
+      (await resultOf(params)) as ExecutionResult | AsyncIterableIterator<ExecutionResult>,
   };
 }
 

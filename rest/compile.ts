@@ -99,7 +99,7 @@ export function compileOperation(document: unknown, schema: GraphQLSchema, label
       ? schema.getMutationType()
       : operation.operation === 'query'
         ? schema.getQueryType()
-        : undefined;
+        : schema.getSubscriptionType();
   const field = rootType?.getFields()[selection.name.value] as GraphQLField<unknown, unknown> | undefined;
   if (!rootType || !field) throw new Error(`${label}: no root field ${selection.name.value}`);
   const extensions = field.extensions as {
