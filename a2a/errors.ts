@@ -1,7 +1,14 @@
 import type { GraphQLParams } from 'graphql-yoga';
 import { type CompiledOperation, compileOperation } from '../rest/compile.js';
 import { schema } from '../src/schema/index.js';
-import { A2aAgentRole, A2aCancelTask, A2aGetTask, A2aListTasks, A2aSendMessage } from './operations.js';
+import {
+  A2aAgentRole,
+  A2aCancelTask,
+  A2aGetTask,
+  A2aListTasks,
+  A2aSendMessage,
+  A2aTaskUpdates,
+} from './operations.js';
 
 /** JSON-RPC's codes and A2A's own (A2A 1.0, JSON-RPC binding). */
 export const A2A_ERRORS = {
@@ -26,6 +33,8 @@ export class A2aError extends Error {
     readonly code: number,
     message: string,
     readonly data?: Record<string, unknown>,
+    /** The HTTP status and headers of the answer, when not 200 (a refused stream: 429 with Retry-After). */
+    readonly http?: { status: number; headers?: Record<string, string> },
   ) {
     super(message);
   }
@@ -35,8 +44,8 @@ export class A2aError extends Error {
 export const jsonRpcError = (
   id: unknown,
   error: A2aError,
-  status = 200,
-  headers: Record<string, string> = {},
+  status = error.http?.status ?? 200,
+  headers: Record<string, string> = error.http?.headers ?? {},
 ) =>
   Response.json(
     {
@@ -62,6 +71,7 @@ export function compileA2aOperations() {
     listTasks: compile(A2aListTasks, 'ListTasks'),
     cancelTask: compile(A2aCancelTask, 'CancelTask'),
     agentRole: compile(A2aAgentRole, 'agent card'),
+    taskUpdates: compile(A2aTaskUpdates, 'task updates'),
   };
   return {
     operations: Object.values(operations),
@@ -70,6 +80,7 @@ export function compileA2aOperations() {
     listTasks: runOf(operations.listTasks),
     cancelTask: runOf(operations.cancelTask),
     agentRole: runOf(operations.agentRole),
+    taskUpdates: runOf(operations.taskUpdates),
   };
 }
 

@@ -10,7 +10,8 @@ import { requestIdOf } from '../src/http/request-id.js';
 import type { Services } from '../src/services.js';
 import { agentCardOf } from './card.js';
 import { A2A_ERRORS, A2aError, compileA2aOperations, jsonRpcError } from './errors.js';
-import { methods } from './methods.js';
+import { type MethodContext, methods } from './methods.js';
+import { streamingMethods } from './stream.js';
 
 /** Where every role's A2A endpoint and card live: `/a2a/{tenantId}/{role}`. */
 export const A2A_PREFIX = '/a2a/';
@@ -138,7 +139,8 @@ export function useA2a(services: Services): Plugin<Context> {
     const versionError = versionRefusal(request);
     if (versionError) return jsonRpcError(id, versionError);
     const method = methods[envelope.method];
-    if (!method) {
+    const streamingMethod = streamingMethods[envelope.method];
+    if (!method && !streamingMethod) {
       return jsonRpcError(
         id,
         new A2aError(A2A_ERRORS.METHOD_NOT_FOUND, `Method not found: ${envelope.method}`),
@@ -165,19 +167,23 @@ export function useA2a(services: Services): Plugin<Context> {
       headers.set(IDEMPOTENCY_KEY_HEADER, key);
       return executionOf(yoga, new Request(request.url, { method: 'POST', headers }), serverContext);
     };
+    const context: MethodContext = {
+      origin: url.origin,
+      tenantId: target.tenantId,
+      role: target.role,
+      auth,
+      execution,
+      keyedExecution,
+      compiled,
+    };
     try {
-      const result = await method(
-        {
-          origin: url.origin,
-          tenantId: target.tenantId,
-          role: target.role,
-          auth,
-          execution,
-          keyedExecution,
-          compiled,
-        },
-        params as Record<string, unknown>,
-      );
+      if (streamingMethod) {
+        return await streamingMethod(context, params as Record<string, unknown>, {
+          id,
+          signal: request.signal,
+        });
+      }
+      const result = await method?.(context, params as Record<string, unknown>);
       return Response.json({ jsonrpc: '2.0', id, result });
     } catch (error) {
       if (error instanceof A2aError) return jsonRpcError(id, error);

@@ -35,10 +35,10 @@ export interface MethodContext {
   compiled: Compiled;
 }
 
-type Params = Record<string, unknown>;
+export type Params = Record<string, unknown>;
 
 /** The first error of a result as the A2A error it is; `notFound` for NOT_FOUND (the method's own). */
-function failureOf(error: GraphQLError, notFound: () => A2aError): A2aError {
+export function failureOf(error: GraphQLError, notFound: () => A2aError): A2aError {
   const code = error.extensions?.code;
   if (code === 'BAD_USER_INPUT' || isInputCoercionError(error)) {
     return new A2aError(A2A_ERRORS.INVALID_PARAMS, error.message, {
@@ -57,13 +57,13 @@ function dataOf<T>(result: ExecutionResult, notFound: () => A2aError): T {
   return result.data as T;
 }
 
-const taskNotFound = (id: string) => () =>
+export const taskNotFound = (id: string) => () =>
   new A2aError(A2A_ERRORS.TASK_NOT_FOUND, `Task not found: ${id}`, { taskId: id });
 
 const sameRole = (task: A2aTaskFieldsFragment, role: string) =>
   task.role.toLowerCase() === role.toLowerCase();
 
-function requireString(params: Params, name: string): string {
+export function requireString(params: Params, name: string): string {
   const value = params[name];
   if (typeof value !== 'string' || value === '') {
     throw new A2aError(A2A_ERRORS.INVALID_PARAMS, `${name} is required: a non-empty string`);
@@ -72,7 +72,7 @@ function requireString(params: Params, name: string): string {
 }
 
 /** A task of this role by id, or TaskNotFound (another role's, another tenant's, none). */
-async function readTask(context: MethodContext, id: string): Promise<A2aTaskFieldsFragment> {
+export async function readTask(context: MethodContext, id: string): Promise<A2aTaskFieldsFragment> {
   const { compiled } = context;
   const data = dataOf<{ task: A2aTaskFieldsFragment | null }>(
     await context.execution.run({ ...compiled.getTask, variables: { id } }),
@@ -128,8 +128,11 @@ function chatInputOf(request: SendMessageRequest): Record<string, unknown> {
   };
 }
 
-async function sendMessage(context: MethodContext, params: Params): Promise<unknown> {
-  const request = SendMessageRequest.fromJSON(params);
+/** Queues the message for the role (once per messageId) and answers its task. */
+export async function queueMessage(
+  context: MethodContext,
+  request: SendMessageRequest,
+): Promise<A2aTaskFieldsFragment> {
   const input = chatInputOf(request);
   const messageId = request.message?.messageId ?? '';
   const { compiled } = context;
@@ -145,10 +148,14 @@ async function sendMessage(context: MethodContext, params: Params): Promise<unkn
         input.threadId ? { contextId: input.threadId } : undefined,
       ),
   );
+  return data.sendChatMessage.task;
+}
+
+async function sendMessage(context: MethodContext, params: Params): Promise<unknown> {
+  const request = SendMessageRequest.fromJSON(params);
+  const task = await queueMessage(context, request);
   const historyLength = request.configuration?.historyLength;
-  return SendMessageResponse.toJSON({
-    payload: { $case: 'task', value: a2aTaskOf(data.sendChatMessage.task, historyLength) },
-  });
+  return SendMessageResponse.toJSON({ payload: { $case: 'task', value: a2aTaskOf(task, historyLength) } });
 }
 
 async function getTask(context: MethodContext, params: Params): Promise<unknown> {
@@ -159,12 +166,6 @@ async function getTask(context: MethodContext, params: Params): Promise<unknown>
 
 async function listTasks(context: MethodContext, params: Params): Promise<unknown> {
   const request = ListTasksRequest.fromJSON(params);
-  if (request.contextId) {
-    throw new A2aError(
-      A2A_ERRORS.INVALID_PARAMS,
-      'Filtering by contextId is not supported: read the thread instead',
-    );
-  }
   const pageSize = request.pageSize ?? 50;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
     throw new A2aError(A2A_ERRORS.INVALID_PARAMS, `pageSize must be 1 to ${MAX_PAGE_SIZE}`);
@@ -182,6 +183,10 @@ async function listTasks(context: MethodContext, params: Params): Promise<unknow
         role: context.role,
         first: pageSize,
         ...(status ? { status } : {}),
+        // A context is a thread (a2aTaskOf).
+        ...(request.contextId ? { threadId: request.contextId } : {}),
+        // The deliverables (a file's bytes) only when the artifacts are asked for.
+        withArtifacts: request.includeArtifacts === true,
         ...(request.pageToken ? { after: request.pageToken } : {}),
       },
     }),
@@ -230,9 +235,6 @@ async function extendedAgentCard(context: MethodContext): Promise<unknown> {
   return agentCardOf(context.origin, context.tenantId, context.role, context.auth, data.agent);
 }
 
-const unsupported = (what: string) => async () => {
-  throw new A2aError(A2A_ERRORS.UNSUPPORTED_OPERATION, `${what} is not supported by this agent yet`);
-};
 const noPush = async () => {
   throw new A2aError(A2A_ERRORS.PUSH_NOT_SUPPORTED, 'Push notifications are not supported by this agent yet');
 };
@@ -244,8 +246,6 @@ export const methods: Record<string, (context: MethodContext, params: Params) =>
   ListTasks: listTasks,
   CancelTask: cancelTask,
   GetExtendedAgentCard: extendedAgentCard,
-  SendStreamingMessage: unsupported('Streaming'),
-  SubscribeToTask: unsupported('Streaming'),
   CreateTaskPushNotificationConfig: noPush,
   GetTaskPushNotificationConfig: noPush,
   ListTaskPushNotificationConfigs: noPush,

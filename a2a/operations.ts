@@ -17,16 +17,30 @@ graphql(`
     createdAt
     startedAt
     finishedAt
+    updatedAt
     approval {
       id
       status
       summary
     }
+    deliverables @include(if: $withArtifacts) {
+      id
+      position
+      kind
+      title
+      text
+      url
+      mimeType
+      filename
+      sha256
+      size
+      data
+    }
   }
 `);
 
 export const A2aSendMessage = graphql(`
-  mutation A2aSendMessage($role: String!, $input: ChatMessageInput!) {
+  mutation A2aSendMessage($role: String!, $input: ChatMessageInput!, $withArtifacts: Boolean! = false) {
     sendChatMessage(role: $role, input: $input) {
       threadId
       task {
@@ -37,7 +51,7 @@ export const A2aSendMessage = graphql(`
 `);
 
 export const A2aGetTask = graphql(`
-  query A2aGetTask($id: ID!) {
+  query A2aGetTask($id: ID!, $withArtifacts: Boolean! = true) {
     task(id: $id) {
       ...A2aTaskFields
     }
@@ -45,8 +59,15 @@ export const A2aGetTask = graphql(`
 `);
 
 export const A2aListTasks = graphql(`
-  query A2aListTasks($role: String!, $status: TaskStatus, $first: Int, $after: String) {
-    tasks(role: $role, status: $status, first: $first, after: $after) {
+  query A2aListTasks(
+    $role: String!
+    $status: TaskStatus
+    $threadId: ID
+    $first: Int
+    $after: String
+    $withArtifacts: Boolean! = false
+  ) {
+    tasks(role: $role, status: $status, threadId: $threadId, first: $first, after: $after) {
       nextCursor
       nodes {
         ...A2aTaskFields
@@ -56,7 +77,7 @@ export const A2aListTasks = graphql(`
 `);
 
 export const A2aCancelTask = graphql(`
-  mutation A2aCancelTask($id: ID!) {
+  mutation A2aCancelTask($id: ID!, $withArtifacts: Boolean! = false) {
     cancelTask(id: $id, reason: "cancelled by an A2A client") {
       ...A2aTaskFields
     }
@@ -72,6 +93,19 @@ export const A2aAgentRole = graphql(`
       paused
       reports {
         role
+      }
+    }
+  }
+`);
+
+export const A2aTaskUpdates = graphql(`
+  subscription A2aTaskUpdates($role: String!, $taskId: ID!, $withArtifacts: Boolean! = true) {
+    taskUpdated(role: $role, taskId: $taskId) {
+      eventId
+      status
+      updatedAt
+      task {
+        ...A2aTaskFields
       }
     }
   }

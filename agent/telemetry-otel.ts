@@ -8,8 +8,10 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as ProtobufMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-node';
@@ -81,7 +83,10 @@ export function createOtelTelemetry(
       ? [
           new BatchSpanProcessor(
             reporting(
-              new OTLPTraceExporter({ url: settings.tracesUrl, timeoutMillis: settings.exportTimeoutMs }),
+              new (settings.tracesProtocol === 'http/json' ? JsonTraceExporter : ProtobufTraceExporter)({
+                url: settings.tracesUrl,
+                timeoutMillis: settings.exportTimeoutMs,
+              }),
               'traces',
               log,
             ),
@@ -95,7 +100,10 @@ export function createOtelTelemetry(
       ? [
           new PeriodicExportingMetricReader({
             exporter: reporting(
-              new OTLPMetricExporter({ url: settings.metricsUrl, timeoutMillis: settings.exportTimeoutMs }),
+              new (settings.metricsProtocol === 'http/json' ? JsonMetricExporter : ProtobufMetricExporter)({
+                url: settings.metricsUrl,
+                timeoutMillis: settings.exportTimeoutMs,
+              }),
               'metrics',
               log,
             ),

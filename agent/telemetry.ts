@@ -6,6 +6,7 @@
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
+import { type OtlpProtocol, otlpProtocol } from '../src/observability/otlp-protocol.js';
 
 /** How a task attempt ended, as runAgent counts it. */
 export type AttemptOutcome = 'completed' | 'failed' | 'released' | 'delegated';
@@ -55,6 +56,9 @@ export interface TelemetrySettings {
   tracesUrl: string | undefined;
   /** OTLP/HTTP metrics URL; undefined: no metrics. */
   metricsUrl: string | undefined;
+  /** Each signal's encoding: OTEL_EXPORTER_OTLP_{TRACES,METRICS}_PROTOCOL, else …_PROTOCOL, else protobuf. */
+  tracesProtocol: OtlpProtocol;
+  metricsProtocol: OtlpProtocol;
   /** `service.name`: OTEL_SERVICE_NAME, default `boardroom-agent`. */
   serviceName: string;
   /**
@@ -117,10 +121,13 @@ export function telemetrySettings(env: Record<string, string | undefined>): Tele
   };
   const metricIntervalMs = milliseconds('OTEL_METRIC_EXPORT_INTERVAL', 60_000);
   const exportTimeoutMs = milliseconds('OTEL_EXPORTER_OTLP_TIMEOUT', 10_000);
+  const refused = (name: string, message: string) => new TelemetrySettingError(`${name} ${message}`);
   const optIn = (read('OTEL_SEMCONV_STABILITY_OPT_IN') ?? '').split(',').map((value) => value.trim());
   return {
     tracesUrl,
     metricsUrl,
+    tracesProtocol: otlpProtocol(read, 'traces', refused),
+    metricsProtocol: otlpProtocol(read, 'metrics', refused),
     serviceName: read('OTEL_SERVICE_NAME') ?? 'boardroom-agent',
     latestGenAi: optIn.includes('gen_ai_latest_experimental'),
     metricIntervalMs,

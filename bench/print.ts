@@ -343,7 +343,7 @@ export function printReport(report: BenchReport, plan: Plan): void {
   if (report.taskRuns) {
     const r = report.taskRuns;
     console.log(
-      `\nRun records (PGlite, in process, ${r.rounds} rounds of ${r.tasksPerRound} tasks): claim + ${r.stepsPerTask} model steps in batches of ${r.batchSize} + complete ${fixed(r.steppedCpuMsPerTask, 1)} ms of CPU per task against claim + complete alone ${fixed(r.plainCpuMsPerTask, 1)} ms: ${fixed(r.cpuRatio, 2)}× (target ≤ 1.2); a 1,000-step timeline read ${r.timelineReads} times: p50 ${fixed(r.timelineP50Ms, 1)} ms, p99 ${fixed(r.timelineP99Ms, 1)} ms (target < 100)`,
+      `\nRun records (PGlite, in process, ${r.rounds} rounds of ${r.tasksPerRound} tasks): claim + ${r.stepsPerTask} model steps in batches of ${r.batchSize} + complete ${fixed(r.steppedCpuMsPerTask, 1)} ms of CPU per task against claim + complete alone ${fixed(r.plainCpuMsPerTask, 1)} ms: ${fixed(r.cpuRatio, 2)}× (target ≤ 1.2); a 1,000-step timeline read ${r.timelineReads} times: p50 ${fixed(r.timelineP50Ms, 1)} ms, p99 ${fixed(r.timelineP99Ms, 1)} ms (target < 100), CPU per read p50 ${fixed(r.timelineCpuP50Ms, 1)} ms, p99 ${fixed(r.timelineCpuP99Ms, 1)} ms`,
     );
   }
   if (report.agentRuntime) {

@@ -2,7 +2,7 @@
 // a fresh tenant each, tasks run as claim + complete alone, and as claim + 100 model steps reported in
 // one batch + complete with their exact sum, interleaved; the gateway's CPU (this process, PGlite's
 // worker included) of the claim-to-completion requests is compared. Then a task with 1,000 steps is read
-// whole (`Task.steps(first: 1000)`) again and again. On PGlite in this process, through yoga's fetch.
+// whole (`Task.steps(first: 1000)`) again and again: its time and the CPU it takes. On PGlite in this process, through yoga's fetch.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { signToken } from '../src/auth/tokens.js';
@@ -23,6 +23,9 @@ export interface TaskRunFigures {
   timelineReads: number;
   timelineP50Ms: number;
   timelineP99Ms: number;
+  /** The bench process's CPU (all threads, PGlite's worker included) per read: steadier on a busy machine. */
+  timelineCpuP50Ms: number;
+  timelineCpuP99Ms: number;
 }
 
 const CHAT = `mutation Chat($role: String!) {
@@ -156,9 +159,12 @@ export async function measureTaskRuns(
       throw new Error(`the timeline read ${check.task.steps.nodes.length} steps, not 1,000`);
     }
     const times: number[] = [];
+    const cpu: number[] = [];
     for (let index = 0; index < timelineReads; index += 1) {
       const started = performance.now();
+      const cpuStart = process.cpuUsage();
       await read();
+      cpu.push(cpuMsSince(cpuStart));
       times.push(performance.now() - started);
     }
     return {
@@ -172,6 +178,8 @@ export async function measureTaskRuns(
       timelineReads,
       timelineP50Ms: percentile(times, 50),
       timelineP99Ms: percentile(times, 99),
+      timelineCpuP50Ms: percentile(cpu, 50),
+      timelineCpuP99Ms: percentile(cpu, 99),
     };
   });
 }

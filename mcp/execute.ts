@@ -4,12 +4,21 @@ import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { GraphQLParams, YogaServer } from 'graphql-yoga';
 import type { Context, ServerContext } from '../src/context.js';
 import { httpHeadersOf, httpStatusOf, isInputCoercionError } from '../src/errors.js';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../src/http/idempotency-key.js';
 import type { ValidationDetail } from '../src/validation/index.js';
 import { invalidParams, toToolDetail } from './arguments.js';
 
 /** One MCP request's way into the one yoga server: its operations run as a REST route's do. */
 export interface Execution {
   run(params: GraphQLParams<Record<string, unknown>>): Promise<ExecutionResult>;
+  /**
+   * Runs a subscription the same way: its stream of results, or the result that refused it (no stream slot
+   * free, a bad argument). The stream holds what yoga's own subscriptions hold (a stream slot, the token's
+   * expiry); returning it gives them back.
+   */
+  subscribe(
+    params: GraphQLParams<Record<string, unknown>>,
+  ): Promise<ExecutionResult | AsyncIterableIterator<ExecutionResult>>;
 }
 
 /**
@@ -22,16 +31,19 @@ export function executionOf(
   request: Request,
   serverContext: ServerContext,
 ): Execution {
+  const resultOf = async (params: GraphQLParams<Record<string, unknown>>) => {
+    try {
+      return await server.getResultForParams({ params, request }, serverContext);
+    } catch (error) {
+      // An onParams hook's refusal (the database budget: 503), answered like the operation's own errors.
+      if (!(error instanceof GraphQLError)) throw error;
+      return { errors: [error] };
+    }
+  };
   return {
-    async run(params) {
-      try {
-        return (await server.getResultForParams({ params, request }, serverContext)) as ExecutionResult;
-      } catch (error) {
-        // An onParams hook's refusal (the database budget: 503), answered like the operation's own errors.
-        if (!(error instanceof GraphQLError)) throw error;
-        return { errors: [error] };
-      }
-    },
+    run: async (params) => (await resultOf(params)) as ExecutionResult,
+    subscribe: async (params) =>
+      (await resultOf(params)) as ExecutionResult | AsyncIterableIterator<ExecutionResult>,
   };
 }
 
@@ -54,15 +66,34 @@ function errorFacts(error: GraphQLError): Record<string, unknown> {
 }
 
 /**
+ * The `_meta` key of a tool result that is the kept first answer of an earlier call with the same
+ * `Idempotency-Key`, replayed: what `Idempotent-Replayed: true` says on REST and GraphQL (docs/idempotency.md).
+ */
+export const REPLAYED_META_KEY = 'boardroom/idempotentReplayed';
+
+/**
  * The MCP answer of an operation's result. Input a rule refused (a BAD_USER_INPUT, a value GraphQL could
  * not coerce) is a JSON-RPC invalid-params error whose `data.detail` items are located at the tool's
  * arguments; any other GraphQL error is a tool result with `isError` and the error's own message (its code
- * and facts in `structuredContent.error`), so the model reads it; success is the operation's data.
+ * and facts in `structuredContent.error`), so the model reads it; success is the operation's data. A
+ * replayed answer carries `_meta` REPLAYED_META_KEY.
  */
 export function toolResultOf(
   result: ExecutionResult,
   mapping: Record<string, string>,
   respond: (data: Record<string, unknown>) => Record<string, unknown> = (data) => data,
+): CallToolResult {
+  const http = result.extensions?.http as { headers?: Record<string, string> } | undefined;
+  const answer = answerOf(result, mapping, respond);
+  return http?.headers?.[IDEMPOTENT_REPLAYED_HEADER] === 'true'
+    ? { ...answer, _meta: { ...answer._meta, [REPLAYED_META_KEY]: true } }
+    : answer;
+}
+
+function answerOf(
+  result: ExecutionResult,
+  mapping: Record<string, string>,
+  respond: (data: Record<string, unknown>) => Record<string, unknown>,
 ): CallToolResult {
   const error = result.errors?.[0];
   if (!error) return toolResult(respond((result.data ?? {}) as Record<string, unknown>));

@@ -86,6 +86,8 @@ export function writeRestAnswer(
   const { route } = parsed.compiled;
   if (result.errors?.length) return restErrorAnswer(refusalOf(parsed, result.errors), ResponseOf);
   const data = result.data as never;
+  const missing = route.missing?.(data, parsed.params.variables as never);
+  if (missing) return restErrorAnswer(new RestError(404, missing), ResponseOf);
   if (route.alternative?.when(data)) {
     return jsonAnswer(ResponseOf, route.alternative.respond(data), { status: route.alternative.status });
   }

@@ -4,12 +4,15 @@ import {
   type GraphQLField,
   type GraphQLInputType,
   type GraphQLSchema,
+  getNamedType,
+  isObjectType,
   Kind,
   type OperationDefinitionNode,
   print,
+  type SelectionSetNode,
   typeFromAST,
 } from 'graphql';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Viewer } from '../src/auth/viewer.js';
 import { scopesOf } from '../src/builder.js';
 import type { Route } from './route.js';
@@ -44,6 +47,39 @@ export interface CompiledRoute extends CompiledOperation {
 }
 
 /**
+ * The arguments, and their rules, of the fields below the root that take an operation variable of the
+ * argument's own name (`task(id: $id) { steps(first: $first) }`): the face fills those variables as it
+ * fills the root field's, so their rules are the face's too (a REST `limit` beyond the field's maximum
+ * is a 422 at `["query","limit"]`).
+ */
+function nestedArgsOf(
+  type: GraphQLField<unknown, unknown>['type'],
+  selectionSet: SelectionSetNode | undefined,
+): { args: GraphQLArgument[]; shapes: z.ZodRawShape[] } {
+  const found = { args: [] as GraphQLArgument[], shapes: [] as z.ZodRawShape[] };
+  const named = getNamedType(type);
+  if (!selectionSet || !isObjectType(named)) return found;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD) continue;
+    const field = named.getFields()[selection.name.value];
+    if (!field) continue;
+    const bound = (selection.arguments ?? []).some(
+      (argument) =>
+        argument.value.kind === Kind.VARIABLE && argument.value.name.value === argument.name.value,
+    );
+    if (bound) {
+      found.args.push(...field.args);
+      const schema = (field.extensions as { argsSchema?: z.ZodType }).argsSchema;
+      if (schema instanceof z.ZodObject) found.shapes.push(schema.shape);
+    }
+    const below = nestedArgsOf(field.type, selection.selectionSet);
+    found.args.push(...below.args);
+    found.shapes.push(...below.shapes);
+  }
+  return found;
+}
+
+/**
  * Compiles a face's operation (a REST route's, an MCP tool's): it must be named and select one root field,
  * whose roles and rules then serve every face alike. `label` names the operation's user in errors.
  */
@@ -63,7 +99,7 @@ export function compileOperation(document: unknown, schema: GraphQLSchema, label
       ? schema.getMutationType()
       : operation.operation === 'query'
         ? schema.getQueryType()
-        : undefined;
+        : schema.getSubscriptionType();
   const field = rootType?.getFields()[selection.name.value] as GraphQLField<unknown, unknown> | undefined;
   if (!rootType || !field) throw new Error(`${label}: no root field ${selection.name.value}`);
   const extensions = field.extensions as {
@@ -71,6 +107,11 @@ export function compileOperation(document: unknown, schema: GraphQLSchema, label
     validatedBy?: z.ZodType;
     pothosOptions?: { authScopes?: unknown };
   };
+  const nested = nestedArgsOf(field.type, selection.selectionSet);
+  const argsSchema =
+    nested.shapes.length > 0 && extensions.argsSchema instanceof z.ZodObject
+      ? extensions.argsSchema.extend(Object.assign({}, ...nested.shapes))
+      : extensions.argsSchema;
   const typeScopes = (rootType.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions
     ?.authScopes;
   const fieldScopes = extensions.pothosOptions?.authScopes;
@@ -79,8 +120,8 @@ export function compileOperation(document: unknown, schema: GraphQLSchema, label
     operationName: operation.name.value,
     mutation: operation.operation === 'mutation',
     rootField: selection.alias?.value ?? selection.name.value,
-    args: field.args,
-    argsSchema: extensions.argsSchema,
+    args: [...field.args, ...nested.args],
+    argsSchema,
     refusesByArgsSchema:
       extensions.argsSchema === undefined || extensions.validatedBy === extensions.argsSchema,
     variableTypes: Object.fromEntries(

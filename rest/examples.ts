@@ -132,6 +132,7 @@ export const routeErrorExamples: Record<string, Record<number, ErrorExamples>> =
     404: { unknownTask: `Task ${EXAMPLE_ID} not found` },
     409: { notRunning: `Task ${EXAMPLE_ID} is waiting, not running` },
   },
+  taskSteps: { 404: { unknownTask: `Task ${EXAMPLE_ID} not found` } },
   acceptTask: taskReviews,
   rejectTask: taskReviews,
   cancelTask: {

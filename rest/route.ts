@@ -53,6 +53,11 @@ export interface Route<Result = any, Variables = any> {
     responseSchema: z.ZodType;
     responseExample: unknown;
   };
+  /**
+   * For an operation whose root field reads as null when the caller may not see the thing (`task(id)`):
+   * the detail of the 404 to answer instead, when the data says it is missing; null otherwise.
+   */
+  missing?: (data: Result, variables: Variables) => string | null;
   /** Builds the response body from the operation's data. */
   respond: (data: Result, request: { requestId: string }) => unknown;
   /** Extra response headers on success (e.g. ETag). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { graphql } from '../src/generated/graphql/index.js';
 import { responseSchemaOf } from './response-schema.js';
-import { defineRoute, fromBody, fromPath } from './route.js';
+import { defineRoute, fromBody, fromPath, fromQuery } from './route.js';
 
 graphql(`
   fragment TaskTreeWire on Task {
@@ -32,6 +32,47 @@ const CancelTaskRoute = graphql(`
   mutation CancelTask($id: ID!, $reason: String) {
     cancelTask(id: $id, reason: $reason) {
       ...TaskTreeWire
+    }
+  }
+`);
+
+const TaskStepsRoute = graphql(`
+  query TaskSteps($id: ID!, $first: Int, $after: String) {
+    task(id: $id) {
+      steps(first: $first, after: $after) {
+        data: nodes {
+          id
+          seq
+          attempt
+          kind
+          source
+          actor
+          started_at: startedAt
+          duration_ms: durationMs
+          model
+          input_tokens: inputTokens
+          cached_input_tokens: cachedInputTokens
+          output_tokens: outputTokens
+          reasoning_tokens: reasoningTokens
+          tokens
+          cost_usd: costUsd
+          cost_usd_text: costUsdText
+          charged
+          finish_reason: finishReason
+          connector_id: connectorId
+          endpoint
+          http_status: httpStatus
+          bytes
+          outcome
+          approval_id: approvalId
+          child_task_id: childTaskId
+          model_version_id: modelVersionId
+          routing
+          reason
+          content
+        }
+        next_cursor: nextCursor
+      }
     }
   }
 `);
@@ -127,8 +168,62 @@ const taskTreeResponse = responseSchemaOf(CancelTaskRoute, {
   root_task_id: 'uuid',
 });
 
+const stepExample = {
+  id: '8b2f4c1d-7e6a-4f3b-9c2d-1a0e9f8b7c6d',
+  seq: 2,
+  attempt: 1,
+  kind: 'model_call',
+  source: 'agent',
+  actor: 'agent-cfo',
+  started_at: '2026-12-03T09:00:01.250Z',
+  duration_ms: 840,
+  model: 'gpt-4.1-mini',
+  input_tokens: 1200,
+  cached_input_tokens: 400,
+  output_tokens: 300,
+  reasoning_tokens: 0,
+  tokens: 1500,
+  cost_usd: 0.00096,
+  cost_usd_text: '0.000960',
+  charged: true,
+  finish_reason: 'tool_calls',
+  connector_id: null,
+  endpoint: null,
+  http_status: null,
+  bytes: null,
+  outcome: null,
+  approval_id: null,
+  child_task_id: null,
+  model_version_id: null,
+  routing: null,
+  reason: null,
+  content: null,
+};
+
 /** Delegation and cancellation: the tree of tasks a delegating agent builds (see docs/org-chart.md). */
 export const tasksRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/v1/tasks/{id}/steps',
+    tag: 'agents',
+    summary: 'Read a task’s run record: its steps in order, oldest first',
+    description:
+      'The `Task.steps` field of GraphQL (docs/runs.md): whoever may read the task may read its steps. `limit` 1–1000 (default 100); pass `next_cursor` as `cursor` for the next page (null on the last).',
+    document: TaskStepsRoute,
+    variables: { id: fromPath('id'), first: fromQuery('limit', 'int'), after: fromQuery('cursor') },
+    status: 200,
+    missing: (data, { id }) => (data.task ? null : `Task ${id} not found`),
+    respond: (data) => data.task?.steps,
+    responseSchema: responseSchemaOf(TaskStepsRoute, {
+      'steps.data.id': 'uuid',
+      'steps.data.connector_id': 'uuid',
+      'steps.data.approval_id': 'uuid',
+      'steps.data.child_task_id': 'uuid',
+      'steps.data.model_version_id': 'uuid',
+    }).shape.steps,
+    responseExample: { data: [stepExample], next_cursor: null },
+    errors: { 404: 'No task of the caller’s tenant (of its roles, for a role-bound agent) has this id.' },
+  }),
   defineRoute({
     method: 'POST',
     path: '/api/v1/tasks/{id}/delegations',

@@ -2,6 +2,12 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type EgressAllowlist, parseEgressAllowlist } from './domain/connectors/egress/allowlist.js';
 import { type Keyring, parseKeyring } from './domain/connectors/sealing.js';
+import {
+  DEFAULT_OTLP_PROTOCOL,
+  isOtlpProtocol,
+  type OtlpProtocol,
+  otlpProtocolRefusal,
+} from './observability/otlp-protocol.js';
 
 export interface DatabaseLimits {
   /** PostgreSQL connections the instance opens at most. */
@@ -30,6 +36,13 @@ const optionalString = z
   .trim()
   .transform((value) => value || undefined)
   .optional();
+
+/** An OTLP protocol variable: unset, or one of the encodings the exporters send. */
+const otlpProtocolVariable = optionalString.transform((value, ctx): OtlpProtocol | undefined => {
+  if (value === undefined || isOtlpProtocol(value)) return value;
+  ctx.addIssue({ code: 'custom', message: otlpProtocolRefusal(value) });
+  return z.NEVER;
+});
 
 /** `https://app.example.com` or `http://localhost:5173`: exactly what browsers send as `Origin`. */
 function isOrigin(value: string): boolean {
@@ -155,6 +168,8 @@ const environment = z.object({
   ),
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocolVariable,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocolVariable,
   EVENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
   ROUTINE_TICK_INTERVAL_MS: z.coerce.number().int().min(100).default(500),
   CONNECTOR_SECRETS_KEY: optionalString.transform((value, ctx): Keyring => {
@@ -301,6 +316,14 @@ export const ENVIRONMENT_DOCS: Record<keyof typeof environment.shape, VariableDo
   OTEL_EXPORTER_OTLP_ENDPOINT: {
     meaning: 'OTLP/HTTP collector (`http://…:4318`): turns tracing on; off when unset',
   },
+  OTEL_EXPORTER_OTLP_PROTOCOL: {
+    shownDefault: '`http/protobuf`',
+    meaning: 'How spans are encoded: `http/protobuf` or `http/json` (`grpc` is not served)',
+  },
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: {
+    shownDefault: '`OTEL_EXPORTER_OTLP_PROTOCOL`',
+    meaning: 'The same, for traces only; wins over `OTEL_EXPORTER_OTLP_PROTOCOL`',
+  },
 };
 
 /** Variables read by the build and scripts rather than by `loadConfig`. */
@@ -409,7 +432,8 @@ export interface Config {
     token: string | undefined;
   };
   /** OTLP/HTTP collector; tracing is off (and not loaded) when unset. */
-  tracing: { endpoint: string | undefined };
+  /** And how spans are encoded: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else …_PROTOCOL, else protobuf. */
+  tracing: { endpoint: string | undefined; protocol: OtlpProtocol };
   /** How long published events are kept: the window in which a subscriber can resume with `after`. */
   eventRetentionHours: number;
   /** How often each instance ticks routines (ROUTINE_TICK_INTERVAL_MS). */
@@ -501,7 +525,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readyzTimeoutMs: values.READYZ_TIMEOUT_MS,
     retryAfterSeconds: values.RETRY_AFTER_SECONDS,
     metrics: { port: values.METRICS_PORT, token: values.METRICS_TOKEN },
-    tracing: { endpoint: values.OTEL_EXPORTER_OTLP_ENDPOINT },
+    tracing: {
+      endpoint: values.OTEL_EXPORTER_OTLP_ENDPOINT,
+      protocol:
+        values.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ??
+        values.OTEL_EXPORTER_OTLP_PROTOCOL ??
+        DEFAULT_OTLP_PROTOCOL,
+    },
     eventRetentionHours: values.EVENT_RETENTION_HOURS,
     routineTickIntervalMs: values.ROUTINE_TICK_INTERVAL_MS,
     authFailuresPerMinute: values.AUTH_FAILURES_PER_MINUTE,

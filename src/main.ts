@@ -45,7 +45,7 @@ try {
 
   // OpenTelemetry is loaded only when a collector is configured.
   const tracing = config.tracing.endpoint
-    ? (await import('./observability/tracing.js')).createTracing()
+    ? (await import('./observability/tracing.js')).createTracing({ protocol: config.tracing.protocol })
     : undefined;
   const app = await createApp(config, { logger, tracing });
   // PGlite runs in a thread of its own; when that thread dies every database call fails, so the

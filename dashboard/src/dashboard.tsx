@@ -199,6 +199,8 @@ export function Dashboard({
   const [connectorNames, setConnectorNames] = useState<ReadonlyMap<string, string>>(new Map());
   const [openTask, setOpenTask] = useState<string | null>(null);
   const [openTaskVersion, setOpenTaskVersion] = useState(0);
+  /** An approval a task's timeline asked to show: focused in the inbox once the inbox lists it. */
+  const [approvalToShow, setApprovalToShow] = useState<string | null>(null);
   const [tasksVersion, setTasksVersion] = useState(0);
   const [trendRole, setTrendRole] = useState<string | null>(null);
   const [trend, setTrend] = useState<HourlyVitals | null>(null);
@@ -605,6 +607,16 @@ export function Dashboard({
           ...taskApprovals.map((approval): InboxEntry => ({ kind: 'task', approval })),
         ]
       : null;
+  const showApproval = (id: string) => {
+    setOpenTask(null);
+    if (approvalStatus !== '') {
+      setApprovals(null);
+      setTaskApprovals(null);
+      setDecidedHere([]);
+      setApprovalStatus('');
+    }
+    setApprovalToShow(id);
+  };
   const shownApprovals = (
     inbox && approvalStatus === 'pending'
       ? [
@@ -615,6 +627,20 @@ export function Dashboard({
         ]
       : inbox
   )?.sort((a, b) => Date.parse(b.approval.createdAt) - Date.parse(a.approval.createdAt));
+  const approvalListed =
+    !!approvalToShow && !!shownApprovals?.some((one) => one.approval.id === approvalToShow);
+  useEffect(() => {
+    if (!approvalToShow || !approvalListed) return;
+    setApprovalToShow(null);
+    // After the task dialog gave focus back to what opened it.
+    requestAnimationFrame(() => {
+      const entry = document.querySelector<HTMLElement>(
+        `[data-approvals] [data-approval-id="${approvalToShow}"]`,
+      );
+      entry?.scrollIntoView({ block: 'center' });
+      entry?.focus();
+    });
+  }, [approvalToShow, approvalListed]);
 
   return (
     <>
@@ -737,6 +763,7 @@ export function Dashboard({
           canDecide={abilities.decideRecommendations}
           onDecided={(role) => refreshRoleRef.current(role)}
           onOpen={(id) => setOpenTask(id)}
+          onOpenApproval={abilities.readApprovals ? showApproval : undefined}
           onClose={() => setOpenTask(null)}
         />
       ) : null}

@@ -26,6 +26,7 @@ export {
   DashboardSetBudgetDocument as SetBudget,
   DashboardTaskApprovalsDocument as TaskApprovals,
   DashboardTaskDocument as TaskDetail,
+  DashboardTaskStepsDocument as TaskSteps,
   DashboardTasksDocument as Tasks,
   DashboardTenantBudgetDocument as TenantBudget,
   DashboardViewerDocument as Viewer,

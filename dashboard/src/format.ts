@@ -35,6 +35,7 @@ const bytes = new Intl.NumberFormat(undefined, {
 });
 // A long time style names the time zone ("6:51:02 PM UTC"); the styles take no other option beside them.
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'long' });
+const timeOfDay = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
 const hour = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });
 const hourTick = new Intl.DateTimeFormat(undefined, { hour: 'numeric' });
 const shortSeconds = new Intl.NumberFormat(undefined, {
@@ -71,11 +72,18 @@ export function formatUsd(value: number): string {
 export const formatSeconds = (value: number) =>
   value < 10 ? shortSeconds.format(value) : value < 120 ? seconds.format(value) : minutes.format(value / 60);
 
+/** A duration given in milliseconds: milliseconds under a second, else as formatSeconds. */
+export const formatMilliseconds = (value: number) =>
+  value < 1000 ? `${integer.format(value)} ms` : formatSeconds(value / 1000);
+
 export const formatBytes = (value: number) => bytes.format(value);
 
 /** A date and time with the viewer's time zone, e.g. "25 Nov 2026, 18:51:02 UTC". */
 export const formatDateTime = (iso: string | Date) =>
   dateTime.format(typeof iso === 'string' ? new Date(iso) : iso);
+
+/** A time of day to the second, e.g. "7:11:02 PM". */
+export const formatTime = (iso: string) => timeOfDay.format(new Date(iso));
 
 /** A time of day to the minute, e.g. "7:11 PM". */
 export const formatHour = (date: Date) => hour.format(date);

@@ -68,8 +68,9 @@ const scopeWhere = (scope: IdempotencyScope) => ({
 
 /**
  * Claims a key for a request, each step its own short statement: the row is inserted (ON CONFLICT DO
- * NOTHING); else an expired row, or one whose first request gave up its lease, is taken over; else the
- * row found says what to answer. Two claims of one key never both succeed.
+ * NOTHING); else the row found says what to answer, unless it expired or its first request gave up its
+ * lease: then it is taken over by an update that holds only while that is still so. Two claims of one key
+ * never both succeed. A replay (the common retry) costs the insert and the read; a takeover, one update more.
  */
 export async function claimKey(
   prisma: PrismaClient,
@@ -87,25 +88,29 @@ export async function claimKey(
       skipDuplicates: true,
     });
     if (inserted.count === 1) return { kind: 'claimed' };
-    const taken = await prisma.idempotencyKey.updateMany({
-      where: {
-        ...scopeWhere(scope),
-        OR: [{ expiresAt: { lte: now } }, { status: 'in_progress', lockedUntil: { lte: now } }],
-      },
-      data: {
-        fingerprint,
-        status: 'in_progress',
-        answer: null,
-        httpStatus: null,
-        createdAt: now,
-        expiresAt,
-        lockedUntil,
-      },
-    });
-    if (taken.count === 1) return { kind: 'claimed' };
     const row = await prisma.idempotencyKey.findUnique({ where: { tenantId_caller_key: scopeWhere(scope) } });
     // Deleted in between (its first request failed, or the sweeper): claim it again.
-    if (!row || row.expiresAt <= now) continue;
+    if (!row) continue;
+    const lapsed = row.status === 'in_progress' && row.lockedUntil !== null && row.lockedUntil <= now;
+    if (row.expiresAt <= now || lapsed) {
+      const taken = await prisma.idempotencyKey.updateMany({
+        where: {
+          ...scopeWhere(scope),
+          OR: [{ expiresAt: { lte: now } }, { status: 'in_progress', lockedUntil: { lte: now } }],
+        },
+        data: {
+          fingerprint,
+          status: 'in_progress',
+          answer: null,
+          httpStatus: null,
+          createdAt: now,
+          expiresAt,
+          lockedUntil,
+        },
+      });
+      if (taken.count === 1) return { kind: 'claimed' };
+      continue;
+    }
     if (row.fingerprint !== fingerprint) return { kind: 'reused' };
     if (row.status !== 'done') return { kind: 'in_flight' };
     return {

@@ -8,7 +8,8 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
@@ -22,6 +23,7 @@ import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { Plugin } from 'graphql-yoga';
 import type { RelayTracing } from '../events/relay.js';
 import { type UseTracingOptions, useTracing } from '../plugins/use-tracing.js';
+import { DEFAULT_OTLP_PROTOCOL, type OtlpProtocol } from './otlp-protocol.js';
 
 /** What the outbox relay needs: quiet polling, and a span once a pass has something to publish. */
 /**
@@ -38,8 +40,13 @@ export interface Tracing extends RelayTracing {
 }
 
 export interface TracingOptions {
-  /** Where spans go. Default: OTLP over HTTP, set up by the standard `OTEL_EXPORTER_OTLP_*` variables. */
+  /**
+   * Where spans go. Default: OTLP over HTTP in `protocol`'s encoding, to where the standard
+   * `OTEL_EXPORTER_OTLP_*` variables say.
+   */
   exporter?: SpanExporter;
+  /** The default exporter's encoding (config.ts reads it). Default `http/protobuf`. */
+  protocol?: OtlpProtocol;
   /** `service.name` of every span. Default `boardroom`. */
   serviceName?: string;
 }
@@ -60,7 +67,8 @@ const noBackgroundQueries: Sampler = {
 };
 
 export function createTracing({
-  exporter = new OTLPTraceExporter(),
+  protocol = DEFAULT_OTLP_PROTOCOL,
+  exporter = protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter(),
   serviceName = 'boardroom',
 }: TracingOptions = {}): Tracing {
   const provider = new NodeTracerProvider({

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { type Task, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
+import { PNG } from '../domain/agents/attachment-samples.js';
 import { callTool, connectMcp } from '../mcp/mcp-support.js';
 import type { TestApp } from '../support/app.js';
 import { serveTestApp } from '../support/fixtures.js';
@@ -122,6 +123,66 @@ describe('A2A: tasks', () => {
     expect(second.contextId).toBe(first.contextId);
     const thread = await t.db.prisma.task.findUnique({ where: { id: second.id } });
     expect(thread?.threadId).toBe(first.contextId);
+  });
+
+  it('lists the tasks of one context (a thread) only, and none of another tenant’s', async () => {
+    const member = await t.caller(['member']);
+    const client = await a2aClient(server, member, member.tenantId, 'cfo');
+    const first = taskOf(await client.sendMessage(textMessage('First question')));
+    const second = taskOf(await client.sendMessage(textMessage('Follow-up', { contextId: first.contextId })));
+    await client.sendMessage(textMessage('Another thread'));
+    const list = (contextId: string, as = client) =>
+      as.listTasks({
+        tenant: '',
+        contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 10,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      });
+    expect((await list(first.contextId)).tasks.map((task) => task.id)).toEqual([second.id, first.id]);
+    const stranger = await t.caller(['chairman']);
+    const strangerClient = await a2aClient(server, stranger, stranger.tenantId, 'cfo');
+    expect((await list(first.contextId, strangerClient)).tasks).toEqual([]);
+    expect(await list('not-a-thread').catch(rpcError)).toEqual({ code: -32602 });
+  });
+
+  it('carries the completion’s deliverables as artifacts after the output: text, link and file', async () => {
+    const member = await t.caller(['member']);
+    const agent = await t.caller(['agent'], { tenantId: member.tenantId });
+    const client = await a2aClient(server, member, member.tenantId, 'cfo');
+    const sent = taskOf(await client.sendMessage(textMessage('Forecast Q3')));
+    const { mcp, taskId } = await claimAs(agent, 'cfo');
+    const completed = await callTool(mcp, 'complete_task', {
+      taskId,
+      output: 'Forecast attached.',
+      tokensUsed: 10,
+      costUsd: 0.001,
+      deliverables: [
+        { kind: 'TEXT', title: 'Summary', text: 'Revenue +4%.' },
+        { kind: 'LINK', url: 'https://drive.example.com/q3' },
+        { kind: 'FILE', data: PNG.toString('base64'), mimeType: 'image/png', filename: 'chart.png' },
+      ],
+    });
+    expect(completed.isError).toBeFalsy();
+    await mcp.close();
+    const done = await client.getTask({ tenant: '', id: sent.id });
+    expect(done.artifacts.map((artifact) => artifact.name)).toEqual([
+      'output',
+      'Summary',
+      'deliverable 2',
+      'deliverable 3',
+    ]);
+    const parts = done.artifacts.slice(1).map((artifact) => artifact.parts[0]);
+    expect(parts[0]).toMatchObject({ content: { $case: 'text', value: 'Revenue +4%.' } });
+    expect(parts[1]).toMatchObject({ content: { $case: 'url', value: 'https://drive.example.com/q3' } });
+    expect(parts[2]).toMatchObject({ mediaType: 'image/png', filename: 'chart.png' });
+    expect(Buffer.from(parts[2]?.content?.value as Uint8Array).equals(PNG)).toBe(true);
+    expect(parts[2]?.metadata).toEqual({
+      sha256: createHash('sha256').update(PNG).digest('hex'),
+      size: PNG.length,
+    });
   });
 
   it('shows an agent’s question waiting for approval as input-required, with its summary', async () => {

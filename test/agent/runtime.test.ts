@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { type AgentOptions, type AgentSummary, runAgent } from '../../agent/runtime.js';
 import { connectorToolName } from '../../mcp/connector-tools.js';
 import type { RunningServer } from '../../src/server.js';
-import { UPSTREAM_HOST as HOST, withConnectorUpstream } from '../rest/connectors-support.js';
+import { forgeLedger, serveInvoices, withConnectorUpstream } from '../rest/connectors-support.js';
 import { readBudget, setBudget } from '../schema/agents-budgets-support.js';
 import { queueTask, TaskQuery } from '../schema/agents-support.js';
 import { boundLine, routingTenant } from '../schema/model-routing-support.js';
@@ -23,31 +23,14 @@ let server: RunningServer;
 
 withConnectorUpstream((started) => {
   ({ upstream, t, server } = started);
-  upstream.route('/v1/invoices', (_request, _body, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
-  });
+  serveInvoices(upstream);
 });
 
 async function tenant() {
   const chairman = await t.caller(['chairman']);
   const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
-  const created = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller: chairman,
-    body: {
-      template: {
-        name: 'Ledger',
-        base_url: `https://${HOST}:${upstream.port}/v1`,
-        auth_type: 'none',
-        description: 'Invoices of the ledger.',
-        endpoints: [{ method: 'GET', path: '/invoices', query_params: { status: { type: 'string' } } }],
-        rate_limits: { per_minute: 60 },
-      },
-    },
-  });
-  expect(created.status).toBe(201);
-  return { chairman, agent, connectorId: created.body.id as string };
+  const connectorId = await forgeLedger(t, chairman, upstream, { description: 'Invoices of the ledger.' });
+  return { chairman, agent, connectorId };
 }
 
 /**

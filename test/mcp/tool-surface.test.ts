@@ -1,6 +1,7 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { connectorToolName } from '../../mcp/connector-tools.js';
+import { REPLAYED_META_KEY } from '../../mcp/execute.js';
 import type { RunningServer } from '../../src/server.js';
 import {
   customerCreated,
@@ -411,6 +412,7 @@ describe('call_connector_endpoint', () => {
     const first = await callTool(keyed, 'call_connector_endpoint', { name: name('GET') });
     const again = await callTool(keyed, 'call_connector_endpoint', { name: name('GET') });
     expect(again.structuredContent).toEqual(first.structuredContent);
+    expect([first._meta, again._meta]).toEqual([undefined, { [REPLAYED_META_KEY]: true }]);
     expect(upstream.received.length).toBe(sent + 1);
     await keyed.close();
   });

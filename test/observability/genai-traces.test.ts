@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AgentOptions, runAgent } from '../../agent/runtime.js';
 import { startTelemetry, TelemetrySettingError, telemetrySettings } from '../../agent/telemetry.js';
@@ -8,7 +8,7 @@ import { connectorToolName } from '../../mcp/connector-tools.js';
 import { createTracing, type Tracing } from '../../src/observability/tracing.js';
 import type { RunningServer } from '../../src/server.js';
 import { completion, startModelServer } from '../agent/model-server.js';
-import { sealingKey, startUpstream, UPSTREAM_HOST } from '../rest/connectors-support.js';
+import { forgeLedger, sealingKey, serveInvoices, startUpstream } from '../rest/connectors-support.js';
 import { chat, TaskQuery } from '../schema/agents-support.js';
 import { type Caller, createTestApp, type TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
@@ -25,12 +25,9 @@ beforeAll(async () => {
   receiver = await startOtlpReceiver();
   const started = await startUpstream();
   upstream = started.server;
-  upstream.route('/v1/invoices', (_request, _body, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
-  });
-  // The gateway exports to the same collector, over OTLP/HTTP, as it does when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  serveInvoices(upstream);
+  // The gateway exports to the same collector, over OTLP/HTTP in protobuf, as it does when
+  // OTEL_EXPORTER_OTLP_ENDPOINT is set and no protocol is.
   tracing = createTracing({ exporter: new OTLPTraceExporter({ url: `${receiver.url}/v1/traces` }) });
   t = await createTestApp({ env: { ...started.allow, ...sealingKey() }, egress: started.egress, tracing });
   server = await listen(t);
@@ -46,23 +43,11 @@ afterAll(async () => {
 async function taskInThread(message: string) {
   const chairman = await t.caller(['chairman']);
   const agent = await t.caller(['agent'], { tenantId: chairman.tenantId });
-  const created = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller: chairman,
-    body: {
-      template: {
-        name: 'Ledger',
-        base_url: `https://${UPSTREAM_HOST}:${upstream.port}/v1`,
-        auth_type: 'none',
-        endpoints: [{ method: 'GET', path: '/invoices', query_params: { status: { type: 'string' } } }],
-        rate_limits: { per_minute: 60 },
-      },
-    },
-  });
-  expect(created.status).toBe(201);
+  const connectorId = await forgeLedger(t, chairman, upstream);
   const queued = await chat(t, chairman, 'cfo', { message });
   expect(queued.status).toBe(202);
   const taskId = queued.body.data.task_id as string;
-  return { chairman, agent, connectorId: created.body.id as string, taskId };
+  return { chairman, agent, connectorId, taskId };
 }
 
 const taskOf = async (id: string, caller: Caller) =>
@@ -252,6 +237,10 @@ describe('GenAI traces of a task', () => {
     );
     const durations = receiver.points.filter((point) => point.metric === 'gen_ai.client.operation.duration');
     expect(durations.map((point) => [point.unit, point.count])).toEqual([['s', 2]]);
+    // No protocol set: both signals went as protobuf, the specification's default.
+    expect(new Set(receiver.encodings.map(({ path, contentType }) => `${path} ${contentType}`))).toEqual(
+      new Set(['/v1/traces application/x-protobuf', '/v1/metrics application/x-protobuf']),
+    );
   });
 
   it('names the provider gen_ai.system, as the v1.36.0 conventions did, unless the latest are opted into', async () => {
@@ -262,8 +251,12 @@ describe('GenAI traces of a task', () => {
         { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
       ),
     ]);
-    const settings = telemetrySettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` });
+    const settings = telemetrySettings({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+    });
     expect(settings?.metricsUrl).toBeUndefined();
+    const received = receiver.encodings.length;
     const telemetry = await startTelemetry(settings as NonNullable<typeof settings>, () => {});
     await workOneTask(agent, chairman, taskId, {
       openai: { baseURL: model.baseURL, apiKey: 'test-key' },
@@ -276,6 +269,11 @@ describe('GenAI traces of a task', () => {
       (span) => span.traceId === invoke?.traceId && span.service === 'boardroom-agent',
     );
     expect(spans.map((span) => span.name).sort()).toEqual(['chat test-model', 'invoke_agent cfo']);
+    // The runtime's spans came as JSON, as OTEL_EXPORTER_OTLP_TRACES_PROTOCOL asked (the gateway's protobuf).
+    expect(receiver.encodings.slice(received)).toContainEqual({
+      path: '/v1/traces',
+      contentType: 'application/json',
+    });
     for (const span of spans) {
       expect(span.attributes['gen_ai.system']).toBe('openai');
       expect(span.attributes).not.toHaveProperty('gen_ai.provider.name');
@@ -337,10 +335,31 @@ describe('the runtime’s telemetry settings', () => {
       tracesUrl: 'http://collector:4318/v1/traces',
       metricsUrl: 'https://metrics.example/otlp',
       serviceName: 'cfo-runtime',
+      tracesProtocol: 'http/protobuf',
+      metricsProtocol: 'http/protobuf',
       latestGenAi: false,
       metricIntervalMs: 5000,
       exportTimeoutMs: 10_000,
     });
+  });
+
+  it('encodes each signal as its own protocol variable says, else the general one, else protobuf', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    const protocols = (env: Record<string, string>) => {
+      const settings = telemetrySettings({ ...endpoint, ...env });
+      return [settings?.tracesProtocol, settings?.metricsProtocol];
+    };
+    expect(protocols({})).toEqual(['http/protobuf', 'http/protobuf']);
+    expect(protocols({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toEqual(['http/json', 'http/json']);
+    expect(
+      protocols({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/protobuf',
+      }),
+    ).toEqual(['http/json', 'http/protobuf']);
+    expect(
+      protocols({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_PROTOCOL: ' ' }),
+    ).toEqual(['http/json', 'http/protobuf']);
   });
 
   it('refuses a value it cannot use, naming the variable', () => {
@@ -368,5 +387,16 @@ describe('the runtime’s telemetry settings', () => {
     expect(
       refused({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRIC_EXPORT_INTERVAL: '-1' }),
     ).toMatchInlineSnapshot(`"OTEL_METRIC_EXPORT_INTERVAL "-1" is not a positive number of milliseconds"`);
+    expect(
+      refused({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
+    ).toMatchInlineSnapshot(`"OTEL_EXPORTER_OTLP_PROTOCOL "grpc": only http/protobuf or http/json"`);
+    expect(
+      refused({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'HTTP/JSON',
+      }),
+    ).toMatchInlineSnapshot(
+      `"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL "HTTP/JSON": only http/protobuf or http/json"`,
+    );
   });
 });

@@ -90,6 +90,49 @@ export function withConnectorUpstream(ready: (started: ConnectorUpstream) => unk
   afterAll(() => started?.close());
 }
 
+/** The ledger the agent tests' models ask about: one overdue invoice, at `GET /v1/invoices`. */
+export function serveInvoices(upstream: TestHttpsServer): void {
+  upstream.route('/v1/invoices', (_request, _body, response) => {
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
+  });
+}
+
+/** `GET /invoices`, filtered by `status`: the ledger endpoint the agent tests' models call. */
+export const GET_INVOICES = {
+  method: 'GET',
+  path: '/invoices',
+  query_params: { status: { type: 'string' } },
+};
+
+/**
+ * Forges the connector `Ledger` on the upstream (`endpoints`: default GET_INVOICES) for the chairman's
+ * tenant, and answers its id.
+ */
+export async function forgeLedger(
+  t: TestApp,
+  chairman: Caller,
+  upstream: TestHttpsServer,
+  { description, endpoints = [GET_INVOICES] }: { description?: string; endpoints?: unknown[] } = {},
+): Promise<string> {
+  const created = await t.rest('POST', '/api/v1/forge/connectors', {
+    caller: chairman,
+    body: {
+      template: {
+        name: 'Ledger',
+        base_url: `https://${UPSTREAM_HOST}:${upstream.port}/v1`,
+        auth_type: 'none',
+        ...(description ? { description } : {}),
+        endpoints,
+        rate_limits: { per_minute: 60 },
+      },
+    },
+  });
+  expect(created.status).toBe(201);
+  return created.body.id as string;
+}
+
 /** `POST /customers` with a body of an email and nothing else: the write that connector tests gate and call. */
 export const POST_CUSTOMER = {
   method: 'POST',

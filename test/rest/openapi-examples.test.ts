@@ -309,6 +309,7 @@ describe('every error example', () => {
           caller: await t.caller(['agent'], { tenantId: chairman.tenantId }),
           body: { delegations: [{ role: 'cfo', message: 'x' }], tokens_used: 0, cost_usd: 0 },
         }),
+      'taskSteps 404 unknownTask': () => rest('GET', `/api/v1/tasks/${EXAMPLE_ID}/steps`),
       'cancelTask 404 unknownTask': () => rest('POST', `/api/v1/tasks/${EXAMPLE_ID}/cancel`, { body: {} }),
       'cancelTask 403 notYours': async () => {
         const { id, boss } = await delegatedCeoTask();

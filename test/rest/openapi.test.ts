@@ -103,6 +103,7 @@ const OPERATION_IDS = [
   'approveTaskApproval',
   'rejectTaskApproval',
   'requestTaskApprovalChanges',
+  'taskSteps',
   'delegateTask',
   'cancelTask',
   'acceptTask',
@@ -122,6 +123,7 @@ const OPEN_TO_EVERY_ROLE = [
   'readConnector',
   'readConnectorCredential',
   'readConnectorApprovalPolicy',
+  'taskSteps',
 ];
 
 const operations = () =>

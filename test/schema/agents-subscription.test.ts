@@ -137,4 +137,21 @@ describe('taskUpdated subscription', () => {
     });
     await subscription.close();
   });
+
+  it('delivers only the changes of the subscribed task', async () => {
+    const { member, agent } = await tenant();
+    const first = await queueTask(t, member, 'cfo');
+    const second = await queueTask(t, member, 'cfo');
+    const subscription = await subscribe(server.url, member, TaskUpdated, { taskId: second });
+
+    const claims = [await t.graphql(ClaimTask, { role: 'cfo' }, agent)];
+    claims.push(await t.graphql(ClaimTask, { role: 'cfo' }, agent));
+    expect(claims.map((claim) => claim.data?.claimTask?.id)).toEqual([first, second]);
+
+    expect((await subscription.next()).data?.taskUpdated).toMatchObject({
+      taskId: second,
+      status: 'running',
+    });
+    await subscription.close();
+  });
 });

@@ -199,8 +199,8 @@ export const AgentVitalsQuery = graphql(`
 `);
 
 export const TaskUpdated = graphql(`
-  subscription AgentsTaskUpdated($role: String) {
-    taskUpdated(role: $role) {
+  subscription AgentsTaskUpdated($role: String, $taskId: ID) {
+    taskUpdated(role: $role, taskId: $taskId) {
       eventId
       tenantId
       taskId

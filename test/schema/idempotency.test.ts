@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPLAYED_META_KEY } from '../../mcp/execute.js';
 import { compiledRoutes } from '../../rest/index.js';
 import { IDEMPOTENCY_REFUSALS } from '../../src/http/idempotency-key.js';
 import { sweepIdempotencyKeys } from '../../src/infra/idempotency-store.js';
@@ -420,7 +421,11 @@ describe('Idempotency-Key on MCP', () => {
       );
 
       expect(first.isError).toBeFalsy();
-      expect(again).toEqual(first);
+      // The replay is the first result, marked as one (what Idempotent-Replayed: true says on HTTP).
+      expect(first._meta).toBeUndefined();
+      const { _meta, ...replayed } = again;
+      expect(_meta).toEqual({ [REPLAYED_META_KEY]: true });
+      expect(replayed).toEqual(first);
       // Another request with a used key is invalid params (-32602), its reason in the message.
       expect(changed).toMatchObject({
         code: -32602,

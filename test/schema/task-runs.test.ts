@@ -1,10 +1,16 @@
 import { describe, expect, it, vi } from 'vitest';
 import { type AgentSummary, runAgent } from '../../agent/runtime.js';
 import { connectorToolName } from '../../mcp/connector-tools.js';
+import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
 import type { RunningServer } from '../../src/server.js';
 import { completion, startModelServer } from '../agent/model-server.js';
 import { callTool, connectMcp } from '../mcp/mcp-support.js';
-import { UPSTREAM_HOST as HOST, POST_CUSTOMER, withConnectorUpstream } from '../rest/connectors-support.js';
+import {
+  forgeLedger,
+  POST_CUSTOMER,
+  serveInvoices,
+  withConnectorUpstream,
+} from '../rest/connectors-support.js';
 import type { Caller, TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
 import { queueTask } from './agents-support.js';
@@ -17,11 +23,7 @@ let server: RunningServer;
 
 withConnectorUpstream((started) => {
   ({ upstream, t, server } = started);
-  upstream.route('/v1/invoices', (_request, _body, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify([{ id: 'inv_1', amount: 1200, status: 'overdue' }]));
-  });
+  serveInvoices(upstream);
 });
 
 const STEP_FIELDS = `seq attempt kind source startedAt durationMs model inputTokens cachedInputTokens outputTokens
@@ -60,21 +62,10 @@ async function company() {
 
 /** A connector whose GET /invoices is called at once and whose POST /customers waits for an approval. */
 async function ledger(chairman: Caller) {
-  const created = await t.rest('POST', '/api/v1/forge/connectors', {
-    caller: chairman,
-    body: {
-      template: {
-        name: 'Ledger',
-        base_url: `https://${HOST}:${upstream.port}/v1`,
-        auth_type: 'none',
-        description: 'Invoices and customers.',
-        endpoints: [{ method: 'GET', path: '/invoices' }, POST_CUSTOMER],
-        rate_limits: { per_minute: 60 },
-      },
-    },
+  const id = await forgeLedger(t, chairman, upstream, {
+    description: 'Invoices and customers.',
+    endpoints: [{ method: 'GET', path: '/invoices' }, POST_CUSTOMER],
   });
-  expect(created.status).toBe(201);
-  const id = created.body.id as string;
   const gated = await t.rest('PUT', `/api/v1/forge/connectors/${id}/approval-policy`, {
     caller: chairman,
     body: { rules: [{ methods: ['POST'] }] },
@@ -331,6 +322,58 @@ describe('run records', () => {
       agent,
     );
     expect(deleteRunning.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  });
+
+  it('records a lapsed lease as the end of its attempt, whose reported calls the next attempt does not charge', async () => {
+    const { chairman, agent } = await company();
+    const taskId = await queueTask(t, chairman, 'cfo', 'work');
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    const step = (costUsd: number) => ({
+      model: 'test-model',
+      durationMs: 5,
+      inputTokens: 3,
+      outputTokens: 2,
+      costUsd,
+    });
+    await ok(REPORT, { taskId, steps: [step(0.00004)] }, agent);
+    // The runtime stops renewing: its lease lapses and the sweeper takes the task back.
+    await t.db.prisma.task.update({
+      where: { id: taskId },
+      data: { leaseExpiresAt: new Date(Date.now() - 1000) },
+    });
+    await sweepExpiredLeases(t.db.prisma);
+    // The first attempt's agent can no longer report for it.
+    const late = await gql(REPORT, { taskId, steps: [step(0.00001)] }, agent);
+    expect(late.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    await ok(REPORT, { taskId, steps: [step(0.00003)] }, agent);
+    await ok(COMPLETE, { id: taskId, input: { tokensUsed: 5, costUsd: 0.00003 } }, agent);
+
+    const { task } = await ok(RUN, { id: taskId }, chairman);
+    expect(
+      task.steps.nodes.map((s: Record<string, unknown>) => [
+        s.seq,
+        s.attempt,
+        s.kind,
+        s.source,
+        s.charged,
+        s.costUsd,
+      ]),
+    ).toEqual([
+      [1, 1, 'claimed', 'gateway', false, 0],
+      [2, 1, 'model_call', 'agent', false, 0.00004],
+      [3, 1, 'lease_expired', 'gateway', false, 0],
+      [4, 2, 'claimed', 'gateway', false, 0],
+      [5, 2, 'model_call', 'agent', true, 0.00003],
+      [6, 2, 'completed', 'gateway', true, 0],
+    ]);
+    expect(task.steps.nodes[2]).toMatchObject({
+      outcome: 'pending',
+      reason: 'the lease lapsed without a renewal',
+    });
+    // The charged steps add up to the task's cost; the lapsed attempt's call is recorded, never charged.
+    expect(task.costUsd).toBe(0.00003);
   });
 
   it('offers report_steps over MCP with the same rules', async () => {

@@ -17,6 +17,7 @@ import {
 } from '../format.js';
 import { Modal } from './modal.js';
 import { TaskReview } from './task-review.js';
+import { TaskTimeline } from './task-timeline.js';
 import { durationOf } from './tasks.js';
 
 type Task = NonNullable<DashboardTaskQuery['task']>;
@@ -224,6 +225,7 @@ export function TaskDetail({
   canDecide,
   onDecided,
   onOpen,
+  onOpenApproval,
   onClose,
 }: {
   token: string;
@@ -235,6 +237,8 @@ export function TaskDetail({
   canDecide: boolean;
   /** Opens another task of the tree (its parent or a sub-task) in place of this one. */
   onOpen(id: string): void;
+  /** Shows an approval of the task in the inbox; absent when the viewer cannot read the inbox. */
+  onOpenApproval?: (id: string) => void;
   onClose(): void;
 }) {
   const [task, setTask] = useState<Task | null | undefined>(undefined);
@@ -404,6 +408,14 @@ export function TaskDetail({
               </>
             ) : null}
             <TaskReview token={token} id={id} version={version} canReview={canDecide} />
+            <TaskTimeline
+              token={token}
+              id={id}
+              version={version}
+              childRoles={new Map(task.children.map((child) => [child.id, child.role]))}
+              onOpenTask={onOpen}
+              onOpenApproval={onOpenApproval}
+            />
             <Delegation task={task} onOpen={onOpen} />
             <h3>Recommendations</h3>
             {task.recommendations.length === 0 ? (

@@ -24,8 +24,6 @@ const TaskStepKindEnum = builder.enumType('TaskStepKind', {
   values: STEP_KINDS,
 });
 
-const nullableNumber = (value: bigint | null) => (value === null ? null : Number(value));
-
 const TaskStepRef = builder.objectRef<StepView>('TaskStep').implement({
   description:
     'One step of a task’s run record (docs/runs.md), in order (`seq`), of one attempt (claim) of the task.',
@@ -37,41 +35,28 @@ const TaskStepRef = builder.objectRef<StepView>('TaskStep').implement({
     attempt: t.exposeInt('attempt', {
       description: 'The claim it happened in, from 1 (0: before any claim).',
     }),
-    kind: t.field({ type: TaskStepKindEnum, resolve: (step) => step.kind as (typeof STEP_KINDS)[number] }),
+    kind: t.expose('kind', { type: TaskStepKindEnum }),
     source: t.exposeString('source', { description: '`agent` (reported) or `gateway` (observed).' }),
     actor: t.exposeString('actor', { nullable: true, description: 'The token subject that caused it.' }),
-    startedAt: t.field({ type: 'DateTime', resolve: (step) => step.startedAt }),
+    startedAt: t.expose('startedAt', { type: 'DateTime' }),
     durationMs: t.exposeInt('durationMs', { nullable: true }),
     model: t.exposeString('model', { nullable: true }),
-    inputTokens: t.field({ type: 'SafeInt', nullable: true, resolve: (s) => nullableNumber(s.inputTokens) }),
-    cachedInputTokens: t.field({
-      type: 'SafeInt',
-      nullable: true,
-      resolve: (s) => nullableNumber(s.cachedInputTokens),
-    }),
-    outputTokens: t.field({
-      type: 'SafeInt',
-      nullable: true,
-      resolve: (s) => nullableNumber(s.outputTokens),
-    }),
-    reasoningTokens: t.field({
-      type: 'SafeInt',
-      nullable: true,
-      resolve: (s) => nullableNumber(s.reasoningTokens),
-    }),
-    tokens: t.field({
+    inputTokens: t.expose('inputTokens', { type: 'SafeInt', nullable: true }),
+    cachedInputTokens: t.expose('cachedInputTokens', { type: 'SafeInt', nullable: true }),
+    outputTokens: t.expose('outputTokens', { type: 'SafeInt', nullable: true }),
+    reasoningTokens: t.expose('reasoningTokens', { type: 'SafeInt', nullable: true }),
+    tokens: t.expose('tokens', {
       type: 'SafeInt',
       nullable: true,
       description: 'Tokens this step adds to the task’s (a model call: input + output).',
-      resolve: (s) => nullableNumber(s.tokens),
     }),
     costUsd: t.float({
       description: 'US dollars, to the micro-dollar; 0 for steps that cost nothing.',
-      resolve: (step) => step.costUsd.toNumber(),
+      resolve: (step) => Number(step.costUsd),
     }),
     costUsdText: t.string({
       description: 'costUsd exactly, as a decimal string with 6 places.',
-      resolve: (step) => step.costUsd.toFixed(6),
+      resolve: (step) => step.costUsd,
     }),
     charged: t.exposeBoolean('charged', {
       description:

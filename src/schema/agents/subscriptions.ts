@@ -3,7 +3,7 @@ import { builder } from '../../builder.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
 import type { TaskEventPayload } from '../../domain/agents/task-events.js';
-import { zodSubscription } from '../args.js';
+import { graphqlArg, zodSubscription } from '../args.js';
 import { afterArg, eventStream } from '../event-stream.js';
 import { TaskRef, TaskStatusEnum } from './types.js';
 
@@ -47,19 +47,24 @@ export const TaskUpdatedEvent = builder.objectRef<TaskUpdatedPayload>('TaskUpdat
   }),
 });
 
-const taskSubscriptionArgs = z.object({ role: z.string().max(64).nullish(), after: afterArg });
+const taskSubscriptionArgs = z.object({
+  role: z.string().max(64).nullish(),
+  taskId: graphqlArg(z.guid().nullish(), { type: 'ID', description: 'Only this task’s changes.' }),
+  after: afterArg,
+});
 
 builder.subscriptionField('taskUpdated', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: TaskUpdatedEvent,
-    description: 'Task state changes in the subscriber’s tenant, optionally of one role.',
-    ...zodSubscription(t, taskSubscriptionArgs, (_root, { role, after }, context) => {
+    description: 'Task state changes in the subscriber’s tenant, optionally of one role, or of one task.',
+    ...zodSubscription(t, taskSubscriptionArgs, (_root, { role, taskId, after }, context) => {
       const wanted = role ? normalizeRole(role) : null;
       return eventStream(
         context,
         ['TASK_UPDATED'],
         after,
-        (event) => !wanted || event.payload.role === wanted,
+        (event) =>
+          (!wanted || event.payload.role === wanted) && (!taskId || event.payload.task_id === taskId),
       );
     }),
     resolve: (event) => event.payload as unknown as TaskUpdatedPayload,

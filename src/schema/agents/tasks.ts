@@ -33,18 +33,20 @@ const tasksArgs = z.object({
   ...pageArgsSchema,
   role: roleArg.nullish(),
   status: graphqlArg(z.enum(TASK_STATUSES), { type: TaskStatusEnum }).nullish(),
+  threadId: graphqlArg(z.guid().nullish(), { type: 'ID', description: 'Only the tasks of this thread.' }),
 });
 
 builder.queryField('tasks', (t) =>
   t.withAuth({ authenticated: true }).field({
     type: TaskPage,
     description:
-      'Tasks of the caller’s tenant (of its roles, for an agent token bound to roles), newest first, optionally of one role and one status.',
-    ...zodField(t, tasksArgs, async (_root, { first, after, role, status }, context) => {
+      'Tasks of the caller’s tenant (of its roles, for an agent token bound to roles), newest first, optionally of one role, one status and one thread.',
+    ...zodField(t, tasksArgs, async (_root, { first, after, role, status, threadId }, context) => {
       const rows = await context.prisma.task.findMany({
         where: {
           ...roleScope(context.viewer, role ? normalizeRole(role) : null),
           ...(status ? { status } : {}),
+          ...(threadId ? { threadId } : {}),
           ...afterCursor(after),
         },
         orderBy: newestFirst,
