@@ -7,25 +7,11 @@ import {
   type Task,
   TaskState,
 } from '@a2a-js/sdk';
+import { A2A_STATES } from '../src/domain/agents/a2a-states.js';
 import type { A2aTaskFieldsFragment, TaskStatus } from '../src/generated/graphql/graphql.js';
 
-/**
- * Our task states as A2A's, faithfully: a pending task (a paused role's included) is `submitted`; one an agent
- * holds, or that waits for its sub-tasks, is `working`; one whose agent asked for a decision is
- * `input-required` (the decision is a person's, through the approvals API, not the A2A client's next message).
- */
-const STATES: Record<TaskStatus, TaskState> = {
-  pending: TaskState.TASK_STATE_SUBMITTED,
-  running: TaskState.TASK_STATE_WORKING,
-  waiting: TaskState.TASK_STATE_WORKING,
-  awaiting_approval: TaskState.TASK_STATE_INPUT_REQUIRED,
-  completed: TaskState.TASK_STATE_COMPLETED,
-  failed: TaskState.TASK_STATE_FAILED,
-  cancelled: TaskState.TASK_STATE_CANCELED,
-};
-
-/** Our task state as A2A's: the one place the mapping is read. */
-export const a2aStateOf = (status: TaskStatus): TaskState => STATES[status];
+/** Our task state as A2A's (src/domain/agents/a2a-states.ts, the one mapping). */
+export const a2aStateOf = (status: TaskStatus): TaskState => A2A_STATES[status];
 
 const TERMINAL: readonly TaskState[] = [
   TaskState.TASK_STATE_COMPLETED,
@@ -39,7 +25,9 @@ export const isTerminal = (status: TaskStatus): boolean => TERMINAL.includes(a2a
 
 /** Our task state an A2A state filters by (ListTasks); undefined for a state no task of ours is ever in. */
 export function taskStatusOf(state: TaskState): TaskStatus | undefined {
-  const found = Object.entries(STATES).find(([status, mapped]) => mapped === state && status !== 'waiting');
+  const found = Object.entries(A2A_STATES).find(
+    ([status, mapped]) => mapped === state && status !== 'waiting',
+  );
   return found?.[0] as TaskStatus | undefined;
 }
 
