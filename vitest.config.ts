@@ -42,6 +42,7 @@ const storageTests = [
   'test/schema/task-runs.test.ts',
   'test/schema/deliverables.test.ts',
   'test/schema/cost-attribution.test.ts',
+  'test/schema/task-reviews.test.ts',
   'test/mcp/tool-list-changes.test.ts',
   'test/observability/metrics.test.ts',
   'test/server/tenant-isolation.test.ts',

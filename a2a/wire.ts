@@ -10,6 +10,9 @@ import {
 import { A2A_STATES } from '../src/domain/agents/a2a-states.js';
 import type { A2aTaskFieldsFragment, TaskStatus } from '../src/generated/graphql/graphql.js';
 
+/** States that share an A2A state with another of ours: a filter by that A2A state names the other. */
+const SHARED: readonly TaskStatus[] = ['waiting', 'in_review'];
+
 /** Our task state as A2A's (src/domain/agents/a2a-states.ts, the one mapping). */
 export const a2aStateOf = (status: TaskStatus): TaskState => A2A_STATES[status];
 
@@ -26,7 +29,7 @@ export const isTerminal = (status: TaskStatus): boolean => TERMINAL.includes(a2a
 /** Our task state an A2A state filters by (ListTasks); undefined for a state no task of ours is ever in. */
 export function taskStatusOf(state: TaskState): TaskStatus | undefined {
   const found = Object.entries(A2A_STATES).find(
-    ([status, mapped]) => mapped === state && status !== 'waiting',
+    ([status, mapped]) => mapped === state && !SHARED.includes(status as TaskStatus),
   );
   return found?.[0] as TaskStatus | undefined;
 }

@@ -63,6 +63,15 @@ const approvalDecisions: Record<number, ErrorExamples> = {
 const taskApprovalNotFound: Record<number, ErrorExamples> = {
   404: { unknownTaskApproval: `Task approval ${EXAMPLE_ID} not found` },
 };
+/** A review's refusals (docs/reviews.md). */
+const taskReviews = {
+  403: {
+    notReviewer: `Task ${EXAMPLE_ID} is reviewed by the role 'ceo', which this token does not work for`,
+  },
+  404: { unknownTask: `Task ${EXAMPLE_ID} not found` },
+  409: { notInReview: `Task ${EXAMPLE_ID} is running, not in_review` },
+};
+
 const taskApprovalDecisions: Record<number, ErrorExamples> = {
   ...taskApprovalNotFound,
   409: {
@@ -124,6 +133,8 @@ export const routeErrorExamples: Record<string, Record<number, ErrorExamples>> =
     409: { notRunning: `Task ${EXAMPLE_ID} is waiting, not running` },
   },
   taskSteps: { 404: { unknownTask: `Task ${EXAMPLE_ID} not found` } },
+  acceptTask: taskReviews,
+  rejectTask: taskReviews,
   cancelTask: {
     403: { notYours: 'Only the chairman, an operator or whoever queued a task may cancel it' },
     404: { unknownTask: `Task ${EXAMPLE_ID} not found` },

@@ -77,6 +77,70 @@ const TaskStepsRoute = graphql(`
   }
 `);
 
+graphql(`
+  fragment TaskReviewWire on Task {
+    id
+    role
+    status
+    attempts
+    finished_at: finishedAt
+    review {
+      id
+      status
+      reviewer_role: reviewerRole
+      requested_by: requestedBy
+      decided_by: decidedBy
+      note
+      outcome
+    }
+  }
+`);
+
+const AcceptTaskRoute = graphql(`
+  mutation AcceptTask($id: ID!, $note: String) {
+    acceptTask(id: $id, note: $note) {
+      ...TaskReviewWire
+    }
+  }
+`);
+
+const RejectTaskRoute = graphql(`
+  mutation RejectTask($id: ID!, $reason: String!) {
+    rejectTask(id: $id, reason: $reason) {
+      ...TaskReviewWire
+    }
+  }
+`);
+
+/** A task and its latest review, as the review routes answer it. */
+const taskReviewResponse = responseSchemaOf(AcceptTaskRoute, {
+  id: 'uuid',
+  finished_at: 'date-time',
+  'review.id': 'uuid',
+});
+
+const reviewedTaskId = '3b9e7c1d-2a4f-4e8b-9c6d-1f0a2b3c4d5e';
+const reviewedTask = (status: string, review: Record<string, unknown>) => ({
+  id: reviewedTaskId,
+  role: 'cfo',
+  status,
+  attempts: 1,
+  finished_at: status === 'pending' ? null : '2026-12-03T09:30:00.000Z',
+  review: {
+    id: '8c7b6a5f-4e3d-4c2b-9a1f-0e9d8c7b6a5f',
+    reviewer_role: 'ceo',
+    requested_by: 'agent-cfo-runtime',
+    decided_by: 'user-chairman',
+    ...review,
+  },
+});
+
+const REVIEW_ERRORS = {
+  403: 'The caller is an agent not working for the task’s reviewer role (`not_reviewer`), or the agent whose completion it is (`own_request`).',
+  404: 'No task of the caller’s tenant has this id.',
+  409: 'The task is not in review (`task_not_in_review`, with its `status`).',
+};
+
 const rootId = '6f1c2a57-3f0e-4b8e-9d3a-2b7c1f0e9a41';
 const waitingRoot = {
   id: rootId,
@@ -216,5 +280,49 @@ export const tasksRoutes = [
       404: 'No task of the caller’s tenant has this id.',
       409: 'The task already ended (`task_ended`).',
     },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/tasks/{id}/accept',
+    tag: 'agents',
+    summary: 'Accept a task in review: it is completed',
+    description:
+      'Body `{}` or `{"note": "…"}` (1 to 2000 characters). For a task `in_review` (its role’s completion policy names a reviewer role): a member, an operator, the chairman or an agent working for the reviewer role, never the agent whose completion it is. The task becomes `completed`, its `finished_at` still its agent’s completion, and counts in vitals and outcomes from then on. Audited (`task.review.accept`), a run-record step, and TASK_UPDATED. See docs/reviews.md.',
+    document: AcceptTaskRoute,
+    variables: { id: fromPath('id'), note: fromBody('note') },
+    status: 200,
+    respond: (data) => ({ data: data.acceptTask }),
+    responseSchema: z.object({ data: taskReviewResponse }),
+    example: { note: 'Figures match the ledger.' },
+    responseExample: {
+      data: reviewedTask('completed', {
+        status: 'accepted',
+        note: 'Figures match the ledger.',
+        outcome: null,
+      }),
+    },
+    errors: REVIEW_ERRORS,
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/v1/tasks/{id}/reject',
+    tag: 'agents',
+    summary: 'Reject a task in review: back to the queue, or failed on its last attempt',
+    description:
+      'Body `{"reason": "…"}` (1 to 2000 characters, required). Who may: as for accept. The task returns to its role’s queue (`pending`, no claimer, its attempts kept, the reason in `review.note` for the next claim), or is `failed` when that completion was its last attempt (`review.outcome` says which). Its cost stays charged. Audited (`task.review.reject`), a run-record step, and TASK_UPDATED.',
+    document: RejectTaskRoute,
+    variables: { id: fromPath('id'), reason: fromBody('reason') },
+    status: 200,
+    respond: (data) => ({ data: data.rejectTask }),
+    responseSchema: z.object({ data: taskReviewResponse }),
+    example: { reason: 'The Q3 total leaves out the Berlin office.' },
+    responseExample: {
+      data: reviewedTask('pending', {
+        status: 'rejected',
+        note: 'The Q3 total leaves out the Berlin office.',
+        outcome: 'pending',
+      }),
+    },
+    errors: REVIEW_ERRORS,
   }),
 ];

@@ -10,5 +10,6 @@ import './agents/cost-attribution.js';
 import './agents/recommendations.js';
 import './agents/subscriptions.js';
 import './agents/approvals.js';
+import './agents/reviews.js';
 import './agents/breakers.js';
 import './agents/runs.js';

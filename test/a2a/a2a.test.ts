@@ -198,6 +198,40 @@ describe('A2A: tasks', () => {
     expect(task.status?.message?.parts[0]?.content).toEqual({ $case: 'text', value: 'Pay 1,200 to ACME?' });
   });
 
+  it('keeps a task in review working, without its artifact, until a reviewer accepts it', async () => {
+    const member = await t.caller(['member']);
+    const chairman = await t.caller(['chairman'], { tenantId: member.tenantId });
+    const agent = await t.caller(['agent'], { tenantId: member.tenantId });
+    await t.graphql(
+      'mutation { setCompletionPolicy(role: "cfo", input: { reviewerRole: "ceo" }) { role } }',
+      undefined,
+      chairman,
+    );
+    const client = await a2aClient(server, member, member.tenantId, 'cfo');
+    const sent = taskOf(await client.sendMessage(textMessage('Forecast Q3')));
+    const { mcp, taskId } = await claimAs(agent, 'cfo');
+    await callTool(mcp, 'complete_task', { taskId, output: 'Q3: +4%', tokensUsed: 1, costUsd: 0 });
+    await mcp.close();
+
+    const inReview = await client.getTask({ tenant: '', id: sent.id });
+    expect(inReview.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(inReview.artifacts).toEqual([]);
+    const working = await client.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_WORKING,
+      pageSize: 10,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    });
+    expect(working.tasks).toEqual([]);
+    await t.graphql(`mutation { acceptTask(id: "${sent.id}") { status } }`, undefined, chairman);
+    expect((await client.getTask({ tenant: '', id: sent.id })).status?.state).toBe(
+      TaskState.TASK_STATE_COMPLETED,
+    );
+  });
+
   it('keeps a paused role’s task submitted', async () => {
     const chairman = await t.caller(['chairman']);
     await t.graphql('mutation { pauseAgent(role: "cmo", reason: "audit") { paused } }', undefined, chairman);

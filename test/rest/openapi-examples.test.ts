@@ -163,6 +163,28 @@ describe('every error example', () => {
     return { id, boss, agent };
   };
 
+  /** A fresh tenant whose cfo tasks the ceo reviews, with a cfo task its agent claimed (and completed). */
+  const reviewedCfoTask = async (completed: boolean) => {
+    const boss = await t.caller(['chairman']);
+    const agent = await t.caller(['agent'], { tenantId: boss.tenantId });
+    await t.graphql(
+      'mutation { setCompletionPolicy(role: "cfo", input: { reviewerRole: "ceo" }) { role } }',
+      {},
+      boss,
+    );
+    const queued = await rest('POST', '/api/v1/agents/cfo/chat', { caller: boss, body: { message: 'Q3?' } });
+    const id = queued.body.data.task_id as string;
+    await t.graphql('mutation { claimNextTask(role: "cfo") { outcome } }', {}, agent);
+    if (completed) {
+      await t.graphql(
+        `mutation { completeTask(id: "${id}", input: { tokensUsed: 1, costUsd: 0 }) { id } }`,
+        {},
+        agent,
+      );
+    }
+    return { id, boss, agent };
+  };
+
   beforeAll(async () => {
     chairman = await t.caller(['chairman', 'operator'], { sub: 'chair-1' });
     member = await t.caller(['member'], { tenantId: chairman.tenantId });
@@ -304,6 +326,32 @@ describe('every error example', () => {
         const cancelled = await rest('POST', `/api/v1/tasks/${id}/cancel`, { caller: boss, body: {} });
         return { ...cancelled, body: { detail: cancelled.body.detail.replace('cancelled', 'completed') } };
       },
+      ...Object.fromEntries(
+        (['accept', 'reject'] as const).flatMap((verb) => {
+          const body = verb === 'accept' ? {} : { reason: 'Redo.' };
+          return [
+            [
+              `${verb}Task 404 unknownTask`,
+              () => rest('POST', `/api/v1/tasks/${EXAMPLE_ID}/${verb}`, { body }),
+            ],
+            [
+              `${verb}Task 403 notReviewer`,
+              async () => {
+                const { id, boss } = await reviewedCfoTask(true);
+                const cfoAgent = await t.caller(['agent'], { tenantId: boss.tenantId, agentRoles: ['cfo'] });
+                return rest('POST', `/api/v1/tasks/${id}/${verb}`, { caller: cfoAgent, body });
+              },
+            ],
+            [
+              `${verb}Task 409 notInReview`,
+              async () => {
+                const { id, boss } = await reviewedCfoTask(false);
+                return rest('POST', `/api/v1/tasks/${id}/${verb}`, { caller: boss, body });
+              },
+            ],
+          ];
+        }),
+      ),
       'readTaskApproval 404 unknownTaskApproval': () => rest('GET', `/api/v1/task-approvals/${EXAMPLE_ID}`),
       'approveTaskApproval 404 unknownTaskApproval': () =>
         rest('POST', `/api/v1/task-approvals/${EXAMPLE_ID}/approve`, { body: {} }),

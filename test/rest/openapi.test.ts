@@ -106,6 +106,8 @@ const OPERATION_IDS = [
   'taskSteps',
   'delegateTask',
   'cancelTask',
+  'acceptTask',
+  'rejectTask',
   'pauseAgent',
   'resumeAgent',
   'prepareOnboarding',

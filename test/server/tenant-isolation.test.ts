@@ -99,6 +99,13 @@ const cases: Record<string, Case> = {
     query: 'query($id: ID!) { thread(id: $id) { id messages { body } } }',
     variables: (target) => ({ id: target.threadId }),
   },
+  'Query.tasks': {
+    roles: everyone,
+    // A list: another tenant's thread gives an empty page, as an id of nothing does.
+    createsOwn: true,
+    query: 'query($threadId: ID!) { tasks(threadId: $threadId) { nodes { id message } } }',
+    variables: (target) => ({ threadId: target.threadId }),
+  },
   'Query.modelVersions': {
     roles: everyone,
     query: 'query($baseModel: String!) { modelVersions(baseModel: $baseModel) { id tenantId } }',
@@ -295,6 +302,16 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { cancelTask(id: $id, reason: "probe") { id message status } }',
     variables: (target) => ({ id: target.taskId }),
   },
+  'Mutation.acceptTask': {
+    roles: everyone,
+    query: 'mutation($id: ID!) { acceptTask(id: $id, note: "probe") { id message status } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
+  'Mutation.rejectTask': {
+    roles: everyone,
+    query: 'mutation($id: ID!) { rejectTask(id: $id, reason: "probe") { id message status } }',
+    variables: (target) => ({ id: target.taskId }),
+  },
   'Mutation.deleteTask': {
     roles: managers,
     query: 'mutation($id: ID!) { deleteTask(id: $id) { ids } }',
@@ -335,13 +352,6 @@ const cases: Record<string, Case> = {
     roles: managers,
     query: 'mutation($id: ID!) { requestTaskApprovalChanges(id: $id, note: "probe") { id status summary } }',
     variables: (target) => ({ id: target.taskApprovalId }),
-  },
-  'Query.tasks': {
-    roles: everyone,
-    // A list: another tenant's thread gives an empty page, as an id of nothing does.
-    createsOwn: true,
-    query: 'query($threadId: ID!) { tasks(threadId: $threadId) { nodes { id message output } } }',
-    variables: (target) => ({ threadId: target.threadId }),
   },
   'Query.taskWebhooks': {
     roles: everyone,

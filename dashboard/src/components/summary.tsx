@@ -22,6 +22,7 @@ const QUEUE: { status: string; field: keyof TaskCounts; label: string }[] = [
   { status: 'running', field: 'running', label: 'Running' },
   { status: 'awaiting_approval', field: 'awaitingApproval', label: 'Awaiting approval' },
   { status: 'waiting', field: 'waiting', label: 'Waiting for sub-tasks' },
+  { status: 'in_review', field: 'inReview', label: 'In review' },
   { status: 'completed', field: 'completed', label: 'Completed' },
   { status: 'failed', field: 'failed', label: 'Failed' },
 ];

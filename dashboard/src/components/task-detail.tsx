@@ -16,6 +16,7 @@ import {
   roleLabel,
 } from '../format.js';
 import { Modal } from './modal.js';
+import { TaskReview } from './task-review.js';
 import { TaskTimeline } from './task-timeline.js';
 import { durationOf } from './tasks.js';
 
@@ -406,6 +407,7 @@ export function TaskDetail({
                 </p>
               </>
             ) : null}
+            <TaskReview token={token} id={id} version={version} canReview={canDecide} />
             <TaskTimeline
               token={token}
               id={id}

@@ -28,6 +28,9 @@ const KIND_LABELS: Record<string, string> = {
   released: 'Released',
   lease_expired: 'Lease expired',
   completed: 'Completed',
+  review_requested: 'Review requested',
+  review_accepted: 'Accepted by reviewer',
+  review_rejected: 'Rejected by reviewer',
   failed: 'Failed',
   cancelled: 'Cancelled',
 };

@@ -16,6 +16,7 @@ const STATUSES: TaskStatus[] = [
   'running',
   'waiting',
   'awaiting_approval',
+  'in_review',
   'completed',
   'failed',
   'cancelled',

@@ -26,13 +26,16 @@ export interface BudgetSettings {
   warningThreshold: number;
 }
 
-/** What the role (or the tenant) has spent on tasks completed since `since`. */
+/**
+ * What the role (or the tenant) has spent on tasks finished since `since`: completed, in review (charged at
+ * their completion) or ended otherwise after a charge (a delegation's, a rejected review's).
+ */
 async function spentSince(tx: Prisma.TransactionClient, tenantId: string, role: string, since: Date) {
   const [row] = await tx.$queryRaw<{ usd: string; tokens: bigint }[]>`
     SELECT COALESCE(SUM(cost_usd), 0)::text AS usd, COALESCE(SUM(tokens_used), 0)::bigint AS tokens
     FROM tasks
     WHERE tenant_id = ${tenantId}::uuid ${role === TENANT_BUDGET ? Prisma.empty : Prisma.sql`AND role = ${role}`}
-      AND status = 'completed' AND finished_at >= ${since}`;
+      AND finished_at >= ${since}`;
   return { usd: new Prisma.Decimal(row?.usd ?? 0), tokens: BigInt(row?.tokens ?? 0) };
 }
 

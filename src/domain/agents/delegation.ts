@@ -306,12 +306,17 @@ export async function cancelTask(context: Actor, id: string, reason: string | nu
         ORDER BY t.id
         FOR UPDATE OF t
       )
-      UPDATE tasks t SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL,
+      UPDATE tasks t SET status = 'cancelled', finished_at = coalesce(t.finished_at, now()), lease_expires_at = NULL,
         error = ${`cancelled by ${sub}${reason ? `: ${reason}` : ''}`}, updated_at = now()
       FROM ended e WHERE t.id = e.id
       RETURNING t.id::text, t.role, t.status::text, t.attempts, t.updated_at AS "updatedAt", e.previous,
         t.parent_task_id::text AS "parentTaskId", t.root_task_id::text AS "rootTaskId"`;
     const running = rows.filter((row) => row.previous === 'running');
+    // A review still open ends with its task; a task in review keeps its finish (its charge's time).
+    await tx.$executeRaw`
+      UPDATE task_reviews SET status = 'cancelled', decided_by = ${sub}, decided_at = now(), note = ${reason}
+      WHERE task_id = ANY(${rows.filter((row) => row.previous === 'in_review').map((row) => row.id)}::uuid[])
+        AND status = 'pending'`;
     for (const role of new Set(running.map((row) => row.role))) {
       await releaseReservations(
         tx,

@@ -72,25 +72,33 @@ export function deliverableDrafts(received: readonly ReceivedDeliverable[]): Del
 }
 
 /**
- * Refuses a completion without deliverables of a task whose role requires one (BAD_USER_INPUT,
- * `deliverable_required`), before anything is written. Says nothing of a task that is not the caller's
- * running one: the completion itself then answers 404, 409 or 403 as it always has.
+ * Reads the completion policy of the role of the caller's running task, and refuses a completion without
+ * deliverables of a task whose role requires one (BAD_USER_INPUT, `deliverable_required`), before anything
+ * is written. Answers the reviewer role whose acceptance the completion then waits for (null: none). Says
+ * nothing of a task that is not the caller's running one: the completion itself then answers 404, 409 or
+ * 403 as it always has.
  */
-export async function checkDeliverablePolicy(context: Actor, taskId: string, count: number): Promise<void> {
-  if (count > 0) return;
+export async function checkCompletionPolicy(
+  context: Actor,
+  taskId: string,
+  count: number,
+): Promise<{ reviewerRole: string | null }> {
   const { tenantId, sub } = context.viewer;
-  const [row] = await context.prisma.$queryRaw<{ role: string; require_deliverable: boolean }[]>`
-    SELECT t.role, r.require_deliverable FROM tasks t
+  const [row] = await context.prisma.$queryRaw<
+    { role: string; require_deliverable: boolean; reviewer_role: string | null }[]
+  >`
+    SELECT t.role, r.require_deliverable, r.reviewer_role FROM tasks t
     JOIN agent_roles r ON r.tenant_id = t.tenant_id AND r.role = t.role
     WHERE t.id = ${taskId}::uuid AND t.tenant_id = ${tenantId}::uuid AND t.status = 'running'
       AND t.claimed_by = ${sub} ${roleScopeSql(context.viewer, 't.role')}`;
-  if (row?.require_deliverable) {
+  if (row?.require_deliverable && count === 0) {
     throw new Refusal(
       'BAD_USER_INPUT',
       `The role '${row.role}' requires at least one deliverable to complete a task`,
       { reason: 'deliverable_required', facts: { role: row.role } },
     );
   }
+  return { reviewerRole: row?.reviewer_role ?? null };
 }
 
 /**
@@ -115,13 +123,18 @@ export function deliverablesInsert(drafts: readonly DeliverableDraft[]): Prisma.
 }
 
 export interface CompletionPolicy {
-  requireDeliverable: boolean;
+  /** Absent: unchanged. */
+  requireDeliverable?: boolean | null | undefined;
+  /** Another role of the tenant whose acceptance a completion needs; null: none; absent: unchanged. */
+  reviewerRole?: string | null | undefined;
 }
 
 /**
- * Sets what a completion of a role's tasks must carry (the chairman's: the schema checks who calls). NOT_FOUND
- * (`unknown_role`) for a role the tenant does not have, and nothing written. Audited as
- * `agent_role.completion_policy` with the policy before and after.
+ * Sets what a completion of a role's tasks must carry and who must accept it (the chairman's: the schema
+ * checks who calls); a field left out keeps its value. NOT_FOUND (`unknown_role`) for a role the tenant does
+ * not have, BAD_USER_INPUT for a reviewer role it does not have (`unknown_reviewer_role`) or the role itself
+ * (`reviewer_is_role`); nothing is written when refused. Audited as `agent_role.completion_policy` with
+ * the policy before and after. Tasks already in review keep the reviewer role of their completion.
  */
 export async function setCompletionPolicy(
   context: Actor,
@@ -130,14 +143,37 @@ export async function setCompletionPolicy(
 ): Promise<AgentRole> {
   const role = normalizeRole(rawRole);
   const { tenantId } = context.viewer;
+  const reviewerRole =
+    policy.reviewerRole === undefined || policy.reviewerRole === null
+      ? policy.reviewerRole
+      : normalizeRole(policy.reviewerRole);
   return context.prisma.$transaction(async (tx) => {
-    const [current] = await tx.$queryRaw<{ require_deliverable: boolean }[]>`
-      SELECT require_deliverable FROM agent_roles
+    const [current] = await tx.$queryRaw<{ require_deliverable: boolean; reviewer_role: string | null }[]>`
+      SELECT require_deliverable, reviewer_role FROM agent_roles
       WHERE tenant_id = ${tenantId}::uuid AND role = ${role} FOR UPDATE`;
     if (!current) throw unknownAgentRole(role);
+    if (reviewerRole === role) {
+      throw new Refusal('BAD_USER_INPUT', `The role '${role}' cannot review its own tasks`, {
+        reason: 'reviewer_is_role',
+        facts: { role },
+      });
+    }
+    if (reviewerRole) {
+      const [reviewer] = await tx.$queryRaw<{ role: string }[]>`
+        SELECT role FROM agent_roles WHERE tenant_id = ${tenantId}::uuid AND role = ${reviewerRole} FOR SHARE`;
+      if (!reviewer) {
+        throw new Refusal('BAD_USER_INPUT', `Unknown reviewer role '${reviewerRole}'`, {
+          reason: 'unknown_reviewer_role',
+          facts: { reviewerRole },
+        });
+      }
+    }
     const updated = await tx.agentRole.update({
       where: { tenantId_role: { tenantId, role } },
-      data: { requireDeliverable: policy.requireDeliverable },
+      data: {
+        ...(policy.requireDeliverable == null ? {} : { requireDeliverable: policy.requireDeliverable }),
+        ...(reviewerRole === undefined ? {} : { reviewerRole }),
+      },
     });
     await recordAudit(tx, context, {
       action: 'agent_role.completion_policy',
@@ -146,6 +182,7 @@ export async function setCompletionPolicy(
       outcome: 'set',
       details: {
         require_deliverable: { from: current.require_deliverable, to: updated.requireDeliverable },
+        reviewer_role: { from: current.reviewer_role, to: updated.reviewerRole },
       },
     });
     return updated;

@@ -20,7 +20,7 @@ import {
 import { holdBlobs, releaseUnreferencedBlobs } from './chat.js';
 import type { TokenUsage } from './completion-rules.js';
 import {
-  checkDeliverablePolicy,
+  checkCompletionPolicy,
   deliverableDrafts,
   deliverablesInsert,
   type ReceivedDeliverable,
@@ -37,6 +37,7 @@ import {
   taskFromColumns,
   taskUpdatedInsert,
 } from './task-events.js';
+import { reviewInsert } from './task-reviews.js';
 import { chargeStep, recordSteps, type StepRow, stepsInsert } from './task-steps.js';
 import { wakeParents, wakeParentsIn } from './task-tree.js';
 
@@ -510,7 +511,9 @@ export function usageAdded(report: {
  * Ends the caller's running task as `completed`, with its usage, output, recommendations and deliverables;
  * a task that delegated and resumed adds this attempt's usage to what it reported before. A parent waiting
  * for it may be woken. A completion without deliverables of a role that requires one is refused before
- * anything is written (checkDeliverablePolicy). FILE deliverables are stored in `blobs` as chat attachments
+ * anything is written (checkCompletionPolicy). When the role's policy names a reviewer role, the task ends
+ * `in_review` instead, charged and finished but not yet completed, with its review opened
+ * (task-reviews.ts): it counts as completed once accepted. FILE deliverables are stored in `blobs` as chat attachments
  * are, under the same lock, and removed again when the completion is refused and nothing else uses them.
  */
 export async function completeTask(
@@ -521,18 +524,27 @@ export async function completeTask(
 ): Promise<Task> {
   const recommendations = report.recommendations ?? [];
   const drafts = deliverableDrafts(report.deliverables ?? []);
-  await checkDeliverablePolicy(context, id, drafts.length);
-  const step = await chargeStep(context, id, 'completed', report);
+  const { reviewerRole } = await checkCompletionPolicy(context, id, drafts.length);
+  const charged = await chargeStep(context, id, 'completed', report);
+  const steps: StepRow[] = reviewerRole
+    ? [
+        { ...charged, outcome: 'in_review' },
+        { kind: 'review_requested', actor: context.viewer.sub, reason: `reviewer role ${reviewerRole}` },
+      ]
+    : [charged];
+  const status = reviewerRole ? Prisma.sql`'in_review'` : Prisma.sql`'completed'`;
   const end = (db: Prisma.TransactionClient) =>
     endRunningTask(
       db,
       context,
       id,
-      Prisma.sql`status = 'completed', output = ${report.output ?? null}, ${usageAdded(report)}`,
+      Prisma.sql`status = ${status}, output = ${report.output ?? null}, ${usageAdded(report)}`,
       { costUsd: new Prisma.Decimal(report.costUsd.toFixed(6)), tokens: BigInt(report.tokensUsed) },
       {
-        steps: [step],
+        steps,
         extra: Prisma.sql`${deliverablesInsert(drafts)}${
+          reviewerRole ? reviewInsert(reviewerRole, context.viewer.sub) : Prisma.empty
+        }${
           recommendations.length === 0
             ? Prisma.empty
             : // Recommendations have no position column: a millisecond apart from the task's finish (now(),

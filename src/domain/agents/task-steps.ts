@@ -5,6 +5,7 @@ import type { Actor } from '../actor.js';
 import { conflict, notFound, Refusal } from '../errors.js';
 import { lockOwnRunningTask } from './queue.js';
 import { roleScopeSql } from './role-binding.js';
+import { ENDED_STATUSES } from './task-tree.js';
 
 /**
  * A task's run record (docs/runs.md): ordered steps, numbered per task by the gateway. The agent reports its
@@ -23,6 +24,9 @@ export const STEP_KINDS = [
   'released',
   'lease_expired',
   'completed',
+  'review_requested',
+  'review_accepted',
+  'review_rejected',
   'failed',
   'cancelled',
 ] as const;
@@ -426,7 +430,7 @@ export async function deleteTask(context: Actor, id: string): Promise<string[]> 
       )
       SELECT t.id::text, t.status::text FROM tasks t JOIN tree ON t.id = tree.id ORDER BY t.id FOR UPDATE OF t`;
     if (rows.length === 0) throw notFound(`Task ${id} not found`);
-    const open = rows.filter((row) => !['completed', 'failed', 'cancelled'].includes(row.status));
+    const open = rows.filter((row) => !(ENDED_STATUSES as readonly string[]).includes(row.status));
     if (open.length > 0) {
       throw new Refusal('CONFLICT', `Task ${id} or a task under it has not ended`, {
         reason: 'task_not_ended',

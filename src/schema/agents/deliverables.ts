@@ -122,9 +122,22 @@ builder.prismaObjectField('AgentRole', 'requireDeliverable', (t) =>
   }),
 );
 
+builder.prismaObjectField('AgentRole', 'reviewerRole', (t) =>
+  t.exposeString('reviewerRole', {
+    nullable: true,
+    description:
+      'The role whose acceptance a completion of its tasks needs before it counts as completed (the task is in_review until then); null: none.',
+  }),
+);
+
 const completionPolicyInput = z.object({
-  requireDeliverable: graphqlArg(z.boolean(), {
-    description: 'Whether a completion of the role’s tasks must carry at least one deliverable.',
+  requireDeliverable: graphqlArg(z.boolean().nullish(), {
+    description:
+      'Whether a completion of the role’s tasks must carry at least one deliverable; left out: unchanged.',
+  }),
+  reviewerRole: graphqlArg(roleArg.nullish(), {
+    description:
+      'Another role of the tenant whose acceptance a completion needs (the task is in_review until a member, an operator, the chairman or an agent of that role accepts it); null: none; left out: unchanged.',
   }),
 });
 zodInputType('CompletionPolicyInput', completionPolicyInput);
@@ -133,7 +146,7 @@ builder.mutationField('setCompletionPolicy', (t) =>
   t.withAuth({ chairman: true }).field({
     type: AgentRoleRef,
     description:
-      'Sets what a completion of a role’s tasks must carry (chairman only): with requireDeliverable, a completeTask without deliverables is refused with BAD_USER_INPUT, reason `deliverable_required`. NOT_FOUND for an unknown role. Audited.',
+      'Sets what a completion of a role’s tasks must carry and who must accept it (chairman only): with requireDeliverable, a completeTask without deliverables is refused with BAD_USER_INPUT, reason `deliverable_required`; with reviewerRole, a completion puts the task in_review until accepted (acceptTask) or rejected (rejectTask). NOT_FOUND for an unknown role; BAD_USER_INPUT `unknown_reviewer_role` or `reviewer_is_role`. Audited.',
     ...zodField(
       t,
       z.object({ role: roleArg, input: completionPolicyInput }),

@@ -65,6 +65,7 @@ interface TaskCounts {
   cancelled: number;
   awaiting_approval: number;
   waiting: number;
+  in_review: number;
 }
 
 const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
@@ -79,6 +80,9 @@ const TaskCountsRef = builder.objectRef<TaskCounts>('TaskCounts').implement({
       description: 'Waiting for a decision the agent asked for; not running, not failed.',
     }),
     waiting: t.exposeInt('waiting', { description: 'Waiting for the sub-tasks they delegated.' }),
+    inReview: t.exposeInt('in_review', {
+      description: 'Completed by their agent, waiting for the reviewer role’s acceptance; not yet completed.',
+    }),
   }),
 });
 
@@ -100,6 +104,7 @@ builder.queryField('taskCounts', (t) =>
         cancelled: 0,
         awaiting_approval: 0,
         waiting: 0,
+        in_review: 0,
       };
       for (const group of groups) counts[group.status] = group._count._all;
       return counts;
@@ -154,7 +159,7 @@ builder.mutationField('completeTask', (t) =>
   t.withAuth({ agent: true }).field({
     type: TaskRef,
     description:
-      'Ends a task the calling agent claimed as completed, with its usage, output, recommendations and deliverables. BAD_USER_INPUT, reason `deliverable_required`, when the task’s role requires a deliverable and none was given; nothing is written when refused.',
+      'Ends a task the calling agent claimed as completed, with its usage, output, recommendations and deliverables; when the task’s role names a reviewer role (setCompletionPolicy), as in_review instead, charged but completed only once accepted (docs/reviews.md). BAD_USER_INPUT, reason `deliverable_required`, when the task’s role requires a deliverable and none was given; nothing is written when refused.',
     ...zodField(t, completeTaskArgs, (_root, { id, input }, context) =>
       sendWithAttachments(deliverableFiles(input), () =>
         completeTask(context, id, input, context.services.blobs),

@@ -14,13 +14,16 @@ export const TASK_STATUSES = [
   'cancelled',
   'awaiting_approval',
   'waiting',
+  'in_review',
 ] as const;
 
 export const TaskStatusEnum = builder.enumType('TaskStatus', {
   description:
     'pending → running → completed | failed; pending → cancelled; running → awaiting_approval (the agent ' +
     'holding it asked for a decision: no lease, not running, not failed) → pending once decided; running → ' +
-    'waiting (it delegated sub-tasks: no lease) → pending once they ended (or one failed, when it asked so). ' +
+    'waiting (it delegated sub-tasks: no lease) → pending once they ended (or one failed, when it asked so); ' +
+    'running → in_review (completed by its agent, charged, but its role’s policy wants a reviewer’s acceptance) ' +
+    '→ completed once accepted, or pending (failed on its last attempt) once rejected. ' +
     'A task that has not ended can be cancelled, with everything delegated under it.',
   values: TASK_STATUSES,
 });
