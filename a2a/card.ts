@@ -77,7 +77,7 @@ export function agentCardOf(
     provider: { organization: 'Boardroom', url: origin },
     version: '1.0.0',
     documentationUrl: undefined,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: true },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: true },
     ...securityOf(auth),
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],

@@ -4,7 +4,11 @@ import { schema } from '../src/schema/index.js';
 import {
   A2aAgentRole,
   A2aCancelTask,
+  A2aCreatePushConfig,
+  A2aDeletePushConfig,
+  A2aGetPushConfig,
   A2aGetTask,
+  A2aListPushConfigs,
   A2aListTasks,
   A2aSendMessage,
   A2aTaskUpdates,
@@ -72,6 +76,10 @@ export function compileA2aOperations() {
     cancelTask: compile(A2aCancelTask, 'CancelTask'),
     agentRole: compile(A2aAgentRole, 'agent card'),
     taskUpdates: compile(A2aTaskUpdates, 'task updates'),
+    createPushConfig: compile(A2aCreatePushConfig, 'CreateTaskPushNotificationConfig'),
+    getPushConfig: compile(A2aGetPushConfig, 'GetTaskPushNotificationConfig'),
+    listPushConfigs: compile(A2aListPushConfigs, 'ListTaskPushNotificationConfigs'),
+    deletePushConfig: compile(A2aDeletePushConfig, 'DeleteTaskPushNotificationConfig'),
   };
   return {
     operations: Object.values(operations),
@@ -81,6 +89,10 @@ export function compileA2aOperations() {
     cancelTask: runOf(operations.cancelTask),
     agentRole: runOf(operations.agentRole),
     taskUpdates: runOf(operations.taskUpdates),
+    createPushConfig: runOf(operations.createPushConfig),
+    getPushConfig: runOf(operations.getPushConfig),
+    listPushConfigs: runOf(operations.listPushConfigs),
+    deletePushConfig: runOf(operations.deletePushConfig),
   };
 }
 

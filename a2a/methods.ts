@@ -1,18 +1,23 @@
 import {
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
   ListTasksResponse,
   Role,
   SendMessageRequest,
   SendMessageResponse,
   Task as TaskCodec,
+  TaskPushNotificationConfig,
   TaskState,
 } from '@a2a-js/sdk';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Execution } from '../mcp/execute.js';
 import { httpStatusOf, isInputCoercionError } from '../src/errors.js';
-import type { A2aTaskFieldsFragment } from '../src/generated/graphql/graphql.js';
+import type { A2aPushConfigFieldsFragment, A2aTaskFieldsFragment } from '../src/generated/graphql/graphql.js';
 import { agentCardOf, type CardAuth } from './card.js';
 import { A2A_ERRORS, A2aError, type Compiled } from './errors.js';
 import { a2aTaskOf, taskStatusOf } from './wire.js';
@@ -102,7 +107,11 @@ function chatInputOf(request: SendMessageRequest): Record<string, unknown> {
     );
   }
   if (request.configuration?.taskPushNotificationConfig) {
-    throw new A2aError(A2A_ERRORS.PUSH_NOT_SUPPORTED, 'Push notifications are not supported by this agent');
+    // Its answer is the task, with no place for the signing secret a config's deliveries are checked with.
+    throw new A2aError(
+      A2A_ERRORS.UNSUPPORTED_OPERATION,
+      'Set push notifications with CreateTaskPushNotificationConfig once the task exists: its answer carries the signing secret',
+    );
   }
   const texts: string[] = [];
   const attachments: Record<string, unknown>[] = [];
@@ -235,9 +244,109 @@ async function extendedAgentCard(context: MethodContext): Promise<unknown> {
   return agentCardOf(context.origin, context.tenantId, context.role, context.auth, data.agent);
 }
 
-const noPush = async () => {
-  throw new A2aError(A2A_ERRORS.PUSH_NOT_SUPPORTED, 'Push notifications are not supported by this agent yet');
-};
+/** The scheme of the `authentication` a created config answers: its deliveries are signed as our webhooks. */
+export const PUSH_AUTH_SCHEME = 'standard-webhooks';
+
+/** A push notification config as A2A's: a task webhook; its secret only when just created. */
+function pushConfigOf(
+  context: MethodContext,
+  webhook: A2aPushConfigFieldsFragment,
+  secret?: string,
+): TaskPushNotificationConfig {
+  return {
+    tenant: context.tenantId,
+    id: webhook.id,
+    taskId: webhook.taskId ?? '',
+    url: webhook.url,
+    token: webhook.notificationToken ?? '',
+    authentication: secret ? { scheme: PUSH_AUTH_SCHEME, credentials: secret } : undefined,
+  };
+}
+
+/** A config of this role's task, or TaskNotFound (as the SDK's own handler answers a missing config). */
+const configNotFound = (taskId: string, id: string) => () =>
+  new A2aError(A2A_ERRORS.TASK_NOT_FOUND, `Push notification config ${id} not found for task ${taskId}`, {
+    taskId,
+    id,
+  });
+
+/**
+ * The config the params ask for, as a task webhook: the URL judged as every webhook's, the client's token
+ * sent back with each delivery. A client's own `authentication` is refused: deliveries are signed with the
+ * secret the answer carries, not with the client's credentials.
+ */
+async function createPushConfig(context: MethodContext, params: Params): Promise<unknown> {
+  const config = TaskPushNotificationConfig.fromJSON(params);
+  const taskId = requireString(params, 'taskId');
+  const url = requireString(params, 'url');
+  if (config.authentication && (config.authentication.credentials || config.authentication.scheme)) {
+    throw new A2aError(
+      A2A_ERRORS.INVALID_PARAMS,
+      `authentication is not taken: deliveries are signed (${PUSH_AUTH_SCHEME}, docs/webhooks.md) with the secret answered in the created config's authentication`,
+    );
+  }
+  const { compiled } = context;
+  const data = dataOf<{ createTaskWebhook: { secret: string; webhook: A2aPushConfigFieldsFragment } }>(
+    await context.execution.run({
+      ...compiled.createPushConfig,
+      variables: {
+        input: { taskId, role: context.role, url, ...(config.token ? { token: config.token } : {}) },
+      },
+    }),
+    taskNotFound(taskId),
+  );
+  const { webhook, secret } = data.createTaskWebhook;
+  return TaskPushNotificationConfig.toJSON(pushConfigOf(context, webhook, secret));
+}
+
+async function getPushConfig(context: MethodContext, params: Params): Promise<unknown> {
+  GetTaskPushNotificationConfigRequest.fromJSON(params);
+  const taskId = requireString(params, 'taskId');
+  const id = requireString(params, 'id');
+  const { compiled } = context;
+  const data = dataOf<{ taskWebhook: A2aPushConfigFieldsFragment }>(
+    await context.execution.run({
+      ...compiled.getPushConfig,
+      variables: { taskId, id, role: context.role },
+    }),
+    configNotFound(taskId, id),
+  );
+  return TaskPushNotificationConfig.toJSON(pushConfigOf(context, data.taskWebhook));
+}
+
+/** A task's configs, all in one page (a task has at most a few); TaskNotFound for a task not the caller's. */
+async function listPushConfigs(context: MethodContext, params: Params): Promise<unknown> {
+  ListTaskPushNotificationConfigsRequest.fromJSON(params);
+  const taskId = requireString(params, 'taskId');
+  await readTask(context, taskId);
+  const { compiled } = context;
+  const data = dataOf<{ taskWebhooks: A2aPushConfigFieldsFragment[] }>(
+    await context.execution.run({
+      ...compiled.listPushConfigs,
+      variables: { taskId, role: context.role },
+    }),
+    taskNotFound(taskId),
+  );
+  return ListTaskPushNotificationConfigsResponse.toJSON({
+    configs: data.taskWebhooks.map((webhook) => pushConfigOf(context, webhook)),
+    nextPageToken: '',
+  });
+}
+
+async function deletePushConfig(context: MethodContext, params: Params): Promise<unknown> {
+  DeleteTaskPushNotificationConfigRequest.fromJSON(params);
+  const taskId = requireString(params, 'taskId');
+  const id = requireString(params, 'id');
+  const { compiled } = context;
+  dataOf(
+    await context.execution.run({
+      ...compiled.deletePushConfig,
+      variables: { taskId, id, role: context.role },
+    }),
+    configNotFound(taskId, id),
+  );
+  return {};
+}
 
 /** The A2A methods (JSON-RPC binding, protocol 1.0), each a GraphQL operation or two. */
 export const methods: Record<string, (context: MethodContext, params: Params) => Promise<unknown>> = {
@@ -246,8 +355,8 @@ export const methods: Record<string, (context: MethodContext, params: Params) =>
   ListTasks: listTasks,
   CancelTask: cancelTask,
   GetExtendedAgentCard: extendedAgentCard,
-  CreateTaskPushNotificationConfig: noPush,
-  GetTaskPushNotificationConfig: noPush,
-  ListTaskPushNotificationConfigs: noPush,
-  DeleteTaskPushNotificationConfig: noPush,
+  CreateTaskPushNotificationConfig: createPushConfig,
+  GetTaskPushNotificationConfig: getPushConfig,
+  ListTaskPushNotificationConfigs: listPushConfigs,
+  DeleteTaskPushNotificationConfig: deletePushConfig,
 };

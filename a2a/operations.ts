@@ -110,3 +110,47 @@ export const A2aTaskUpdates = graphql(`
     }
   }
 `);
+
+graphql(`
+  fragment A2aPushConfigFields on Webhook {
+    id
+    taskId
+    url
+    notificationToken
+  }
+`);
+
+export const A2aCreatePushConfig = graphql(`
+  mutation A2aCreatePushConfig($input: CreateTaskWebhookInput!) {
+    createTaskWebhook(input: $input) {
+      secret
+      webhook {
+        ...A2aPushConfigFields
+      }
+    }
+  }
+`);
+
+export const A2aGetPushConfig = graphql(`
+  query A2aGetPushConfig($taskId: ID!, $id: ID!, $role: String) {
+    taskWebhook(taskId: $taskId, id: $id, role: $role) {
+      ...A2aPushConfigFields
+    }
+  }
+`);
+
+export const A2aListPushConfigs = graphql(`
+  query A2aListPushConfigs($taskId: ID!, $role: String) {
+    taskWebhooks(taskId: $taskId, role: $role) {
+      ...A2aPushConfigFields
+    }
+  }
+`);
+
+export const A2aDeletePushConfig = graphql(`
+  mutation A2aDeletePushConfig($taskId: ID!, $id: ID!, $role: String) {
+    deleteTaskWebhook(taskId: $taskId, id: $id, role: $role) {
+      id
+    }
+  }
+`);

@@ -7,31 +7,14 @@ import {
   type Task,
   TaskState,
 } from '@a2a-js/sdk';
+import { A2A_STATES } from '../src/domain/agents/a2a-states.js';
 import type { A2aTaskFieldsFragment, TaskStatus } from '../src/generated/graphql/graphql.js';
-
-/**
- * Our task states as A2A's, faithfully: a pending task (a paused role's included) is `submitted`; one an agent
- * holds, or that waits for its sub-tasks, is `working`; one whose agent asked for a decision is
- * `input-required` (the decision is a person's, through the approvals API, not the A2A client's next message);
- * one its agent completed that waits for a reviewer's acceptance is still `working`: it is not done until
- * accepted, and a rejection sends it back to the queue.
- */
-const STATES: Record<TaskStatus, TaskState> = {
-  pending: TaskState.TASK_STATE_SUBMITTED,
-  running: TaskState.TASK_STATE_WORKING,
-  waiting: TaskState.TASK_STATE_WORKING,
-  awaiting_approval: TaskState.TASK_STATE_INPUT_REQUIRED,
-  completed: TaskState.TASK_STATE_COMPLETED,
-  failed: TaskState.TASK_STATE_FAILED,
-  cancelled: TaskState.TASK_STATE_CANCELED,
-  in_review: TaskState.TASK_STATE_WORKING,
-};
 
 /** States that share an A2A state with another of ours: a filter by that A2A state names the other. */
 const SHARED: readonly TaskStatus[] = ['waiting', 'in_review'];
 
-/** Our task state as A2A's: the one place the mapping is read. */
-export const a2aStateOf = (status: TaskStatus): TaskState => STATES[status];
+/** Our task state as A2A's (src/domain/agents/a2a-states.ts, the one mapping). */
+export const a2aStateOf = (status: TaskStatus): TaskState => A2A_STATES[status];
 
 const TERMINAL: readonly TaskState[] = [
   TaskState.TASK_STATE_COMPLETED,
@@ -45,7 +28,7 @@ export const isTerminal = (status: TaskStatus): boolean => TERMINAL.includes(a2a
 
 /** Our task state an A2A state filters by (ListTasks); undefined for a state no task of ours is ever in. */
 export function taskStatusOf(state: TaskState): TaskStatus | undefined {
-  const found = Object.entries(STATES).find(
+  const found = Object.entries(A2A_STATES).find(
     ([status, mapped]) => mapped === state && !SHARED.includes(status as TaskStatus),
   );
   return found?.[0] as TaskStatus | undefined;

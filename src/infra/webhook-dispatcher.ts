@@ -54,6 +54,7 @@ interface ClaimedDelivery {
   previous_secret: Uint8Array<ArrayBuffer> | null;
   previous_expires_at: Date | null;
   role: string | null;
+  notification_token: string | null;
 }
 
 interface AttemptOutcome {
@@ -152,7 +153,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         FROM due, webhooks AS w
         WHERE d.id = due.id AND w.id = d.webhook_id
         RETURNING d.id::text, d.tenant_id::text, d.webhook_id::text, d.message_id::text, d.body, d.attempts,
-          w.url, w.key_id, w.sealed_secret, w.previous_key_id, w.previous_secret, w.previous_expires_at, w.role`;
+          w.url, w.key_id, w.sealed_secret, w.previous_key_id, w.previous_secret, w.previous_expires_at, w.role,
+          w.notification_token`;
     if (!serializeClaims) return run(prisma);
     return prisma.$transaction(async (tx) => {
       await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_SQL})`);
@@ -199,6 +201,10 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
             'content-type': 'application/json',
             'user-agent': USER_AGENT,
             ...signedHeaders(secrets, delivery.message_id, new Date(), delivery.body),
+            // A task webhook's A2A client token, for the client to tell its own notifications.
+            ...(delivery.notification_token
+              ? { 'x-a2a-notification-token': delivery.notification_token }
+              : {}),
           },
           body: delivery.body,
         },

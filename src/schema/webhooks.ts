@@ -1,13 +1,17 @@
 import { z } from 'zod';
 import { type AuthedContext, builder } from '../builder.js';
+import { normalizeRole } from '../domain/agents/roles.js';
 import { checkBaseUrl } from '../domain/connectors/base-url.js';
 import { ROTATION_OVERLAP_MS } from '../domain/webhooks/signing.js';
 import {
+  createTaskWebhook,
   createWebhook,
+  deleteTaskWebhook,
   deliveryNotFound,
   redeliverWebhookDelivery,
   rotateWebhookSecret,
   setWebhookEnabled,
+  taskWebhookScope,
   type WebhookWithSecret,
   webhookNotFound,
 } from '../domain/webhooks/store.js';
@@ -35,6 +39,15 @@ export const WebhookRef = builder.prismaObject('Webhook', {
     role: t.exposeString('role', {
       nullable: true,
       description: 'The agent role whose events it receives; null: every event of the tenant.',
+    }),
+    taskId: t.exposeID('taskId', {
+      nullable: true,
+      description:
+        'The task whose status updates alone it receives (an A2A push notification config); null for a role’s or the tenant’s webhook.',
+    }),
+    notificationToken: t.exposeString('notificationToken', {
+      nullable: true,
+      description: 'A task webhook’s client token, sent with each delivery as X-A2A-Notification-Token.',
     }),
     url: t.exposeString('url'),
     status: t.field({ type: WebhookStatus, resolve: (webhook) => webhook.status as WebhookStatusValue }),
@@ -261,6 +274,92 @@ builder.mutationField('redeliverWebhookDelivery', (t) =>
         await redeliverWebhookDelivery(context, id, context.services.config.webhooks.queuePerTenant),
       ),
     ),
+  }),
+);
+
+const taskRoleArg = graphqlArg(
+  z
+    .string()
+    .min(1)
+    .max(64)
+    .nullish()
+    .transform((role) => (role ? normalizeRole(role) : null)),
+  { description: 'Only when the task is of this agent role (NOT_FOUND otherwise).' },
+);
+
+const createTaskWebhookInput = z.object({
+  taskId: idArg(),
+  role: taskRoleArg,
+  url: graphqlArg(webhookUrl, {
+    description: 'Absolute https URL of a public host, checked as every webhook’s.',
+  }),
+  token: graphqlArg(
+    z
+      .string()
+      .min(1)
+      .max(1024)
+      .nullish()
+      .transform((token) => token ?? null),
+    { description: 'Sent back with each delivery as X-A2A-Notification-Token (A2A’s `token`).' },
+  ),
+});
+zodInputType('CreateTaskWebhookInput', createTaskWebhookInput);
+
+const taskWebhooksArgs = z.object({ taskId: idArg(), role: taskRoleArg });
+const taskWebhookArgs = z.object({ taskId: idArg(), id: idArg(), role: taskRoleArg });
+
+// Task webhooks follow the task: whoever may read the task (and so send it work over A2A) may follow it.
+const taskReaders = { authenticated: true } as const;
+
+builder.queryField('taskWebhooks', (t) =>
+  t.withAuth(taskReaders).field({
+    type: [WebhookRef],
+    description:
+      'The webhooks of a task the caller may read (its A2A push notification configs), oldest first; none for another’s task.',
+    ...zodField(t, taskWebhooksArgs, (_root, { taskId, role }, context) =>
+      context.prisma.webhook.findMany({
+        where: taskWebhookScope(context, taskId, role),
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      }),
+    ),
+  }),
+);
+
+builder.queryField('taskWebhook', (t) =>
+  t.withAuth(taskReaders).field({
+    type: WebhookRef,
+    description: 'One webhook of a task the caller may read (NOT_FOUND otherwise).',
+    ...zodField(t, taskWebhookArgs, async (_root, { taskId, id, role }, context) => {
+      const webhook = await context.prisma.webhook.findFirst({
+        where: { id, ...taskWebhookScope(context, taskId, role) },
+      });
+      if (!webhook) throw webhookNotFound(id);
+      return webhook;
+    }),
+  }),
+);
+
+builder.mutationField('createTaskWebhook', (t) =>
+  t.withAuth(taskReaders).field({
+    type: WebhookWithSecretRef,
+    description:
+      'Registers a URL for one task’s status updates (an A2A push notification config), of a task the caller may read (NOT_FOUND otherwise), and answers its signing secret, once. The URL is judged as every webhook’s. Needs CONNECTOR_SECRETS_KEY.',
+    ...zodField(t, z.object({ input: createTaskWebhookInput }), (_root, { input }, context) =>
+      createTaskWebhook(
+        context,
+        { keyring: context.services.config.connectorSecretsKeys, egress: context.services.webhookEgress },
+        input,
+      ),
+    ),
+  }),
+);
+
+builder.mutationField('deleteTaskWebhook', (t) =>
+  t.withAuth(taskReaders).field({
+    type: WebhookRef,
+    description:
+      'Deletes a task’s webhook with its pending deliveries (none is sent after); answers it as it was.',
+    ...zodField(t, taskWebhookArgs, (_root, input, context) => deleteTaskWebhook(context, input)),
   }),
 );
 

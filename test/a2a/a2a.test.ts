@@ -346,9 +346,22 @@ describe('A2A: bad requests change nothing', () => {
     ['an unknown method', { jsonrpc: '2.0', id: 'r1', method: 'message/send', params: {} }, -32601],
     ['GetTask without an id', { jsonrpc: '2.0', id: 'r1', method: 'GetTask', params: {} }, -32602],
     [
-      'push notification configs',
+      'a push notification config without a task',
       { jsonrpc: '2.0', id: 'r1', method: 'CreateTaskPushNotificationConfig', params: {} },
-      -32003,
+      -32602,
+    ],
+    [
+      'a push notification config in SendMessage',
+      {
+        jsonrpc: '2.0',
+        id: 'r1',
+        method: 'SendMessage',
+        params: {
+          message: { messageId: 'm6', role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+          configuration: { taskPushNotificationConfig: { url: 'https://hooks.example.com/a2a' } },
+        },
+      },
+      -32004,
     ],
   ])('answers %s with a JSON-RPC error', async (_name, body, code) => {
     const member = await t.caller(['member']);

@@ -353,6 +353,28 @@ const cases: Record<string, Case> = {
     query: 'mutation($id: ID!) { requestTaskApprovalChanges(id: $id, note: "probe") { id status summary } }',
     variables: (target) => ({ id: target.taskApprovalId }),
   },
+  'Query.taskWebhooks': {
+    roles: everyone,
+    query: 'query($taskId: ID!) { taskWebhooks(taskId: $taskId) { id url notificationToken } }',
+    variables: (target) => ({ taskId: target.taskId }),
+  },
+  'Query.taskWebhook': {
+    roles: everyone,
+    query: 'query($taskId: ID!, $id: ID!) { taskWebhook(taskId: $taskId, id: $id) { id url } }',
+    variables: (target) => ({ taskId: target.taskId, id: target.webhookId }),
+  },
+  'Mutation.createTaskWebhook': {
+    roles: everyone,
+    query: `mutation($taskId: ID!) {
+      createTaskWebhook(input: { taskId: $taskId, url: "https://hooks.example.com/probe" }) { secret }
+    }`,
+    variables: (target) => ({ taskId: target.taskId }),
+  },
+  'Mutation.deleteTaskWebhook': {
+    roles: everyone,
+    query: 'mutation($taskId: ID!, $id: ID!) { deleteTaskWebhook(taskId: $taskId, id: $id) { id url } }',
+    variables: (target) => ({ taskId: target.taskId, id: target.webhookId }),
+  },
   'Query.routine': {
     roles: everyone,
     query: 'query($id: ID!) { routine(id: $id) { id message cron } }',

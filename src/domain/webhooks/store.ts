@@ -4,6 +4,7 @@ import { RELAY_LOCK_SQL } from '../../events/relay.js';
 import type { PrismaClient, Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { findAgentRole, unknownAgentRole } from '../agents/registry.js';
+import { roleScope } from '../agents/role-binding.js';
 import { type EgressClient, EgressError } from '../connectors/egress/index.js';
 import type { Keyring } from '../connectors/sealing.js';
 import { conflict, invalidInput, notConfigured, notFound } from '../errors.js';
@@ -91,6 +92,96 @@ export async function createWebhook(
     return created;
   });
   return { webhook, secret };
+}
+
+/** How many webhooks (A2A push notification configs) one task may have. */
+export const MAX_TASK_WEBHOOKS = 10;
+
+export const taskNotFound = (id: string) => notFound(`Task ${id} not found`);
+
+/**
+ * The task's webhooks the caller may see: of a task it may read (its tenant's, of its roles when its token
+ * is bound, of `role` when one is named), as a Prisma `where`.
+ */
+export function taskWebhookScope(context: Actor, taskId: string, role: string | null) {
+  return { taskId, tenantId: context.viewer.tenantId, task: roleScope(context.viewer, role) };
+}
+
+/**
+ * Registers a webhook of one task (an A2A push notification config): it receives that task's status updates
+ * and nothing else, with the client's `token` sent back as X-A2A-Notification-Token. The task must be one
+ * the caller may read (and of `role` when named), else NOT_FOUND; the URL is judged as every webhook's.
+ * Answers its new secret, once.
+ */
+export async function createTaskWebhook(
+  context: Actor,
+  { keyring: keys, egress }: WebhookRegistration,
+  input: { taskId: string; role: string | null; url: string; token: string | null },
+): Promise<WebhookWithSecret> {
+  const { tenantId, sub } = context.viewer;
+  const keyring = usableKeyring(keys);
+  const task = await context.prisma.task.findFirst({
+    where: { id: input.taskId, ...roleScope(context.viewer, input.role) },
+    select: { id: true, role: true },
+  });
+  if (!task) throw taskNotFound(input.taskId);
+  await checkTarget(egress, input.url);
+  const id = randomUUID();
+  const secret = newWebhookSecret();
+  const sealed = sealWebhookSecret(keyring, tenantId, id, secret);
+  const webhook = await context.prisma.$transaction(async (tx) => {
+    // Under the task's row lock, so that concurrent creations count each other.
+    await tx.$queryRaw`SELECT id FROM tasks WHERE id = ${task.id}::uuid FOR UPDATE`;
+    const existing = await tx.webhook.count({ where: { taskId: task.id } });
+    if (existing >= MAX_TASK_WEBHOOKS) {
+      throw conflict(
+        `Task ${task.id} already has ${MAX_TASK_WEBHOOKS} push notification configs (its limit)`,
+      );
+    }
+    const created = await tx.webhook.create({
+      data: {
+        id,
+        tenantId,
+        taskId: task.id,
+        notificationToken: input.token,
+        url: input.url,
+        keyId: sealed.keyId,
+        sealedSecret: sealed.sealed,
+        createdBy: sub,
+      },
+    });
+    await recordAudit(tx, context, {
+      action: 'webhook.created',
+      targetType: 'webhook',
+      targetId: id,
+      outcome: 'created',
+      details: { url: input.url, task_id: task.id, role: task.role },
+    });
+    return created;
+  });
+  return { webhook, secret };
+}
+
+/** Deletes a task's webhook (its pending deliveries with it: none is sent after). NOT_FOUND when not the caller's. */
+export async function deleteTaskWebhook(
+  context: Actor,
+  input: { taskId: string; id: string; role: string | null },
+): Promise<Webhook> {
+  return context.prisma.$transaction(async (tx) => {
+    const webhook = await tx.webhook.findFirst({
+      where: { id: input.id, ...taskWebhookScope(context, input.taskId, input.role) },
+    });
+    if (!webhook) throw webhookNotFound(input.id);
+    await tx.webhook.delete({ where: { id: webhook.id } });
+    await recordAudit(tx, context, {
+      action: 'webhook.deleted',
+      targetType: 'webhook',
+      targetId: webhook.id,
+      outcome: 'deleted',
+      details: { task_id: input.taskId },
+    });
+    return webhook;
+  });
 }
 
 async function checkTarget(egress: WebhookRegistration['egress'], url: string): Promise<void> {
