@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit.js';
 import { RELAY_LOCK_SQL } from '../../events/relay.js';
-import type { PrismaClient, Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
+import type { Prisma, PrismaClient, Webhook, WebhookDelivery } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { findAgentRole, unknownAgentRole } from '../agents/registry.js';
 import { roleScope } from '../agents/role-binding.js';
@@ -58,7 +58,6 @@ export async function createWebhook(
   { keyring: keys, egress }: WebhookRegistration,
   input: { url: string; role: string | null },
 ): Promise<WebhookWithSecret> {
-  const { tenantId, sub } = context.viewer;
   const keyring = usableKeyring(keys);
   let role: string | null = null;
   if (input.role !== null) {
@@ -67,27 +66,35 @@ export async function createWebhook(
     role = agentRole.role;
   }
   await checkTarget(egress, input.url);
+  return insertWebhook(context, keyring, { role, url: input.url }, { url: input.url, role });
+}
+
+/**
+ * Stores a new webhook of the caller's tenant with a fresh secret, sealed, and its audit row, in one
+ * transaction; `before` runs first in it (a limit's count). Answers the webhook and its secret, shown once.
+ */
+async function insertWebhook(
+  context: Actor,
+  keyring: Keyring,
+  target: { url: string; role?: string | null; taskId?: string; notificationToken?: string | null },
+  details: Record<string, unknown>,
+  before?: (tx: Prisma.TransactionClient) => Promise<void>,
+): Promise<WebhookWithSecret> {
+  const { tenantId, sub } = context.viewer;
   const id = randomUUID();
   const secret = newWebhookSecret();
   const sealed = sealWebhookSecret(keyring, tenantId, id, secret);
   const webhook = await context.prisma.$transaction(async (tx) => {
+    await before?.(tx);
     const created = await tx.webhook.create({
-      data: {
-        id,
-        tenantId,
-        role,
-        url: input.url,
-        keyId: sealed.keyId,
-        sealedSecret: sealed.sealed,
-        createdBy: sub,
-      },
+      data: { id, tenantId, ...target, keyId: sealed.keyId, sealedSecret: sealed.sealed, createdBy: sub },
     });
     await recordAudit(tx, context, {
       action: 'webhook.created',
       targetType: 'webhook',
       targetId: id,
       outcome: 'created',
-      details: { url: input.url, role },
+      details,
     });
     return created;
   });
@@ -118,7 +125,6 @@ export async function createTaskWebhook(
   { keyring: keys, egress }: WebhookRegistration,
   input: { taskId: string; role: string | null; url: string; token: string | null },
 ): Promise<WebhookWithSecret> {
-  const { tenantId, sub } = context.viewer;
   const keyring = usableKeyring(keys);
   const task = await context.prisma.task.findFirst({
     where: { id: input.taskId, ...roleScope(context.viewer, input.role) },
@@ -126,40 +132,22 @@ export async function createTaskWebhook(
   });
   if (!task) throw taskNotFound(input.taskId);
   await checkTarget(egress, input.url);
-  const id = randomUUID();
-  const secret = newWebhookSecret();
-  const sealed = sealWebhookSecret(keyring, tenantId, id, secret);
-  const webhook = await context.prisma.$transaction(async (tx) => {
-    // Under the task's row lock, so that concurrent creations count each other.
-    await tx.$queryRaw`SELECT id FROM tasks WHERE id = ${task.id}::uuid FOR UPDATE`;
-    const existing = await tx.webhook.count({ where: { taskId: task.id } });
-    if (existing >= MAX_TASK_WEBHOOKS) {
-      throw conflict(
-        `Task ${task.id} already has ${MAX_TASK_WEBHOOKS} push notification configs (its limit)`,
-      );
-    }
-    const created = await tx.webhook.create({
-      data: {
-        id,
-        tenantId,
-        taskId: task.id,
-        notificationToken: input.token,
-        url: input.url,
-        keyId: sealed.keyId,
-        sealedSecret: sealed.sealed,
-        createdBy: sub,
-      },
-    });
-    await recordAudit(tx, context, {
-      action: 'webhook.created',
-      targetType: 'webhook',
-      targetId: id,
-      outcome: 'created',
-      details: { url: input.url, task_id: task.id, role: task.role },
-    });
-    return created;
-  });
-  return { webhook, secret };
+  return insertWebhook(
+    context,
+    keyring,
+    { taskId: task.id, notificationToken: input.token, url: input.url },
+    { url: input.url, task_id: task.id, role: task.role },
+    async (tx) => {
+      // Under the task's row lock, so that concurrent creations count each other.
+      await tx.$queryRaw`SELECT id FROM tasks WHERE id = ${task.id}::uuid FOR UPDATE`;
+      const existing = await tx.webhook.count({ where: { taskId: task.id } });
+      if (existing >= MAX_TASK_WEBHOOKS) {
+        throw conflict(
+          `Task ${task.id} already has ${MAX_TASK_WEBHOOKS} push notification configs (its limit)`,
+        );
+      }
+    },
+  );
 }
 
 /** Deletes a task's webhook (its pending deliveries with it: none is sent after). NOT_FOUND when not the caller's. */
