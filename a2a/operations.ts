@@ -18,7 +18,7 @@ graphql(`
     startedAt
     finishedAt
     updatedAt
-    approval {
+    approval @include(if: $withApproval) {
       id
       status
       summary
@@ -39,8 +39,14 @@ graphql(`
   }
 `);
 
+// A task SendMessage has just queued waits for no decision: its approval is not read.
 export const A2aSendMessage = graphql(`
-  mutation A2aSendMessage($role: String!, $input: ChatMessageInput!, $withArtifacts: Boolean! = false) {
+  mutation A2aSendMessage(
+    $role: String!
+    $input: ChatMessageInput!
+    $withArtifacts: Boolean! = false
+    $withApproval: Boolean! = false
+  ) {
     sendChatMessage(role: $role, input: $input) {
       threadId
       task {
@@ -51,7 +57,7 @@ export const A2aSendMessage = graphql(`
 `);
 
 export const A2aGetTask = graphql(`
-  query A2aGetTask($id: ID!, $withArtifacts: Boolean! = true) {
+  query A2aGetTask($id: ID!, $withArtifacts: Boolean! = true, $withApproval: Boolean! = true) {
     task(id: $id) {
       ...A2aTaskFields
     }
@@ -66,6 +72,7 @@ export const A2aListTasks = graphql(`
     $first: Int
     $after: String
     $withArtifacts: Boolean! = false
+    $withApproval: Boolean! = true
   ) {
     tasks(role: $role, status: $status, threadId: $threadId, first: $first, after: $after) {
       nextCursor
@@ -77,7 +84,7 @@ export const A2aListTasks = graphql(`
 `);
 
 export const A2aCancelTask = graphql(`
-  mutation A2aCancelTask($id: ID!, $withArtifacts: Boolean! = false) {
+  mutation A2aCancelTask($id: ID!, $withArtifacts: Boolean! = false, $withApproval: Boolean! = true) {
     cancelTask(id: $id, reason: "cancelled by an A2A client") {
       ...A2aTaskFields
     }
@@ -99,7 +106,12 @@ export const A2aAgentRole = graphql(`
 `);
 
 export const A2aTaskUpdates = graphql(`
-  subscription A2aTaskUpdates($role: String!, $taskId: ID!, $withArtifacts: Boolean! = true) {
+  subscription A2aTaskUpdates(
+    $role: String!
+    $taskId: ID!
+    $withArtifacts: Boolean! = true
+    $withApproval: Boolean! = true
+  ) {
     taskUpdated(role: $role, taskId: $taskId) {
       eventId
       status
