@@ -24,7 +24,6 @@ export function selfSignedCertificate(host: string, days = 7): { cert: string; k
   );
   const ecdsaWithSha256 = sequence(oid('1.2.840.10045.4.3.2'));
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f;
   const tbs = sequence(
     tlv(0xa0, integer(Buffer.from([2]))),
     integer(serial),
@@ -61,9 +60,16 @@ const sequence = (...items: Buffer[]) => tlv(0x30, Buffer.concat(items));
 const set = (...items: Buffer[]) => tlv(0x31, Buffer.concat(items));
 const octets = (content: Buffer) => tlv(0x04, content);
 
-/** A non-negative INTEGER from big-endian bytes (a leading zero keeps the sign bit clear). */
-function integer(bytes: Buffer): Buffer {
-  return tlv(0x02, (bytes[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
+/**
+ * A non-negative INTEGER from big-endian bytes, in DER's one encoding: the fewest bytes, a leading zero only
+ * to keep the sign bit clear (a redundant one is refused by parsers as "illegal padding").
+ */
+export function integer(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start += 1;
+  const value = bytes.subarray(start);
+  if (value.length === 0) return tlv(0x02, Buffer.from([0]));
+  return tlv(0x02, (value[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
 }
 
 function oid(dotted: string): Buffer {

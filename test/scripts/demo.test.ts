@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { integer, selfSignedCertificate } from '../../src/demo/certificate.js';
 import { DEMO_COMPANY_TENANT_ID, type RunningDemo, startDemo } from '../../src/demo/run.js';
 import { DEMO_MODEL, scriptedReply, startScriptedModel } from '../../src/demo/scripted-model.js';
 import { apiClient, DEMO_CONNECTOR_NAME, DEMO_ROUTINE_MESSAGE } from '../../src/demo/seed.js';
@@ -243,6 +245,25 @@ describe.runIf(databaseKind === 'pglite')('the scripted model server', () => {
       expect(model.requests).toBe(0);
     } finally {
       await model.close();
+    }
+  });
+});
+
+describe.runIf(databaseKind === 'pglite')('the demo ledger’s certificate', () => {
+  it('writes each INTEGER in its one DER encoding, whatever the serial’s leading bytes', () => {
+    const der = (bytes: number[]) => [...integer(Buffer.from(bytes))];
+    expect(der([0x12])).toEqual([0x02, 0x01, 0x12]);
+    expect(der([0x00, 0x12])).toEqual([0x02, 0x01, 0x12]);
+    expect(der([0x00, 0x00, 0x92])).toEqual([0x02, 0x02, 0x00, 0x92]);
+    expect(der([0x80])).toEqual([0x02, 0x02, 0x00, 0x80]);
+    expect(der([0x00, 0x00])).toEqual([0x02, 0x01, 0x00]);
+    expect(der([])).toEqual([0x02, 0x01, 0x00]);
+  });
+
+  it('is a certificate a TLS stack parses, every time (a serial of 16 random bytes)', () => {
+    for (let index = 0; index < 300; index += 1) {
+      const { cert } = selfSignedCertificate(DEMO_UPSTREAM_HOST);
+      expect(new X509Certificate(cert).subjectAltName).toBe(`DNS:${DEMO_UPSTREAM_HOST}`);
     }
   });
 });
