@@ -87,8 +87,15 @@ export async function readTask(context: MethodContext, id: string): Promise<A2aT
   return data.task;
 }
 
+/** A message as the chat's input. */
+interface ChatInput {
+  message: string;
+  attachments?: { data: string; filename: string | undefined; mimeType: string }[];
+  threadId?: string;
+}
+
 /** The chat input a message is: its text parts joined, its file parts (bytes) attachments. */
-function chatInputOf(request: SendMessageRequest): Record<string, unknown> {
+function chatInputOf(request: SendMessageRequest): ChatInput {
   const message = request.message;
   if (!message || message.parts.length === 0) {
     throw new A2aError(A2A_ERRORS.INVALID_PARAMS, 'message is required, with at least one part');
@@ -114,7 +121,7 @@ function chatInputOf(request: SendMessageRequest): Record<string, unknown> {
     );
   }
   const texts: string[] = [];
-  const attachments: Record<string, unknown>[] = [];
+  const attachments: NonNullable<ChatInput['attachments']> = [];
   for (const part of message.parts) {
     if (part.content?.$case === 'text') texts.push(part.content.value);
     else if (part.content?.$case === 'raw') {
@@ -137,7 +144,19 @@ function chatInputOf(request: SendMessageRequest): Record<string, unknown> {
   };
 }
 
-/** Queues the message for the role (once per messageId) and answers its task. */
+/** What the chat receipt of a message tells of its task. */
+interface Receipt {
+  taskId: string;
+  agentRole: string;
+  status: A2aTaskFieldsFragment['status'];
+  threadId: string | null;
+  createdAt: string;
+}
+
+/**
+ * Queues the message for the role (once per messageId) and answers its task as it was queued: pending, its
+ * message the chat's, no output, decision or deliverable yet (read it with GetTask for what happened since).
+ */
 export async function queueMessage(
   context: MethodContext,
   request: SendMessageRequest,
@@ -148,7 +167,7 @@ export async function queueMessage(
   const result = await context
     .keyedExecution(`a2a:${messageId}`)
     .run({ ...compiled.sendMessage, variables: { role: context.role, input } });
-  const data = dataOf<{ sendChatMessage: { task: A2aTaskFieldsFragment } }>(
+  const { sendChatMessage: receipt } = dataOf<{ sendChatMessage: Receipt }>(
     result,
     () =>
       new A2aError(
@@ -157,7 +176,19 @@ export async function queueMessage(
         input.threadId ? { contextId: input.threadId } : undefined,
       ),
   );
-  return data.sendChatMessage.task;
+  return {
+    id: receipt.taskId,
+    role: receipt.agentRole,
+    status: receipt.status,
+    threadId: receipt.threadId,
+    message: input.message,
+    output: null,
+    error: null,
+    createdAt: receipt.createdAt,
+    startedAt: null,
+    finishedAt: null,
+    updatedAt: receipt.createdAt,
+  };
 }
 
 async function sendMessage(context: MethodContext, params: Params): Promise<unknown> {

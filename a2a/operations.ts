@@ -39,19 +39,16 @@ graphql(`
   }
 `);
 
-// A task SendMessage has just queued waits for no decision: its approval is not read.
+// A task SendMessage has just queued is pending, with nothing but its message: the receipt tells the rest
+// (its creation time included), so the task is not read again.
 export const A2aSendMessage = graphql(`
-  mutation A2aSendMessage(
-    $role: String!
-    $input: ChatMessageInput!
-    $withArtifacts: Boolean! = false
-    $withApproval: Boolean! = false
-  ) {
+  mutation A2aSendMessage($role: String!, $input: ChatMessageInput!) {
     sendChatMessage(role: $role, input: $input) {
+      taskId
+      agentRole
+      status
       threadId
-      task {
-        ...A2aTaskFields
-      }
+      createdAt
     }
   }
 `);

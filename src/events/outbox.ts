@@ -60,15 +60,20 @@ export async function enqueueEvent(tx: Prisma.TransactionClient, entry: OutboxEn
  * an INSERT of the entry's row for each row of `source` (a WITH query of that statement, such as the
  * rows it inserted), so the event is written exactly when the change is. It must be the statement's
  * main query: outbox_events carries the rule that wakes the relay, and PostgreSQL allows no such rule
- * on a data-modifying WITH query. Returns the event id with the SQL, which ends in `RETURNING id`.
+ * on a data-modifying WITH query. Returns the event id with the SQL, which ends in `RETURNING id` and
+ * `returning`'s columns (scalar subqueries of the statement's other WITH queries, say).
  */
-export function enqueueEventFrom(source: string, entry: OutboxEntry): { eventId: string; sql: Prisma.Sql } {
+export function enqueueEventFrom(
+  source: string,
+  entry: OutboxEntry,
+  returning: Prisma.Sql = Prisma.empty,
+): { eventId: string; sql: Prisma.Sql } {
   const { eventId, payload } = outboxRow(entry);
   const sql = Prisma.sql`
     INSERT INTO outbox_events (id, tenant_id, type, payload)
     SELECT ${eventId}::uuid, ${entry.tenantId}::uuid, ${entry.type}, ${JSON.stringify(payload)}::jsonb
     FROM ${Prisma.raw(source)}
-    RETURNING id::text`;
+    RETURNING id::text${returning === Prisma.empty ? Prisma.empty : Prisma.sql`, ${returning}`}`;
   return { eventId, sql };
 }
 

@@ -66,11 +66,23 @@ const scopeWhere = (scope: IdempotencyScope) => ({
   key: scope.key,
 });
 
+/** What the claim statement answers: `claimed`, or the row that holds the key (judged at `now`). */
+interface ClaimRow {
+  claimed: boolean;
+  fingerprint: string | null;
+  status: string | null;
+  answer: string | null;
+  http_status: number | null;
+  /** Expired, or in progress past its lease: free to be taken over. */
+  lapsed: boolean | null;
+}
+
 /**
- * Claims a key for a request, each step its own short statement: the row is inserted (ON CONFLICT DO
- * NOTHING); else the row found says what to answer, unless it expired or its first request gave up its
- * lease: then it is taken over by an update that holds only while that is still so. Two claims of one key
- * never both succeed. A replay (the common retry) costs the insert and the read; a takeover, one update more.
+ * Claims a key for a request. One statement inserts the row (ON CONFLICT DO NOTHING) or, when the key is
+ * held, reads the row that holds it: a first request and a replay (the common retry) each cost one round
+ * trip. A row that expired or whose first request gave up its lease is taken over by an update that holds
+ * only while that is still so. A row committed after the statement began conflicts without being read: the
+ * claim is asked again. Two claims of one key never both succeed.
  */
 export async function claimKey(
   prisma: PrismaClient,
@@ -80,19 +92,30 @@ export async function claimKey(
 ): Promise<Claim> {
   const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
   const lockedUntil = new Date(now.getTime() + IDEMPOTENCY_LEASE_MS);
+  const { tenantId, caller, key } = scope;
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    const inserted = await prisma.idempotencyKey.createMany({
-      data: [
-        { ...scopeWhere(scope), fingerprint, status: 'in_progress', createdAt: now, expiresAt, lockedUntil },
-      ],
-      skipDuplicates: true,
-    });
-    if (inserted.count === 1) return { kind: 'claimed' };
-    const row = await prisma.idempotencyKey.findUnique({ where: { tenantId_caller_key: scopeWhere(scope) } });
-    // Deleted in between (its first request failed, or the sweeper): claim it again.
+    const [row] = await prisma.$queryRaw<ClaimRow[]>`
+      WITH claimed AS (
+        INSERT INTO idempotency_keys (tenant_id, caller, key, fingerprint, status, created_at, expires_at, locked_until)
+        VALUES (${tenantId}::uuid, ${caller}, ${key}, ${fingerprint}, 'in_progress', ${now}::timestamptz,
+                ${expiresAt}::timestamptz, ${lockedUntil}::timestamptz)
+        ON CONFLICT DO NOTHING
+        RETURNING true AS claimed
+      )
+      SELECT true AS claimed, NULL::text AS fingerprint, NULL::text AS status, NULL::text AS answer,
+             NULL::int AS http_status, NULL::boolean AS lapsed
+      FROM claimed
+      UNION ALL
+      SELECT false, k.fingerprint, k.status, k.answer, k.http_status,
+             k.expires_at <= ${now}::timestamptz
+               OR (k.status = 'in_progress' AND k.locked_until <= ${now}::timestamptz)
+      FROM idempotency_keys AS k
+      WHERE k.tenant_id = ${tenantId}::uuid AND k.caller = ${caller} AND k.key = ${key}
+        AND NOT EXISTS (SELECT 1 FROM claimed)`;
+    // Gone in between (its first request failed, or the sweeper), or committed after the statement began.
     if (!row) continue;
-    const lapsed = row.status === 'in_progress' && row.lockedUntil !== null && row.lockedUntil <= now;
-    if (row.expiresAt <= now || lapsed) {
+    if (row.claimed) return { kind: 'claimed' };
+    if (row.lapsed) {
       const taken = await prisma.idempotencyKey.updateMany({
         where: {
           ...scopeWhere(scope),
@@ -117,7 +140,7 @@ export async function claimKey(
       kind: 'done',
       answer: {
         result: JSON.parse(row.answer ?? '{}') as Record<string, unknown>,
-        httpStatus: row.httpStatus ?? 200,
+        httpStatus: row.http_status ?? 200,
       },
     };
   }
@@ -131,15 +154,12 @@ export async function keepAnswer(
   fingerprint: string,
   answer: StoredAnswer,
 ): Promise<void> {
-  await prisma.idempotencyKey.updateMany({
-    where: { ...scopeWhere(scope), fingerprint, status: 'in_progress' },
-    data: {
-      status: 'done',
-      answer: JSON.stringify(answer.result),
-      httpStatus: answer.httpStatus,
-      lockedUntil: null,
-    },
-  });
+  await prisma.$executeRaw`
+    UPDATE idempotency_keys
+    SET status = 'done', answer = ${JSON.stringify(answer.result)}, http_status = ${answer.httpStatus},
+        locked_until = NULL
+    WHERE tenant_id = ${scope.tenantId}::uuid AND caller = ${scope.caller} AND key = ${scope.key}
+      AND fingerprint = ${fingerprint} AND status = 'in_progress'`;
 }
 
 /** Gives a claimed key up (its request failed unexpectedly or was refused for a while): a retry runs again. */

@@ -26,7 +26,13 @@ describe('sendChatMessage', () => {
       status: 'pending',
       acknowledgment: 'Your message is queued for the CEO agent.',
       threadId: expect.any(String),
-      task: { id: data?.sendChatMessage.taskId, status: 'pending', message: 'Plan the offsite' },
+      createdAt: data?.sendChatMessage.task.createdAt,
+      task: {
+        id: data?.sendChatMessage.taskId,
+        status: 'pending',
+        message: 'Plan the offsite',
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
     });
   });
 

@@ -14,10 +14,12 @@ export const ChatMutation = graphql(`
       status
       acknowledgment
       threadId
+      createdAt
       task {
         id
         status
         message
+        createdAt
       }
     }
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { enqueueEventFrom } from '../../events/outbox.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import type { Actor } from '../actor.js';
 import { conflict, notFound } from '../errors.js';
@@ -33,6 +33,8 @@ export interface ChatReceipt {
   acknowledgment: string;
   /** The thread the turn belongs to, or null when it belongs to none. */
   threadId: string | null;
+  /** When the task was created (the database's clock, as every task's). */
+  createdAt: Date;
 }
 
 /**
@@ -58,18 +60,19 @@ export async function sendChatMessage(
       // Always in a transaction, whose COMMIT is sent only once the statement has answered: a statement
       // sent on its own commits by itself, so one held up by a hung connection could still be stored
       // after the client was answered 503 (test/server/database-outage.test.ts).
-      const queued = await context.prisma.$transaction(async (tx) => {
-        if (!(await queueChatTask(tx, chat))) return false;
-        if (command.attachments.length > 0) await holdBlobs(tx, blobs, command.attachments);
-        return true;
+      const createdAt = await context.prisma.$transaction(async (tx) => {
+        const queued = await queueChatTask(tx, chat);
+        if (queued && command.attachments.length > 0) await holdBlobs(tx, blobs, command.attachments);
+        return queued;
       });
-      if (queued) {
+      if (createdAt) {
         return {
           taskId: chat.taskId,
           agentRole: role,
           status: 'pending',
           acknowledgment: acknowledgment(role, command.attachments.length),
           threadId: chat.taskThreadId,
+          createdAt,
         };
       }
       const refusal = await refusalOf(context, command.role, command.threadId);
@@ -134,24 +137,30 @@ function chatRows(context: Actor, role: string, command: ChatCommand): ChatRows 
 /**
  * Writes a chat message in one statement: the task, the turn in its thread (created, or touched when
  * named), the attachment rows and the TASK_UPDATED event, each only if the tenant has the role and a
- * named thread is the tenant's and of that role. True when it wrote them; false when it wrote nothing.
+ * named thread is the tenant's and of that role. The task's creation time when it wrote them; null when it
+ * wrote nothing.
  */
-export async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows): Promise<boolean> {
+export async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows): Promise<Date | null> {
   const { tenantId, sub, updatedAt } = chat;
-  const event = enqueueEventFrom('task', {
-    type: 'TASK_UPDATED',
-    tenantId,
-    payload: taskEventPayload({
-      id: chat.taskId,
-      role: chat.role,
-      status: 'pending',
-      attempts: 0,
-      updatedAt,
-      parentTaskId: null,
-      rootTaskId: null,
-    }),
-  });
-  const rows = await db.$queryRaw<{ id: string }[]>`
+  const event = enqueueEventFrom(
+    'task',
+    {
+      type: 'TASK_UPDATED',
+      tenantId,
+      payload: taskEventPayload({
+        id: chat.taskId,
+        role: chat.role,
+        status: 'pending',
+        attempts: 0,
+        updatedAt,
+        parentTaskId: null,
+        rootTaskId: null,
+      }),
+    },
+    // The task's creation time (the database's clock), for the receipt.
+    Prisma.sql`(SELECT created_at FROM task) AS created_at`,
+  );
+  const rows = await db.$queryRaw<{ created_at: Date }[]>`
     WITH accepted AS (
       SELECT a.role FROM agent_roles AS a
       WHERE a.tenant_id = ${tenantId}::uuid AND a.role = ${chat.role}
@@ -177,7 +186,7 @@ export async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows
       SELECT ${chat.taskId}::uuid, ${tenantId}::uuid, role, ${chat.taskThreadId}::uuid, ${chat.message},
              ${sub}, ${updatedAt}::timestamptz, ${chat.costCapUsd ?? null}::numeric, ${chat.routineId ?? null}::uuid
       FROM accepted
-      RETURNING id
+      RETURNING id, created_at
     ), attached AS (
       INSERT INTO attachments (id, tenant_id, task_id, message_id, position, sha256, mime_type, filename, size)
       SELECT gen_random_uuid(), ${tenantId}::uuid, task.id, (SELECT id FROM turn), f.position - 1,
@@ -190,7 +199,7 @@ export async function queueChatTask(db: Prisma.TransactionClient, chat: ChatRows
       ) WITH ORDINALITY AS f(sha256, mime_type, filename, size, position)
     )
     ${event.sql}`;
-  return rows.length > 0;
+  return rows[0]?.created_at ?? null;
 }
 
 /** Why the tenant's chat statement wrote nothing: the role or the named thread; null when neither. */

@@ -204,6 +204,10 @@ const ChatReceiptRef = builder.objectRef<ChatReceipt>('ChatReceipt').implement({
       nullable: true,
       description: 'Null when the turn was not stored in a thread.',
     }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When the task was created: its `createdAt`, without reading it.',
+    }),
     task: t.field({
       type: TaskRef,
       resolve: (receipt, _args, context) =>
