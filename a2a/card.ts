@@ -5,6 +5,7 @@ import {
   type SecurityScheme,
 } from '@a2a-js/sdk';
 import type { A2aAgentRoleQuery } from '../src/generated/graphql/graphql.js';
+import { REST_SEGMENT } from './rest-routes.js';
 
 /** The path of a role's A2A endpoint: the tenant and the role name it, as the card's interface does. */
 export const a2aPathOf = (tenantId: string, role: string) =>
@@ -70,6 +71,12 @@ export function agentCardOf(
       {
         url: `${origin}${a2aPathOf(tenantId, role)}`,
         protocolBinding: 'JSONRPC',
+        tenant: tenantId,
+        protocolVersion: A2A_PROTOCOL_VERSION,
+      },
+      {
+        url: `${origin}${a2aPathOf(tenantId, role)}/${REST_SEGMENT}`,
+        protocolBinding: 'HTTP+JSON',
         tenant: tenantId,
         protocolVersion: A2A_PROTOCOL_VERSION,
       },

@@ -11,6 +11,8 @@ import type { Services } from '../src/services.js';
 import { agentCardOf } from './card.js';
 import { A2A_ERRORS, A2aError, compileA2aOperations, jsonRpcError } from './errors.js';
 import { type MethodContext, methods } from './methods.js';
+import { answerRestBinding } from './rest-binding.js';
+import { restTargetOf } from './rest-routes.js';
 import { streamingMethods } from './stream.js';
 
 /** Where every role's A2A endpoint and card live: `/a2a/{tenantId}/{role}`. */
@@ -59,7 +61,8 @@ function versionRefusal(request: Request): A2aError | undefined {
 
 /**
  * Serves each agent role of each tenant as an A2A agent (docs/a2a.md): its Agent Card at
- * `/a2a/{tenantId}/{role}/.well-known/agent-card.json` and the JSON-RPC binding at `/a2a/{tenantId}/{role}`.
+ * `/a2a/{tenantId}/{role}/.well-known/agent-card.json`, the JSON-RPC binding at `/a2a/{tenantId}/{role}` and
+ * the HTTP+JSON binding under `/a2a/{tenantId}/{role}/rest` (rest-binding.ts).
  * Every method runs GraphQL operations through this yoga server, as REST routes and MCP tools do; the tenant in
  * the path must be the caller's (another tenant's path answers as a role that does not exist).
  */
@@ -86,6 +89,40 @@ export function useA2a(services: Services): Plugin<Context> {
     if (result.errors?.length || !agent) return publicCard();
     return Response.json(agentCardOf(url.origin, target.tenantId, target.role, auth, agent));
   }
+
+  /** What a method runs with, for one request of either binding. */
+  function methodContextOf(
+    request: Request,
+    url: URL,
+    target: Pick<Target, 'tenantId' | 'role'>,
+    serverContext: ServerContext,
+  ): MethodContext {
+    if (!server) throw new Error('the A2A face runs inside a yoga server');
+    const yoga = server;
+    const execution = executionOf(yoga, request, serverContext);
+    const keyedExecution = (key: string): Execution => {
+      // The client's own Idempotency-Key wins; else the message's id keys it (docs/idempotency.md).
+      if (request.headers.has(IDEMPOTENCY_KEY_HEADER)) return execution;
+      const headers = new Headers(request.headers);
+      headers.set(IDEMPOTENCY_KEY_HEADER, key);
+      return executionOf(yoga, new Request(request.url, { method: 'POST', headers }), serverContext);
+    };
+    return {
+      origin: url.origin,
+      tenantId: target.tenantId,
+      role: target.role,
+      auth,
+      execution,
+      keyedExecution,
+      compiled,
+    };
+  }
+  const restBinding = {
+    services,
+    maxBodyBytes: A2A_MAX_BODY_BYTES,
+    versionRefusal,
+    contextOf: methodContextOf,
+  };
 
   async function answerRpc(request: Request, url: URL, target: Target, serverContext: ServerContext) {
     if (request.method !== 'POST') {
@@ -157,25 +194,7 @@ export function useA2a(services: Services): Plugin<Context> {
         new A2aError(A2A_ERRORS.INVALID_PARAMS, 'tenant must be the tenant of the path'),
       );
     }
-    if (!server) throw new Error('the A2A face runs inside a yoga server');
-    const yoga = server;
-    const execution = executionOf(yoga, request, serverContext);
-    const keyedExecution = (key: string): Execution => {
-      // The client's own Idempotency-Key wins; else the message's id keys it (docs/idempotency.md).
-      if (request.headers.has(IDEMPOTENCY_KEY_HEADER)) return execution;
-      const headers = new Headers(request.headers);
-      headers.set(IDEMPOTENCY_KEY_HEADER, key);
-      return executionOf(yoga, new Request(request.url, { method: 'POST', headers }), serverContext);
-    };
-    const context: MethodContext = {
-      origin: url.origin,
-      tenantId: target.tenantId,
-      role: target.role,
-      auth,
-      execution,
-      keyedExecution,
-      compiled,
-    };
+    const context = methodContextOf(request, url, target, serverContext);
     try {
       if (streamingMethod) {
         return await streamingMethod(context, params as Record<string, unknown>, {
@@ -197,6 +216,12 @@ export function useA2a(services: Services): Plugin<Context> {
     },
     async onRequest({ request, url, endResponse, serverContext }) {
       if (!url.pathname.startsWith(A2A_PREFIX)) return;
+      const restTarget = restTargetOf(url.pathname);
+      if (restTarget) {
+        const context = serverContext as ServerContext;
+        endResponse(await answerRestBinding(request, url, restTarget, context, restBinding));
+        return;
+      }
       const target = targetOf(url.pathname);
       if (!target) {
         endResponse(jsonRpcError(null, new A2aError(A2A_ERRORS.SERVER_ERROR, 'Not found'), 404));

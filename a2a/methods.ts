@@ -216,7 +216,9 @@ async function listTasks(context: MethodContext, params: Params): Promise<unknow
     if (!status) throw new A2aError(A2A_ERRORS.INVALID_PARAMS, 'status: no task is ever in this state');
   }
   const { compiled } = context;
-  const data = dataOf<{ tasks: { nextCursor: string | null; nodes: A2aTaskFieldsFragment[] } }>(
+  const data = dataOf<{
+    tasks: { nextCursor: string | null; totalCount: number; nodes: A2aTaskFieldsFragment[] };
+  }>(
     await context.execution.run({
       ...compiled.listTasks,
       variables: {
@@ -240,8 +242,8 @@ async function listTasks(context: MethodContext, params: Params): Promise<unknow
     tasks,
     nextPageToken: data.tasks.nextCursor ?? '',
     pageSize,
-    // The tasks of this page: the count of all of them is not kept (a count would be a second scan).
-    totalSize: tasks.length,
+    // Every task the filter matches, on every page.
+    totalSize: data.tasks.totalCount,
   });
 }
 

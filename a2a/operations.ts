@@ -73,6 +73,7 @@ export const A2aListTasks = graphql(`
   ) {
     tasks(role: $role, status: $status, threadId: $threadId, first: $first, after: $after) {
       nextCursor
+      totalCount
       nodes {
         ...A2aTaskFields
       }

@@ -19,6 +19,7 @@ import {
   requireString,
   taskNotFound,
 } from './methods.js';
+import { restErrorOf } from './rest-errors.js';
 import { a2aStateOf, a2aTaskOf, isTerminal, streamEventsOf } from './wire.js';
 
 /** A comment this often keeps a quiet stream open through proxies that close idle connections. */
@@ -29,6 +30,11 @@ export interface StreamRequest {
   id: unknown;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /**
+   * How each event is written: JSON-RPC's (the default), a JSON-RPC response with the request's id; or
+   * HTTP+JSON's, the StreamResponse alone, an error as the binding's error body.
+   */
+  binding?: 'JSONRPC' | 'HTTP+JSON';
 }
 
 interface TaskUpdate {
@@ -76,10 +82,10 @@ function toldBy(snapshot: A2aTaskFieldsFragment, update: TaskUpdate['taskUpdated
 
 /**
  * The SSE answer of a streaming method: each event a JSON-RPC response (the request's id) whose result is a
- * StreamResponse. First the task as it is, then each change of it (TASK_UPDATED) as status updates, a
- * completion's artifacts before its status; the stream ends after a terminal state, or with a JSON-RPC error
- * event when the token expires. Closing (the client gone, the end) gives back the subscription, its slot and
- * its bus listener.
+ * StreamResponse, or on the HTTP+JSON binding the StreamResponse alone (an error: the binding's error body).
+ * First the task as it is, then each change of it (TASK_UPDATED) as status updates, a completion's artifacts
+ * before its status; the stream ends after a terminal state, or with an error event when the token expires.
+ * Closing (the client gone, the end) gives back the subscription, its slot and its bus listener.
  */
 function taskStream(
   request: StreamRequest,
@@ -90,8 +96,25 @@ function taskStream(
   const encoder = new TextEncoder();
   const frame = (body: Record<string, unknown>, event?: string) =>
     encoder.encode(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(body)}\n\n`);
+  const rest = request.binding === 'HTTP+JSON';
   const result = (response: StreamResponseType) =>
-    frame({ jsonrpc: '2.0', id: request.id, result: StreamResponse.toJSON(response) });
+    rest
+      ? frame(StreamResponse.toJSON(response) as Record<string, unknown>)
+      : frame({ jsonrpc: '2.0', id: request.id, result: StreamResponse.toJSON(response) });
+  const failure = (error: A2aError) => {
+    if (!rest) {
+      return frame(
+        {
+          jsonrpc: '2.0',
+          id: request.id,
+          error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) },
+        },
+        'error',
+      );
+    }
+    const { status, body } = restErrorOf(error);
+    return frame({ error: { code: status, message: error.message, ...body } }, 'error');
+  };
   let heartbeat: NodeJS.Timeout | undefined;
   let closed = false;
   const close = () => {
@@ -133,17 +156,11 @@ function taskStream(
           // The token expired (or the stream could not go on): the client is told why, and the stream ends.
           const status = httpStatusOf(error);
           controller.enqueue(
-            frame(
-              {
-                jsonrpc: '2.0',
-                id: request.id,
-                error: {
-                  code: A2A_ERRORS.SERVER_ERROR,
-                  message: error.message,
-                  data: { code: error.extensions?.code, ...(status ? { status } : {}) },
-                },
-              },
-              'error',
+            failure(
+              new A2aError(A2A_ERRORS.SERVER_ERROR, error.message, {
+                code: error.extensions?.code,
+                ...(status ? { status } : {}),
+              }),
             ),
           );
           close();

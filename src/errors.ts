@@ -215,10 +215,58 @@ export function restErrorResponse(
   return fetchAPI.Response.json({ detail }, { status, headers: all });
 }
 
+/** The paths of A2A's HTTP+JSON binding (`/a2a/{tenantId}/{role}/rest/…`): errors as google.rpc.Status. */
+export const isA2aRestPath = (pathname: string): boolean =>
+  /^\/a2a\/[^/]+\/[^/]+\/rest(?:\/|$)/.test(pathname);
+
+/** The media type of every answer of A2A's HTTP+JSON binding but its streams (the SDK's REST server's). */
+export const A2A_JSON_CONTENT_TYPE = 'application/a2a+json';
+
+/**
+ * The google.rpc.Code name of an HTTP status, as A2A's HTTP+JSON binding writes it in `error.status`: the SDK's
+ * REST server names 400, 404 and 500 so, and everything else UNKNOWN; the statuses it never answers (ours:
+ * authentication, rate limit, overload) take google's own mapping.
+ */
+const RPC_STATUS_NAMES: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  501: 'UNIMPLEMENTED',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+export const rpcStatusNameOf = (status: number): string => RPC_STATUS_NAMES[status] ?? 'UNKNOWN';
+
+/**
+ * An error of A2A's HTTP+JSON binding, as the SDK's REST server writes it: `{"error": {code, status, message,
+ * details}}` with the HTTP status as `code`. A 401 names its scheme.
+ */
+export function a2aRestErrorResponse(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  fetchAPI: ResponseMaker = globalThis,
+  body: { status?: string; details?: unknown[] } = {},
+): Response {
+  const all: Record<string, string> = { ...headers, 'Content-Type': A2A_JSON_CONTENT_TYPE };
+  if (status === 401 && !all['WWW-Authenticate']) all['WWW-Authenticate'] = 'Bearer';
+  const error = {
+    code: status,
+    status: body.status ?? rpcStatusNameOf(status),
+    message,
+    details: body.details ?? [],
+  };
+  return fetchAPI.Response.json({ error }, { status, headers: all });
+}
+
 /**
  * A refusal written before any GraphQL runs (rate limit, load shedding, body limit): `{"detail"}` on REST
- * paths, a JSON-RPC error on the MCP endpoint, a GraphQL error with its code elsewhere, with the code's
- * status either way.
+ * paths, A2A's error body on its HTTP+JSON binding, a JSON-RPC error on the MCP endpoint and A2A's JSON-RPC
+ * one, a GraphQL error with its code elsewhere, with the code's status either way.
  */
 export function refusalResponse(
   pathname: string,
@@ -229,6 +277,7 @@ export function refusalResponse(
 ): Response {
   const status = statusOf[code];
   if (isRestPath(pathname)) return restErrorResponse(status, message, headers, fetchAPI);
+  if (isA2aRestPath(pathname)) return a2aRestErrorResponse(status, message, headers, fetchAPI);
   // The MCP endpoint and the A2A endpoints (`/a2a/…`) speak JSON-RPC.
   if (pathname === MCP_PATH || pathname.startsWith('/a2a/')) {
     return mcpErrorResponse(status, message, headers, fetchAPI);

@@ -64,9 +64,15 @@ export function toPage<Row extends Cursor>(
   return { nodes, nextCursor: rows.length > first && last ? encodeCursor(last) : null };
 }
 
-/** A `<Name>Page { nodes, nextCursor }` type for a list of `type`. */
-export function pageType<Shape>(name: string, type: Parameters<typeof builder.objectRef<Shape>>[0] | object) {
-  return builder.objectRef<{ nodes: Shape[]; nextCursor: string | null }>(`${name}Page`).implement({
+/**
+ * A `<Name>Page { nodes, nextCursor }` type for a list of `type`. `Extra` is what its resolver also hands the
+ * page's own fields (a list's filter, for a count of it).
+ */
+export function pageType<Shape, Extra extends object = object>(
+  name: string,
+  type: Parameters<typeof builder.objectRef<Shape>>[0] | object,
+) {
+  return builder.objectRef<{ nodes: Shape[]; nextCursor: string | null } & Extra>(`${name}Page`).implement({
     fields: (t) => ({
       nodes: t.field({ type: [type as never], resolve: (page) => page.nodes as never }),
       nextCursor: t.string({

@@ -49,6 +49,12 @@ describe('A2A: discovery', () => {
         tenant: member.tenantId,
         protocolVersion: '1.0',
       },
+      {
+        url: `${server.url}/a2a/${member.tenantId}/cfo/rest`,
+        protocolBinding: 'HTTP+JSON',
+        tenant: member.tenantId,
+        protocolVersion: '1.0',
+      },
     ]);
   });
 

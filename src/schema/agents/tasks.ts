@@ -9,13 +9,23 @@ import {
 import { claimTask, completeTask, failTask, releaseTask, renewTaskLease } from '../../domain/agents/queue.js';
 import { roleScope } from '../../domain/agents/role-binding.js';
 import { normalizeRole } from '../../domain/agents/roles.js';
+import type { Prisma } from '../../generated/prisma/client.js';
 import { sendWithAttachments } from '../../http/attachments.js';
 import { graphqlArg, idArg, zodField, zodInputType } from '../args.js';
 import { afterCursor, newestFirst, pageArgsSchema, pageType, toPage } from '../pagination.js';
 import { deliverableFiles, withCheckedDeliverables } from './deliverables.js';
 import { roleArg, TASK_STATUSES, TaskRef, TaskStatusEnum } from './types.js';
 
-const TaskPage = pageType('Task', TaskRef);
+/** A page of tasks, with the filter it was cut from (the cursor aside), for its `totalCount`. */
+const TaskPage = pageType<unknown, { filter: Prisma.TaskWhereInput }>('Task', TaskRef);
+
+builder.objectField(TaskPage, 'totalCount', (t) =>
+  t.int({
+    description:
+      'How many tasks the filter matches on every page (the cursor aside), as A2A’s ListTasks answers it; counted only when asked for.',
+    resolve: (page, _args, context) => context.prisma.task.count({ where: page.filter }),
+  }),
+);
 
 builder.queryField('task', (t) =>
   t.withAuth({ authenticated: true }).field({
@@ -42,17 +52,17 @@ builder.queryField('tasks', (t) =>
     description:
       'Tasks of the caller’s tenant (of its roles, for an agent token bound to roles), newest first, optionally of one role, one status and one thread.',
     ...zodField(t, tasksArgs, async (_root, { first, after, role, status, threadId }, context) => {
+      const filter: Prisma.TaskWhereInput = {
+        ...roleScope(context.viewer, role ? normalizeRole(role) : null),
+        ...(status ? { status } : {}),
+        ...(threadId ? { threadId } : {}),
+      };
       const rows = await context.prisma.task.findMany({
-        where: {
-          ...roleScope(context.viewer, role ? normalizeRole(role) : null),
-          ...(status ? { status } : {}),
-          ...(threadId ? { threadId } : {}),
-          ...afterCursor(after),
-        },
+        where: { ...filter, ...afterCursor(after) },
         orderBy: newestFirst,
         take: first + 1,
       });
-      return toPage(rows, first);
+      return { ...toPage(rows, first), filter };
     }),
   }),
 );
