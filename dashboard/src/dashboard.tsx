@@ -49,7 +49,7 @@ import {
   VitalsByHour,
 } from './documents.js';
 import { formatCount, roleLabel } from './format.js';
-import { type ConnectionState, type LiveEvent, openLiveFeed } from './live.js';
+import { type ConnectionState, type LiveEvent, type LiveFeed, openLiveFeed } from './live.js';
 
 const FEED_LENGTH = 200;
 /**
@@ -213,6 +213,8 @@ export function Dashboard({
   const abEvents = useRef({ count: 0, last: new Map<string, number>() });
   const seen = useRef(new Set<string>());
   const openTaskRef = useRef<string | null>(null);
+  /** The tenant feed, whose resume point an open task's timeline follows its recorded steps from. */
+  const liveRef = useRef<LiveFeed | null>(null);
   openTaskRef.current = openTask;
   // What the page does after an action of its own that announces no event (a recommendation decided).
   const refreshRoleRef = useRef<(role: string) => void>(() => undefined);
@@ -317,7 +319,9 @@ export function Dashboard({
         if (!active) return;
         const older: FeedEntry[] = [];
         for (const { recordedAt, event } of data.recentEvents) {
-          if (event.__typename === 'EventStreamStarted' || !remember(event.eventId)) continue;
+          if (event.__typename === 'EventStreamStarted' || event.__typename === 'TaskStepsRecordedEvent')
+            continue;
+          if (!remember(event.eventId)) continue;
           older.push({ event, at: recordedAt });
         }
         setFeed((current) => byTime([...current, ...older]).slice(0, FEED_LENGTH));
@@ -431,6 +435,7 @@ export function Dashboard({
       onRefused: (reason) => onRefused(reason),
       onFreshStart: refreshAll,
     });
+    liveRef.current = live;
     window.boardroomDashboard = {
       disconnect: () => live.disconnect(),
       reconnect: () => live.reconnect(),
@@ -457,6 +462,7 @@ export function Dashboard({
       clearTimeout(approvalsTimer);
       clearTimeout(budgetTimer);
       live.stop();
+      liveRef.current = null;
       delete window.boardroomDashboard;
     };
   }, [token, onRefused, fail]);
@@ -765,6 +771,7 @@ export function Dashboard({
           onOpen={(id) => setOpenTask(id)}
           onOpenApproval={abilities.readApprovals ? showApproval : undefined}
           onClose={() => setOpenTask(null)}
+          resumePoint={() => liveRef.current?.resumePoint() ?? null}
         />
       ) : null}
     </>

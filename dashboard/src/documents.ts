@@ -27,6 +27,7 @@ export {
   DashboardTaskApprovalsDocument as TaskApprovals,
   DashboardTaskDocument as TaskDetail,
   DashboardTaskStepsDocument as TaskSteps,
+  DashboardTaskStepsRecordedDocument as TaskStepsRecorded,
   DashboardTasksDocument as Tasks,
   DashboardTenantBudgetDocument as TenantBudget,
   DashboardViewerDocument as Viewer,

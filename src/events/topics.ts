@@ -3,6 +3,11 @@ export const EVENT_TYPES = [
   'DOGFOOD_AGENT_PAUSED',
   'DOGFOOD_AGENT_RESUMED',
   'TASK_UPDATED',
+  /**
+   * Steps were appended to a task's run record (one event per recording statement, not per step): its id,
+   * role and last seq only (domain/agents/task-events.ts). Not delivered to webhooks, A2A or push.
+   */
+  'TASK_STEPS_RECORDED',
   'MODEL_VERSION_CHANGED',
   'CONNECTOR_INVOKED',
   /**

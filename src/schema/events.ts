@@ -6,7 +6,7 @@ import type { EventStream } from '../events/replay.js';
 import { EVENT_TYPES, type EventType } from '../events/topics.js';
 import { TASK_APPROVAL_EVENT_TYPES, TaskApprovalEvent } from './agents/approvals.js';
 import { BudgetAlertEvent, BudgetChangedEvent } from './agents/budgets.js';
-import { TaskUpdatedEvent } from './agents/subscriptions.js';
+import { TaskStepsRecordedEvent, TaskUpdatedEvent } from './agents/subscriptions.js';
 import { graphqlArg, zodField, zodSubscription } from './args.js';
 import {
   APPROVAL_EVENT_TYPES,
@@ -52,6 +52,7 @@ const objectOf: Record<EventType | StreamStarted['type'], string> = {
   DOGFOOD_AGENT_PAUSED: 'AgentPausedEvent',
   DOGFOOD_AGENT_RESUMED: 'AgentResumedEvent',
   TASK_UPDATED: 'TaskUpdatedEvent',
+  TASK_STEPS_RECORDED: 'TaskStepsRecordedEvent',
   MODEL_VERSION_CHANGED: 'ModelVersionChangedEvent',
   CONNECTOR_INVOKED: 'ConnectorInvokedEvent',
   CONNECTOR_CHANGED: 'ConnectorChangedEvent',
@@ -75,6 +76,7 @@ const TenantEvent = builder.unionType('TenantEvent', {
     AgentPausedEvent,
     AgentResumedEvent,
     TaskUpdatedEvent,
+    TaskStepsRecordedEvent,
     ModelVersionChangedEvent,
     ConnectorInvokedEvent,
     ConnectorChangedEvent,
@@ -123,7 +125,7 @@ builder.subscriptionField('events', (t) =>
     type: TenantEvent,
     description:
       'Every event of the subscriber’s tenant (or of the given types) in commit order: pauses, resumes, ' +
-      'task updates, model version changes, connector changes and calls, A/B results, budget alerts and changes, led by an ' +
+      'task updates and recorded steps, model version changes, connector changes and calls, A/B results, budget alerts and changes, led by an ' +
       'EventStreamStarted message. Resumable with `after`.',
     ...zodSubscription(t, eventsArgs, async (_root, { types, after }, context) => {
       const stream = await eventStream(

@@ -8,7 +8,8 @@ import type { Browser } from './support/browser.js';
 import { openDashboard, serveDashboard, WAIT_MS } from './support/dashboard.js';
 
 // A task's timeline in the console: its run record's steps in order with their durations and costs, the
-// links from a delegation to its sub-task and from an approval step to the approval, followed live.
+// links from a delegation to its sub-task and from an approval step to the approval, followed live: a step
+// recorded while the task runs appears without any change of the task's status.
 
 const CLAIM = `mutation Claim($role: String!) { claimTask(role: $role) { id attempts } }`;
 const REPORT = `mutation Report($taskId: ID!, $steps: [ModelStepInput!]!) {
@@ -161,11 +162,31 @@ describe('a task’s timeline', () => {
     ]);
   });
 
+  it('shows a model call the running sub-task reports at once, with no change of status', async () => {
+    const detail = `${DIALOG} [data-task-detail="${childId}"]`;
+    await page.waitForSelector(`${detail} [data-timeline][data-live="true"]`, { timeout: WAIT_MS });
+    await ok(REPORT, { taskId: childId, steps: [modelCall('gpt-ledger', 600, 0.001, [300, 100])] }, agent);
+    await page.waitForSelector(`${detail} li[data-step-seq="3"][data-step-kind="model_call"]`, {
+      timeout: WAIT_MS,
+    });
+    expect((await steps(page)).map((step) => [step.seq, step.kind, step.duration, step.cost])).toEqual([
+      [1, 'claimed', '—', '0.000000'],
+      [2, 'model_call', '2.3 sec', '0.004000'],
+      [3, 'model_call', '600 ms', '0.001000'],
+    ]);
+    // Nothing but the step changed: the task is still running.
+    expect(await page.getAttribute(detail, 'data-status')).toBe('running');
+    expect(await page.textContent(`${detail} li[data-step-seq="3"]`)).toContain('300 in / 100 out tokens');
+    await page.locator(`${detail} li[data-step-seq="3"]`).scrollIntoViewIfNeeded();
+    await browser.screenshot(page, 'console-task-timeline-live-step');
+    expect(describeViolations(await accessibilityViolations(page))).toEqual([]);
+  });
+
   it('shows a new step as soon as the running sub-task records it', async () => {
     const deliverables = [{ kind: 'LINK', title: 'Ledgers', url: 'https://example.com/ledgers' }];
     await ok(
       COMPLETE,
-      { id: childId, input: { output: 'Ledgers gathered.', tokensUsed: 2500, costUsd: 0.004, deliverables } },
+      { id: childId, input: { output: 'Ledgers gathered.', tokensUsed: 2900, costUsd: 0.005, deliverables } },
       agent,
     );
     await page.waitForSelector(`${DIALOG} [data-task-detail="${childId}"] li[data-step-kind="completed"]`, {
@@ -174,7 +195,8 @@ describe('a task’s timeline', () => {
     expect((await steps(page)).map((step) => [step.seq, step.kind, step.charged])).toEqual([
       [1, 'claimed', 'false'],
       [2, 'model_call', 'true'],
-      [3, 'completed', 'true'],
+      [3, 'model_call', 'true'],
+      [4, 'completed', 'true'],
     ]);
     // The detail around the timeline follows too: the deliverable the completion carried.
     await page.waitForSelector(

@@ -42,7 +42,9 @@ describe('renewTaskLease', () => {
     // A lease with one minute left.
     const shortened = new Date(Date.now() + 60_000);
     await t.db.prisma.task.update({ where: { id }, data: { leaseExpiresAt: shortened } });
-    const outbox = await t.db.prisma.outboxEvent.count({ where: { tenantId: agent.tenantId } });
+    const events = (type: 'TASK_UPDATED' | 'TASK_STEPS_RECORDED') =>
+      t.db.prisma.outboxEvent.count({ where: { tenantId: agent.tenantId, type } });
+    const [updated, recorded] = [await events('TASK_UPDATED'), await events('TASK_STEPS_RECORDED')];
 
     const result = await t.graphql(RenewLease, { id }, agent);
 
@@ -58,8 +60,9 @@ describe('renewTaskLease', () => {
     const stored = await row(id);
     expect(stored.leaseExpiresAt?.getTime()).toBe(renewed);
     expect(renewed - stored.updatedAt.getTime()).toBe(DEFAULT_LEASE_MS);
-    // A renewal announces nothing.
-    expect(await t.db.prisma.outboxEvent.count({ where: { tenantId: agent.tenantId } })).toBe(outbox);
+    // A renewal changes nothing a task event carries: it announces only its recorded step.
+    expect(await events('TASK_UPDATED')).toBe(updated);
+    expect(await events('TASK_STEPS_RECORDED')).toBe(recorded + 1);
     // The task can still be completed by its holder.
     const done = await t.graphql(CompleteTask, { id, input: { tokensUsed: 1, costUsd: 0.01 } }, agent);
     expect(done.data?.completeTask.status).toBe('completed');

@@ -13,7 +13,7 @@ import {
 } from '../rest/connectors-support.js';
 import type { Caller, TestApp } from '../support/app.js';
 import type { TestHttpsServer } from '../support/https-server.js';
-import { queueTask } from './agents-support.js';
+import { queueTask, watchBus } from './agents-support.js';
 
 const PRICES = { 'test-model': { input: 2, cachedInput: 1, output: 8, reasoning: 8 } };
 
@@ -374,6 +374,51 @@ describe('run records', () => {
     });
     // The charged steps add up to the task's cost; the lapsed attempt's call is recorded, never charged.
     expect(task.costUsd).toBe(0.00003);
+  });
+
+  it('announces each recording once with the last seq: a connector call, an MCP report, a lapsed lease', async () => {
+    const { chairman, agent } = await company();
+    const connectorId = await ledger(chairman);
+    const taskId = await queueTask(t, chairman, 'cfo', 'work');
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    const bus = await watchBus(t, 'TASK_STEPS_RECORDED', chairman.tenantId);
+    const seqs: unknown[] = [];
+    const next = async () => {
+      const event = await bus.next((payload) => payload.task_id === taskId && payload.last_seq !== 1);
+      seqs.push(event.payload.last_seq);
+    };
+
+    await ok(
+      `mutation Call($id: ID!, $taskId: ID!) {
+        invokeConnector(id: $id, endpoint: { method: "GET", path: "/invoices" }, taskId: $taskId) { __typename }
+      }`,
+      { id: connectorId, taskId },
+      agent,
+    );
+    await next();
+    const client = await connectMcp(server, agent);
+    const step = { model: 'm', durationMs: 1, inputTokens: 3, outputTokens: 2, costUsd: 0.00001 };
+    await callTool(client, 'report_steps', { taskId, steps: [step, step, step] });
+    await client.close();
+    await next();
+    await t.db.prisma.task.update({
+      where: { id: taskId },
+      data: { leaseExpiresAt: new Date(Date.now() - 1000) },
+    });
+    await sweepExpiredLeases(t.db.prisma);
+    await next();
+    await bus.close();
+
+    expect(seqs).toEqual([2, 5, 6]);
+    const kinds = await t.db.prisma.taskStep.findMany({ where: { taskId }, orderBy: { seq: 'asc' } });
+    expect(kinds.map((row) => row.kind)).toEqual([
+      'claimed',
+      'connector_call',
+      'model_call',
+      'model_call',
+      'model_call',
+      'lease_expired',
+    ]);
   });
 
   it('offers report_steps over MCP with the same rules', async () => {

@@ -22,6 +22,9 @@ import { durationOf } from './tasks.js';
 
 type Task = NonNullable<DashboardTaskQuery['task']>;
 
+/** Statuses after which a task records no more steps. */
+const ENDED: readonly string[] = ['completed', 'failed', 'cancelled'];
+
 const when = (iso: string | null) => (iso ? <time dateTime={iso}>{formatDateTime(iso)}</time> : NONE);
 
 function Recommendation({
@@ -227,9 +230,12 @@ export function TaskDetail({
   onOpen,
   onOpenApproval,
   onClose,
+  resumePoint,
 }: {
   token: string;
   id: string;
+  /** The tenant feed's resume point, from which a running task's timeline follows its recorded steps. */
+  resumePoint(): string | null;
   /** A recommendation of the task's role was decided or its outcome recorded: its vitals changed. */
   onDecided(role: string): void;
   /** Changes when an event announced a change of this task: it is read again. */
@@ -412,6 +418,8 @@ export function TaskDetail({
               token={token}
               id={id}
               version={version}
+              live={!ENDED.includes(task.status)}
+              resumePoint={resumePoint}
               childRoles={new Map(task.children.map((child) => [child.id, child.role]))}
               onOpenTask={onOpen}
               onOpenApproval={onOpenApproval}

@@ -12,10 +12,13 @@ import {
   NONE,
   roleLabel,
 } from '../format.js';
+import { followTaskSteps } from '../live.js';
 
 /** Steps read at a time; "More steps" reads the next page (Task.steps allows 1,000 a page). */
 export const STEPS_PAGE = 100;
 const MAX_PAGE = 1000;
+/** Events within this long of a reread's start are read by that one reread (a 500-step report is one event). */
+const COALESCE_MS = 100;
 
 const KIND_LABELS: Record<string, string> = {
   claimed: 'Claimed',
@@ -56,11 +59,15 @@ function StepSummary({ step }: { step: DashboardTaskStepFragment }) {
  * A task's run record as a timeline (docs/runs.md): its steps in order with when each began, how long it
  * took and what it cost; a delegation opens its sub-task, an approval step the approval. `version` changes
  * when an event announced a change of the task: the steps shown so far are read again, so new ones appear.
+ * While the task has not ended (`live`) the timeline follows `taskStepsRecorded` too, so a model call, a
+ * connector call or a lease renewal appears as soon as it is recorded, with no change of status.
  */
 export function TaskTimeline({
   token,
   id,
   version,
+  live,
+  resumePoint,
   childRoles,
   onOpenTask,
   onOpenApproval,
@@ -68,6 +75,10 @@ export function TaskTimeline({
   token: string;
   id: string;
   version: number;
+  /** Whether steps may still be recorded: the task has not ended. */
+  live: boolean;
+  /** The tenant feed's resume point (LiveFeed.resumePoint): the recorded steps are followed from there. */
+  resumePoint(): string | null;
   /** The roles of the task's sub-tasks, by id, to name a delegation's target. */
   childRoles: ReadonlyMap<string, string>;
   onOpenTask(id: string): void;
@@ -80,11 +91,44 @@ export function TaskTimeline({
   const [problem, setProblem] = useState<string | null>(null);
   /** Steps shown, so that an event's reread reads as many again (at most a page of 1,000). */
   const shown = useRef(0);
+  /** The highest seq read or announced: an event at or below it has nothing new. */
+  const known = useRef(0);
+  /** Counts the rereads the recorded steps asked for. */
+  const [recorded, setRecorded] = useState(0);
 
   useEffect(() => {
     shown.current = 0;
+    known.current = 0;
     setSteps(null);
   }, [id]);
+
+  // Before the read below: the point it follows from is taken before that read, so nothing falls between.
+  useEffect(() => {
+    if (!live) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // A burst of recordings is one reread, at most one per COALESCE_MS.
+    const reread = () => {
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        setRecorded((count) => count + 1);
+      }, COALESCE_MS);
+    };
+    const stop = followTaskSteps(
+      token,
+      id,
+      resumePoint(),
+      (lastSeq) => {
+        if (lastSeq <= known.current) return;
+        known.current = lastSeq;
+        reread();
+      },
+      reread,
+    );
+    return () => {
+      clearTimeout(timer);
+      stop();
+    };
+  }, [token, id, live]);
 
   useEffect(() => {
     let active = true;
@@ -94,6 +138,7 @@ export function TaskTimeline({
         if (!active) return;
         const page = data.task?.steps;
         shown.current = page?.nodes.length ?? 0;
+        known.current = Math.max(known.current, page?.nodes.at(-1)?.seq ?? 0);
         setSteps(page?.nodes ?? []);
         setNext(page?.nextCursor ?? null);
       },
@@ -102,7 +147,7 @@ export function TaskTimeline({
     return () => {
       active = false;
     };
-  }, [token, id, version]);
+  }, [token, id, version, recorded]);
 
   const more = () => {
     if (!next) return;
@@ -113,6 +158,7 @@ export function TaskTimeline({
         const page = data.task?.steps;
         if (!page) return;
         shown.current += page.nodes.length;
+        known.current = Math.max(known.current, page.nodes.at(-1)?.seq ?? 0);
         setSteps((current) => [...(current ?? []), ...page.nodes]);
         setNext(page.nextCursor);
       },
@@ -124,7 +170,12 @@ export function TaskTimeline({
   };
 
   return (
-    <section class="timeline" aria-labelledby="timeline-heading" data-timeline="">
+    <section
+      class="timeline"
+      aria-labelledby="timeline-heading"
+      data-timeline=""
+      data-live={live ? 'true' : 'false'}
+    >
       <h3 id="timeline-heading">Timeline</h3>
       {problem ? (
         <p class="problem" role="alert">

@@ -29,6 +29,8 @@ import { type ModelRouting, type RoutingChoice, routeClaimedTask } from './model
 import { requireWorksFor, roleScopeSql } from './role-binding.js';
 import { normalizeRole } from './roles.js';
 import {
+  announceStepsRecorded,
+  stepsRecordedRows,
   TASK_EVENT_COLUMNS,
   type TaskColumns,
   type TaskEventSource,
@@ -94,6 +96,11 @@ export async function reapExpiredLeases(
       SELECT gen_random_uuid(), ${tenantId}::uuid, t.id, t.steps_recorded, t.claims, 'lease_expired', 'gateway',
         now(), t.status::text, ${'the lease lapsed without a renewal'}
       FROM tasks t WHERE t.id = ANY(${changed.map((task) => task.id)}::uuid[])`;
+    await announceStepsRecorded(
+      tx,
+      tenantId,
+      changed.map((task) => task.id),
+    );
   }
   await releaseReservations(
     tx,
@@ -327,6 +334,7 @@ async function claimInOneStatement(
     })}
   )
   ${taskUpdatedInsert(eventId, tenantId, 'claimed')}
+  UNION ALL ${stepsRecordedRows(tenantId, 'claimed')}
   RETURNING ${taskColumnsOf('claimed')},
     (SELECT choice FROM versioned) AS choice,
     (SELECT base_model FROM versioned) AS base_model,
@@ -474,6 +482,7 @@ export async function endRunningTask(
     ${finishedTaskCounters('changed')},
     ${settlementOf(tenantId, 'changed', charge)}
     ${taskUpdatedInsert(eventId, tenantId, 'changed')}
+    ${steps.length === 0 ? Prisma.empty : Prisma.sql`UNION ALL ${stepsRecordedRows(tenantId, 'changed')}`}
     UNION ALL ${ALERT_EVENTS}
     RETURNING ${taskColumnsOf('changed')}`;
   if (!row) {

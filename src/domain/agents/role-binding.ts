@@ -47,6 +47,7 @@ export function roleScopeSql(viewer: Viewer, column = 'role'): Prisma.Sql {
 /** The events that announce a task of a role (their payload's `role`). */
 const TASK_EVENT_TYPES: readonly EventType[] = [
   'TASK_UPDATED',
+  'TASK_STEPS_RECORDED',
   'TASK_APPROVAL_REQUESTED',
   'TASK_APPROVAL_DECIDED',
 ];

@@ -125,3 +125,58 @@ export function taskFromColumns({ costUsd, costCapUsd, ...task }: TaskColumns): 
     costCapUsd: costCapUsd === null ? null : new Prisma.Decimal(costCapUsd),
   };
 }
+
+/** A task as TASK_STEPS_RECORDED describes it: which task, and how far its run record goes. */
+interface StepsRecordedSource {
+  id: string;
+  role: string;
+  rootTaskId: string | null;
+  claims: number;
+  stepsRecorded: number;
+}
+
+/** What TASK_STEPS_RECORDED carries: ids and numbers, never a step's content. */
+export const TASK_STEPS_RECORDED_PAYLOAD = eventPayload<StepsRecordedSource>()({
+  task_id: { ts: (task): string => task.id, sql: (c) => `${c}.id::text` },
+  role: { ts: (task): string => task.role, sql: (c) => `${c}.role` },
+  root_task_id: {
+    ts: (task): string => task.rootTaskId ?? task.id,
+    sql: (c) => `coalesce(${c}.root_task_id, ${c}.id)::text`,
+  },
+  attempt: { ts: (task): number => task.claims, sql: (c) => `${c}.claims` },
+  last_seq: { ts: (task): number => task.stepsRecorded, sql: (c) => `${c}.steps_recorded` },
+});
+
+export type TaskStepsRecordedPayload = PayloadOf<typeof TASK_STEPS_RECORDED_PAYLOAD>;
+
+/**
+ * The outbox rows of TASK_STEPS_RECORDED, one per task row of `source` (a CTE, or `tasks` itself with
+ * `where`): a SELECT of (id, tenant_id, type, payload), to follow an INSERT INTO outbox_events or a UNION
+ * ALL of one. Each event says only which task recorded steps and the last seq it has: a reader reads the
+ * steps after the seq it holds (docs/runs.md). Webhooks, A2A and push notifications do not carry it.
+ */
+export function stepsRecordedRows(tenantId: string, source: string, where = Prisma.empty): Prisma.Sql {
+  const envelope = EVENT_ENVELOPE.sql({
+    eventId: 'c.event_id::text',
+    type: "'TASK_STEPS_RECORDED'",
+    tenantId: Prisma.sql`${tenantId}::text`,
+  });
+  return Prisma.sql`
+    SELECT c.event_id, ${tenantId}::uuid, 'TASK_STEPS_RECORDED', ${TASK_STEPS_RECORDED_PAYLOAD.sql('c')} || ${envelope}
+    FROM (SELECT s.*, gen_random_uuid() AS event_id FROM ${Prisma.raw(source)} s ${where}) c`;
+}
+
+/**
+ * Announces that steps were recorded for these tasks of the tenant, one event per task, in a statement of
+ * its own right after the one that recorded them (in the same transaction when there is one).
+ */
+export async function announceStepsRecorded(
+  db: Prisma.TransactionClient,
+  tenantId: string,
+  taskIds: readonly string[],
+): Promise<void> {
+  if (taskIds.length === 0) return;
+  await db.$executeRaw`
+    INSERT INTO outbox_events (id, tenant_id, type, payload)
+    ${stepsRecordedRows(tenantId, 'tasks', Prisma.sql`WHERE s.id = ANY(${taskIds}::uuid[]) AND s.tenant_id = ${tenantId}::uuid`)}`;
+}

@@ -5,6 +5,7 @@ import type { Actor } from '../actor.js';
 import { conflict, notFound, Refusal } from '../errors.js';
 import { lockOwnRunningTask } from './queue.js';
 import { roleScopeSql } from './role-binding.js';
+import { announceStepsRecorded } from './task-events.js';
 import { ENDED_STATUSES } from './task-tree.js';
 
 /**
@@ -160,6 +161,7 @@ export async function recordSteps(
       RETURNING id, tenant_id, steps_recorded, claims
     )
     ${stepsInsert('counted', steps)}`;
+  await announceStepsRecorded(db, tenantId, [taskId]);
 }
 
 // Credentials never reach a run record: bearer and basic schemes, key=value pairs under secret-looking
@@ -271,6 +273,8 @@ export async function reportTaskSteps(
     await context.prisma.$transaction((tx) => lockOwnRunningTask(tx, context, taskId));
     throw conflict(`Task ${taskId} is no longer running`);
   }
+  // Once the steps are committed; an event lost to a crash in between only delays the console's reread.
+  await announceStepsRecorded(context.prisma, tenantId, [taskId]);
   return {
     taskId,
     attempt: counted.claims,

@@ -50,7 +50,8 @@ function breakerData(value: unknown): BreakerData | null {
  * Which outbox events reach webhooks, and as what. A new event type plugs in with one entry here: it picks
  * the fields a receiver may see (allow-listed, so a field added to an event later never leaks) and the role
  * it belongs to. Types without an entry are not delivered: among them CONNECTOR_CHANGED, whose readers are
- * MCP clients' tool lists and the dashboard, both over the tenant's own streams.
+ * MCP clients' tool lists and the dashboard, both over the tenant's own streams, and TASK_STEPS_RECORDED,
+ * whose readers are an open task's timeline and `taskStepsRecorded` subscribers.
  */
 export const WEBHOOK_EVENT_OF: Partial<Record<EventType, WebhookEventOf>> = {
   // A task is pending when it is created, when its lease lapsed or when its sub-tasks ended: either way there

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { BUDGET_ALERT_PAYLOAD, type BudgetState } from '../../../src/domain/agents/budgets.js';
-import { TASK_UPDATED_PAYLOAD, taskUpdatedInsert } from '../../../src/domain/agents/task-events.js';
+import {
+  TASK_STEPS_RECORDED_PAYLOAD,
+  TASK_UPDATED_PAYLOAD,
+  taskUpdatedInsert,
+} from '../../../src/domain/agents/task-events.js';
 import { EVENT_ENVELOPE } from '../../../src/events/outbox.js';
 import { eventPayload } from '../../../src/events/payload.js';
 import { Prisma } from '../../../src/generated/prisma/client.js';
@@ -46,6 +50,17 @@ describe('event payloads', () => {
     const forms = [
       [TASK_UPDATED_PAYLOAD, TASK_UPDATED_PAYLOAD.of(task), TASK_UPDATED_PAYLOAD.sql('c')],
       [BUDGET_ALERT_PAYLOAD, BUDGET_ALERT_PAYLOAD.of(budget), BUDGET_ALERT_PAYLOAD.sql('s')],
+      [
+        TASK_STEPS_RECORDED_PAYLOAD,
+        TASK_STEPS_RECORDED_PAYLOAD.of({
+          id: 'x',
+          role: 'cfo',
+          rootTaskId: null,
+          claims: 1,
+          stepsRecorded: 4,
+        }),
+        TASK_STEPS_RECORDED_PAYLOAD.sql('c'),
+      ],
       [
         EVENT_ENVELOPE,
         EVENT_ENVELOPE.of({ eventId: 'e', type: 'TASK_UPDATED', tenantId: 't' }),
