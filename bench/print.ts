@@ -68,7 +68,7 @@ export interface BenchReport {
   toolList?: ToolListFigures;
   a2a?: A2aFigures;
   delegation?: DelegationFigures;
-  taskRuns?: TaskRunFigures;
+  taskRuns: TaskRunFigures[];
   agentRuntime?: AgentRuntimeFigures;
   agentTelemetry?: AgentTelemetryFigures;
   claimWait: ClaimWakeFigures[];
@@ -340,10 +340,19 @@ export function printReport(report: BenchReport, plan: Plan): void {
       ]),
     );
   }
-  if (report.taskRuns) {
-    const r = report.taskRuns;
+  for (const r of report.taskRuns) {
+    const where =
+      r.database === 'pglite'
+        ? 'PGlite in process; CPU of the bench process, all threads: gateway and database'
+        : `PostgreSQL${r.redis ? ' + Redis' : ''}; CPU of the bench process: the gateway alone`;
+    const mainThread = r.mainThread
+      ? `; main thread alone ${fixed(r.mainThread.steppedCpuMsPerTask, 1)} against ${fixed(r.mainThread.plainCpuMsPerTask, 1)} ms: ${fixed(r.mainThread.cpuRatio, 2)}×`
+      : '';
+    const backends = r.backends
+      ? `; the database's backends beside it ${fixed(r.backends.steppedCpuMsPerTask, 1)} against ${fixed(r.backends.plainCpuMsPerTask, 1)} ms`
+      : '';
     console.log(
-      `\nRun records (PGlite, in process, ${r.rounds} rounds of ${r.tasksPerRound} tasks): claim + ${r.stepsPerTask} model steps in batches of ${r.batchSize} + complete ${fixed(r.steppedCpuMsPerTask, 1)} ms of CPU per task against claim + complete alone ${fixed(r.plainCpuMsPerTask, 1)} ms: ${fixed(r.cpuRatio, 2)}× (target ≤ 1.2); a 1,000-step timeline read ${r.timelineReads} times: p50 ${fixed(r.timelineP50Ms, 1)} ms, p99 ${fixed(r.timelineP99Ms, 1)} ms (target < 100), CPU per read p50 ${fixed(r.timelineCpuP50Ms, 1)} ms, p99 ${fixed(r.timelineCpuP99Ms, 1)} ms`,
+      `\nRun records (${where}; ${r.rounds} rounds of ${r.tasksPerRound} tasks): claim + ${r.stepsPerTask} model steps in batches of ${r.batchSize} + complete ${fixed(r.steppedCpuMsPerTask, 1)} ms of CPU per task against claim + complete alone ${fixed(r.plainCpuMsPerTask, 1)} ms: ${fixed(r.cpuRatio, 2)}× (target ≤ 1.2)${mainThread}${backends}; a 1,000-step timeline read ${r.timelineReads} times: p50 ${fixed(r.timelineP50Ms, 1)} ms, p99 ${fixed(r.timelineP99Ms, 1)} ms (target < 100), CPU per read p50 ${fixed(r.timelineCpuP50Ms, 1)} ms, p99 ${fixed(r.timelineCpuP99Ms, 1)} ms`,
     );
   }
   if (report.agentRuntime) {

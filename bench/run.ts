@@ -33,6 +33,7 @@ import {
   backendPids,
   cleanUp,
   cleanUpOnSignals,
+  createDatabase,
   interrupted,
   root,
   runDirectory,
@@ -198,6 +199,7 @@ const report: BenchReport = {
   transports: {},
   ingestion: {},
   fanout: [],
+  taskRuns: [],
   claimWait: [],
   idleWaiters: [],
   queue: [],
@@ -392,12 +394,26 @@ try {
     );
   }
   if (cases.includes('task-runs')) {
-    await attempt(
-      'run records: 100 steps per task, and a 1,000-step timeline read (PGlite, in process)',
-      async () => {
-        report.taskRuns = await measureTaskRuns(quick ? 3 : 5, quick ? 10 : 20, quick ? 100 : 300);
-      },
-    );
+    for (const database of databases) {
+      const withRedis = database === 'postgres' && (await redisAnswers(redisUrl));
+      const where = database === 'pglite' ? 'PGlite' : withRedis ? 'PostgreSQL + Redis' : 'PostgreSQL';
+      await attempt(
+        `run records: 100 steps per task, and a 1,000-step timeline read (gateway in process, ${where})`,
+        async () => {
+          const target =
+            database === 'pglite'
+              ? {}
+              : {
+                  databaseUrl: await createDatabase(postgresUrl, 'task_runs'),
+                  adminUrl: postgresUrl,
+                  ...(withRedis ? { redisUrl } : {}),
+                };
+          report.taskRuns.push(
+            await measureTaskRuns(quick ? 3 : 5, quick ? 10 : 20, quick ? 100 : 300, target),
+          );
+        },
+      );
+    }
   }
   if (cases.includes('agent-runtime')) {
     await attempt('the reference agent runtime per task against its model server (PGlite)', async () => {

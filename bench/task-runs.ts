@@ -1,24 +1,49 @@
 // Run records: what recording a run's steps adds to the gateway, and reading a long timeline. Per round, on
 // a fresh tenant each, tasks run as claim + complete alone, and as claim + 100 model steps reported in
-// one batch + complete with their exact sum, interleaved; the gateway's CPU (this process, PGlite's
-// worker included) of the claim-to-completion requests is compared. Then a task with 1,000 steps is read
-// whole (`Task.steps(first: 1000)`) again and again: its time and the CPU it takes. On PGlite in this process, through yoga's fetch.
+// one batch + complete with their exact sum, interleaved; the CPU of the claim-to-completion requests is
+// compared. Then a task with 1,000 steps is read whole (`Task.steps(first: 1000)`) again and again: its
+// time and the CPU it takes. The gateway runs in this process, driven through yoga's fetch, on PGlite (its
+// worker thread is in this process, so the CPU counted is the gateway's and the database's) or on a
+// PostgreSQL server (+ Redis) of its own (the CPU counted is then the gateway's alone; its database
+// backends' is measured beside it).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { signToken } from '../src/auth/tokens.js';
 import { BENCH_SECRET, withInProcessApp } from './in-process.js';
 import { median, percentile } from './measure.js';
+import { backendPids, cpuSeconds } from './processes.js';
+
+/** Where the gateway's database is: PGlite in this process, or a PostgreSQL database (with Redis or not). */
+export interface TaskRunDatabase {
+  /** A fresh PostgreSQL database; PGlite when absent. */
+  databaseUrl?: string;
+  /** The server's administration URL, to find the database's backends (their CPU). */
+  adminUrl?: string;
+  redisUrl?: string;
+}
 
 export interface TaskRunFigures {
+  database: 'pglite' | 'postgres';
+  redis: boolean;
   rounds: number;
   tasksPerRound: number;
   stepsPerTask: number;
   batchSize: number;
-  /** Median over rounds of CPU ms per task, claim to completion. */
+  /**
+   * Median over rounds of CPU ms per task, claim to completion: the bench process's (user + system, every
+   * thread): on PGlite the gateway's and its database's; on PostgreSQL the gateway's alone.
+   */
   plainCpuMsPerTask: number;
   steppedCpuMsPerTask: number;
   /** Median over rounds of stepped / plain. */
   cpuRatio: number;
+  /**
+   * The main thread alone (`process.threadCpuUsage()`, Node 23.9+; null before): on PGlite, the gateway
+   * without its database's thread.
+   */
+  mainThread: { plainCpuMsPerTask: number; steppedCpuMsPerTask: number; cpuRatio: number } | null;
+  /** PostgreSQL only: its backends' CPU for the same requests, ms per task (10 ms clock ticks). */
+  backends: { plainCpuMsPerTask: number; steppedCpuMsPerTask: number } | null;
   /** Reading a 1,000-step timeline. */
   timelineReads: number;
   timelineP50Ms: number;
@@ -51,6 +76,17 @@ const cpuMsSince = (start: NodeJS.CpuUsage) => {
   return (user + system) / 1000;
 };
 
+/** This thread's CPU alone, where Node has `process.threadCpuUsage()` (23.9+). */
+const threadCpuUsage = (
+  process as { threadCpuUsage?: (previous?: NodeJS.CpuUsage) => NodeJS.CpuUsage }
+).threadCpuUsage?.bind(process);
+
+/** CPU seconds of the database's backends so far, by process id (PostgreSQL). */
+async function backendCpu(adminUrl: string, database: string): Promise<Map<number, number>> {
+  const pids = await backendPids(adminUrl, database);
+  return new Map(await Promise.all(pids.map(async (pid) => [pid, await cpuSeconds(pid)] as const)));
+}
+
 /** A model step costing `micros` micro-dollars, of 30 tokens. */
 const step = (micros: number) => ({
   model: 'bench-model',
@@ -67,10 +103,15 @@ export async function measureTaskRuns(
   rounds: number,
   tasksPerRound: number,
   timelineReads: number,
+  database: TaskRunDatabase = {},
 ): Promise<TaskRunFigures> {
   const STEPS = 100;
   const BATCH = 100;
-  return withInProcessApp('task-runs', {}, async (app) => {
+  const env: Record<string, string> = {};
+  if (database.databaseUrl) env.DATABASE_URL = database.databaseUrl;
+  if (database.redisUrl) env.REDIS_URL = database.redisUrl;
+  const databaseName = database.databaseUrl ? new URL(database.databaseUrl).pathname.slice(1) : undefined;
+  return withInProcessApp('task-runs', env, async (app) => {
     const graphql = async <T>(token: string, query: string, variables: Record<string, unknown>) => {
       const response = await app.yoga.fetch('http://bench/graphql', {
         method: 'POST',
@@ -107,10 +148,19 @@ export async function measureTaskRuns(
         input: { output: 'done', tokensUsed: tokens, costUsd: micros / 1e6 },
       });
     };
+    interface RunCpu {
+      /** ms per task: this process, its main thread (when Node tells), the database's backends (PostgreSQL). */
+      process: number;
+      mainThread: number | null;
+      backends: number | null;
+    }
     /** Runs `tasks` tasks, claim to completion, on a fresh tenant; answers the CPU ms of those requests. */
-    const run = async (stepped: boolean) => {
+    const run = async (stepped: boolean): Promise<RunCpu> => {
       const { chairman, agent } = await company();
       for (let index = 0; index < tasksPerRound; index += 1) await graphql(chairman, CHAT, { role: 'cfo' });
+      const backendsBefore =
+        databaseName && database.adminUrl ? await backendCpu(database.adminUrl, databaseName) : undefined;
+      const thread = threadCpuUsage?.();
       const cpu = process.cpuUsage();
       for (let index = 0; index < tasksPerRound; index += 1) {
         const id = await claim(agent);
@@ -126,14 +176,26 @@ export async function measureTaskRuns(
         }
         await complete(agent, id, micros, STEPS * 30);
       }
-      return cpuMsSince(cpu) / tasksPerRound;
+      const processMs = cpuMsSince(cpu);
+      const threadUsage = thread && threadCpuUsage ? threadCpuUsage(thread) : undefined;
+      let backendsMs: number | null = null;
+      if (backendsBefore && databaseName && database.adminUrl) {
+        const after = await backendCpu(database.adminUrl, databaseName);
+        // A backend that ended in between loses its share; the pool keeps its connections for the run.
+        backendsMs = 0;
+        for (const [pid, seconds] of after) backendsMs += (seconds - (backendsBefore.get(pid) ?? 0)) * 1000;
+      }
+      return {
+        process: processMs / tasksPerRound,
+        mainThread: threadUsage ? (threadUsage.user + threadUsage.system) / 1000 / tasksPerRound : null,
+        backends: backendsMs === null ? null : backendsMs / tasksPerRound,
+      };
     };
     // One of each to warm up.
     await run(false);
     await run(true);
-    const plain: number[] = [];
-    const stepped: number[] = [];
-    const ratios: number[] = [];
+    const plain: RunCpu[] = [];
+    const stepped: RunCpu[] = [];
     for (let round = 0; round < rounds; round += 1) {
       const first = round % 2 === 0;
       const a = first ? await run(false) : await run(true);
@@ -141,8 +203,13 @@ export async function measureTaskRuns(
       const [p, s] = first ? [a, b] : [b, a];
       plain.push(p);
       stepped.push(s);
-      ratios.push(s / p);
     }
+    const medianOf = (runs: RunCpu[], pick: (run: RunCpu) => number | null) =>
+      median(runs.map((run) => pick(run) ?? Number.NaN));
+    const ratioOf = (pick: (run: RunCpu) => number | null) =>
+      median(
+        plain.map((p, index) => (pick(stepped[index] as RunCpu) ?? Number.NaN) / (pick(p) ?? Number.NaN)),
+      );
 
     // A 1,000-step timeline, read whole.
     const { chairman, agent } = await company();
@@ -168,13 +235,28 @@ export async function measureTaskRuns(
       times.push(performance.now() - started);
     }
     return {
+      database: database.databaseUrl ? 'postgres' : 'pglite',
+      redis: !!database.redisUrl,
       rounds,
       tasksPerRound,
       stepsPerTask: STEPS,
       batchSize: BATCH,
-      plainCpuMsPerTask: median(plain),
-      steppedCpuMsPerTask: median(stepped),
-      cpuRatio: median(ratios),
+      plainCpuMsPerTask: medianOf(plain, (run) => run.process),
+      steppedCpuMsPerTask: medianOf(stepped, (run) => run.process),
+      cpuRatio: ratioOf((run) => run.process),
+      mainThread: threadCpuUsage
+        ? {
+            plainCpuMsPerTask: medianOf(plain, (run) => run.mainThread),
+            steppedCpuMsPerTask: medianOf(stepped, (run) => run.mainThread),
+            cpuRatio: ratioOf((run) => run.mainThread),
+          }
+        : null,
+      backends: databaseName
+        ? {
+            plainCpuMsPerTask: medianOf(plain, (run) => run.backends),
+            steppedCpuMsPerTask: medianOf(stepped, (run) => run.backends),
+          }
+        : null,
       timelineReads,
       timelineP50Ms: percentile(times, 50),
       timelineP99Ms: percentile(times, 99),

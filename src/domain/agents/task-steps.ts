@@ -120,7 +120,8 @@ const RECORD_COLUMNS = Prisma.raw(`
  * The INSERT of `steps` for the one task row of `source` (a CTE or table alias whose `steps_recorded` has
  * already been raised by their number, in the same statement: that row lock orders every writer of the
  * task's steps, so sequence numbers never collide). `overrides` give SQL for columns taken from the
- * statement (the claim's routing).
+ * statement (the claim's routing). The rows travel as one `json` text read once by `json_to_recordset`
+ * (not `jsonb`, which would first build a binary copy the statement reads only once).
  */
 export function stepsInsert(
   source: string,
@@ -140,7 +141,7 @@ export function stepsInsert(
       s.child_task_id, ${overrides.modelVersionId ?? Prisma.sql`s.model_version_id`},
       ${overrides.routing ?? Prisma.sql`s.routing`}, s.reason, s.content, s.content_expires_at
     FROM ${Prisma.raw(source)} c
-    CROSS JOIN jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS s(${RECORD_COLUMNS})`;
+    CROSS JOIN json_to_recordset(${JSON.stringify(rows)}::json) AS s(${RECORD_COLUMNS})`;
 }
 
 /**
