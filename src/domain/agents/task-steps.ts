@@ -5,7 +5,7 @@ import type { Actor } from '../actor.js';
 import { conflict, notFound, Refusal } from '../errors.js';
 import { lockOwnRunningTask } from './queue.js';
 import { roleScopeSql } from './role-binding.js';
-import { announceStepsRecorded } from './task-events.js';
+import { stepsRecordedRows } from './task-events.js';
 import { ENDED_STATUSES } from './task-tree.js';
 
 /**
@@ -146,7 +146,8 @@ export function stepsInsert(
 
 /**
  * Records gateway steps of one task, of the tenant, in a statement of its own (in the caller's transaction,
- * after the change they record). A task that no longer exists gets none.
+ * after the change they record), with their TASK_STEPS_RECORDED event. A task that no longer exists gets
+ * none.
  */
 export async function recordSteps(
   db: Prisma.TransactionClient,
@@ -159,10 +160,11 @@ export async function recordSteps(
     WITH counted AS (
       UPDATE tasks SET steps_recorded = steps_recorded + ${steps.length}::int
       WHERE id = ${taskId}::uuid AND tenant_id = ${tenantId}::uuid
-      RETURNING id, tenant_id, steps_recorded, claims
-    )
-    ${stepsInsert('counted', steps)}`;
-  await announceStepsRecorded(db, tenantId, [taskId]);
+      RETURNING id, tenant_id, role, root_task_id, steps_recorded, claims
+    ),
+    inserted AS (${stepsInsert('counted', steps)})
+    INSERT INTO outbox_events (id, tenant_id, type, payload)
+    ${stepsRecordedRows(tenantId, 'counted')}`;
 }
 
 // Credentials never reach a run record: bearer and basic schemes, key=value pairs under secret-looking
@@ -259,23 +261,24 @@ export async function reportTaskSteps(
   const now = Date.now();
   const rows = steps.map((step) => modelStepRow(step, sub, policy, now));
   // One statement, its own transaction (as endRunningTask): it changes the task only when it is the
-  // caller's tenant's, of a role its token works for, running and the caller's.
+  // caller's tenant's, of a role its token works for, running and the caller's; its TASK_STEPS_RECORDED
+  // event is the statement's main query (the outbox's rule allows no data-modifying WITH query).
   const [counted] = await context.prisma.$queryRaw<{ steps_recorded: number; claims: number }[]>`
     WITH counted AS (
       UPDATE tasks SET steps_recorded = steps_recorded + ${rows.length}::int
       WHERE id = ${taskId}::uuid AND tenant_id = ${tenantId}::uuid ${roleScopeSql(context.viewer)}
         AND status = 'running' AND claimed_by = ${sub}
-      RETURNING id, tenant_id, steps_recorded, claims
+      RETURNING id, tenant_id, role, root_task_id, steps_recorded, claims
     ),
     inserted AS (${stepsInsert('counted', rows)})
-    SELECT steps_recorded, claims FROM counted`;
+    INSERT INTO outbox_events (id, tenant_id, type, payload)
+    ${stepsRecordedRows(tenantId, 'counted')}
+    RETURNING (SELECT steps_recorded FROM counted) AS steps_recorded, (SELECT claims FROM counted) AS claims`;
   if (!counted) {
     // Nothing written: which of 404, 409 and 403 it is.
     await context.prisma.$transaction((tx) => lockOwnRunningTask(tx, context, taskId));
     throw conflict(`Task ${taskId} is no longer running`);
   }
-  // Once the steps are committed; an event lost to a crash in between only delays the console's reread.
-  await announceStepsRecorded(context.prisma, tenantId, [taskId]);
   return {
     taskId,
     attempt: counted.claims,
