@@ -14,6 +14,18 @@ const AgentsQuery = graphql(`
   }
 `);
 
+const TaskCountQuery = graphql(`
+  query AgentsTaskCount($role: String, $status: TaskStatus, $first: Int, $after: String) {
+    tasks(role: $role, status: $status, first: $first, after: $after) {
+      nodes {
+        id
+      }
+      nextCursor
+      totalCount
+    }
+  }
+`);
+
 const AgentQuery = graphql(`
   query AgentsOne($role: String!) {
     agent(role: $role) {
@@ -159,6 +171,33 @@ describe('task(id), tasks and thread(id)', () => {
 
     expect(running.data?.tasks.nodes.map((task) => task.id)).toEqual([claimed]);
     expect(pending.data?.tasks.nodes.map((task) => task.id)).toEqual([waiting]);
+  });
+
+  it('counts what the filter matches on every page, of the caller’s tenant and roles only', async () => {
+    const member = await t.caller(['member']);
+    for (let index = 0; index < 3; index += 1) await queueTask(t, member, 'cfo');
+    await queueTask(t, member, 'cto');
+    // Another tenant's tasks never count.
+    await queueTask(t, await t.caller(['member']), 'cfo');
+
+    const first = await t.graphql(TaskCountQuery, { role: 'cfo', first: 2 }, member);
+    const second = await t.graphql(
+      TaskCountQuery,
+      { role: 'cfo', first: 2, after: first.data?.tasks.nextCursor },
+      member,
+    );
+    const all = await t.graphql(TaskCountQuery, {}, member);
+    const running = await t.graphql(TaskCountQuery, { status: 'running' }, member);
+    const cfoAgent = await t.caller(['agent'], { tenantId: member.tenantId, agentRoles: ['cfo'] });
+    const bound = await t.graphql(TaskCountQuery, {}, cfoAgent);
+
+    expect(first.data?.tasks.nodes).toHaveLength(2);
+    expect(first.data?.tasks.totalCount).toBe(3);
+    expect(second.data?.tasks.nodes).toHaveLength(1);
+    expect(second.data?.tasks.totalCount).toBe(3);
+    expect(all.data?.tasks.totalCount).toBe(4);
+    expect(running.data?.tasks).toEqual({ nodes: [], nextCursor: null, totalCount: 0 });
+    expect(bound.data?.tasks.totalCount).toBe(3);
   });
 
   it('shows no task of another tenant', async () => {
