@@ -117,10 +117,43 @@ export function useA2a(services: Services): Plugin<Context> {
       compiled,
     };
   }
+
+  /** Why a request's caller may not use the path's tenant's agents: 401 without a verified token, 404 for another tenant's. */
+  async function callerRefusal(
+    request: Request,
+    serverContext: ServerContext,
+    tenantId: string,
+  ): Promise<A2aError | undefined> {
+    const outcome = await authenticate(request, serverContext, services.tokens);
+    if (outcome.status !== 'verified') {
+      const message = outcome.status === 'failed' ? outcome.error.message : 'Not authenticated';
+      return new A2aError(A2A_ERRORS.SERVER_ERROR, message, undefined, { status: 401, headers: challenge });
+    }
+    if (outcome.viewer.tenantId !== tenantId) {
+      return new A2aError(A2A_ERRORS.SERVER_ERROR, 'No such agent', undefined, { status: 404 });
+    }
+    return undefined;
+  }
+
+  /** An unexpected failure of either binding as its answer: 503 with Retry-After while the database is away, else logged and 500. */
+  function failureOf(error: unknown, request: Request): A2aError {
+    const { retryAfterSeconds } = services.config;
+    const unavailable = unavailableErrorOf(error, services.unavailableCause, retryAfterSeconds);
+    if (unavailable) {
+      return new A2aError(A2A_ERRORS.SERVER_ERROR, unavailable.message, undefined, {
+        status: 503,
+        headers: { 'Retry-After': String(retryAfterSeconds) },
+      });
+    }
+    services.logger.error({ err: error, requestId: requestIdOf(request) }, 'unexpected error in A2A request');
+    return new A2aError(A2A_ERRORS.INTERNAL_ERROR, 'Internal error', undefined, { status: 500 });
+  }
+
   const restBinding = {
-    services,
     maxBodyBytes: A2A_MAX_BODY_BYTES,
     versionRefusal,
+    callerRefusal,
+    failureOf,
     contextOf: methodContextOf,
   };
 
@@ -133,14 +166,8 @@ export function useA2a(services: Services): Plugin<Context> {
         { Allow: 'POST' },
       );
     }
-    const outcome = await authenticate(request, serverContext, services.tokens);
-    if (outcome.status !== 'verified') {
-      const message = outcome.status === 'failed' ? outcome.error.message : 'Not authenticated';
-      return jsonRpcError(null, new A2aError(A2A_ERRORS.SERVER_ERROR, message), 401, challenge);
-    }
-    if (outcome.viewer.tenantId !== target.tenantId) {
-      return jsonRpcError(null, new A2aError(A2A_ERRORS.SERVER_ERROR, 'No such agent'), 404);
-    }
+    const refusal = await callerRefusal(request, serverContext, target.tenantId);
+    if (refusal) return jsonRpcError(null, refusal);
     let body: unknown;
     try {
       body = await withBody(request, A2A_MAX_BODY_BYTES, parseJsonBody);
@@ -235,24 +262,7 @@ export function useA2a(services: Services): Plugin<Context> {
             : await answerRpc(request, url, target, context),
         );
       } catch (error) {
-        const unavailable = unavailableErrorOf(
-          error,
-          services.unavailableCause,
-          services.config.retryAfterSeconds,
-        );
-        if (unavailable) {
-          endResponse(
-            jsonRpcError(null, new A2aError(A2A_ERRORS.SERVER_ERROR, unavailable.message), 503, {
-              'Retry-After': String(services.config.retryAfterSeconds),
-            }),
-          );
-          return;
-        }
-        services.logger.error(
-          { err: error, requestId: requestIdOf(request) },
-          'unexpected error in A2A request',
-        );
-        endResponse(jsonRpcError(null, new A2aError(A2A_ERRORS.INTERNAL_ERROR, 'Internal error'), 500));
+        endResponse(jsonRpcError(null, failureOf(error, request)));
       }
     },
   };

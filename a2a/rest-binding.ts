@@ -1,21 +1,25 @@
 import { ListTasksResponse } from '@a2a-js/sdk';
-import { authenticate } from '../src/auth/request.js';
 import type { ServerContext } from '../src/context.js';
-import { A2A_JSON_CONTENT_TYPE, unavailableErrorOf } from '../src/errors.js';
-import { requestIdOf } from '../src/http/request-id.js';
-import type { Services } from '../src/services.js';
+import { A2A_JSON_CONTENT_TYPE } from '../src/errors.js';
 import { A2A_ERRORS, A2aError } from './errors.js';
 import { type MethodContext, methods, type Params } from './methods.js';
 import { restErrorResponse } from './rest-errors.js';
 import { paramsOf, type RestCall, type RestTarget, restRequestOf } from './rest-routes.js';
 import { streamingMethods } from './stream.js';
 
-/** What the binding needs of the A2A face: its services, and the method context of a request. */
+/** What the binding shares with the JSON-RPC one (a2a/index.ts): its refusals, its failures, a request's method context. */
 export interface RestBindingDeps {
-  services: Services;
   maxBodyBytes: number;
   /** The refusal of the request's A2A-Version, if it names one not served. */
   versionRefusal(request: Request): A2aError | undefined;
+  /** The refusal of a caller who may not use the tenant's agents (401, 404). */
+  callerRefusal(
+    request: Request,
+    serverContext: ServerContext,
+    tenantId: string,
+  ): Promise<A2aError | undefined>;
+  /** An unexpected failure as its answer (503 while the database is away, else logged and 500). */
+  failureOf(error: unknown, request: Request): A2aError;
   contextOf(request: Request, url: URL, target: RestTarget, serverContext: ServerContext): MethodContext;
 }
 
@@ -31,25 +35,11 @@ export async function answerRestBinding(
   serverContext: ServerContext,
   deps: RestBindingDeps,
 ): Promise<Response> {
-  const { services } = deps;
   try {
     const parsed = restRequestOf(request.method, target, url.searchParams);
     if (parsed.kind === 'refused') return parsed.response;
-    const outcome = await authenticate(request, serverContext, services.tokens);
-    if (outcome.status !== 'verified') {
-      const message = outcome.status === 'failed' ? outcome.error.message : 'Not authenticated';
-      return restErrorResponse(
-        new A2aError(A2A_ERRORS.SERVER_ERROR, message, undefined, {
-          status: 401,
-          headers: { 'WWW-Authenticate': 'Bearer' },
-        }),
-      );
-    }
-    if (outcome.viewer.tenantId !== target.tenantId) {
-      return restErrorResponse(
-        new A2aError(A2A_ERRORS.SERVER_ERROR, 'No such agent', undefined, { status: 404 }),
-      );
-    }
+    const refusal = await deps.callerRefusal(request, serverContext, target.tenantId);
+    if (refusal) return restErrorResponse(refusal);
     const versionError = deps.versionRefusal(request);
     if (versionError) return restErrorResponse(versionError);
     const { call, tenant } = parsed;
@@ -63,24 +53,7 @@ export async function answerRestBinding(
     const context = deps.contextOf(request, url, target, serverContext);
     return await answerCall(context, call, params, request.signal);
   } catch (error) {
-    if (error instanceof A2aError) return restErrorResponse(error);
-    const unavailable = unavailableErrorOf(
-      error,
-      services.unavailableCause,
-      services.config.retryAfterSeconds,
-    );
-    if (unavailable) {
-      return restErrorResponse(
-        new A2aError(A2A_ERRORS.SERVER_ERROR, unavailable.message, undefined, {
-          status: 503,
-          headers: { 'Retry-After': String(services.config.retryAfterSeconds) },
-        }),
-      );
-    }
-    services.logger.error({ err: error, requestId: requestIdOf(request) }, 'unexpected error in A2A request');
-    return restErrorResponse(
-      new A2aError(A2A_ERRORS.INTERNAL_ERROR, 'Internal error', undefined, { status: 500 }),
-    );
+    return restErrorResponse(error instanceof A2aError ? error : deps.failureOf(error, request));
   }
 }
 
