@@ -9,7 +9,11 @@ import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelconte
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import { MAX_RECOMMENDATIONS, recommendationRule } from '../src/domain/agents/completion-rules.js';
+import {
+  MAX_RECOMMENDATIONS,
+  MAX_STEPS_PER_REPORT,
+  recommendationRule,
+} from '../src/domain/agents/completion-rules.js';
 import { TASK_META_KEY } from '../src/domain/agents/task-meta.js';
 import { addUsage, costOf, noUsage, type PriceTable, priceOf, type Usage } from './prices.js';
 import { type AgentTelemetry, noTelemetry } from './telemetry.js';
@@ -227,9 +231,6 @@ function toolAnswer(result: CallToolResult & { structuredContent?: Record<string
   return JSON.stringify(structured?.response ?? structured ?? result.content);
 }
 
-/** The most model calls one report_steps call carries (the server's limit: docs/limits.md). */
-const MAX_STEPS_PER_REPORT = 500;
-
 /** One model call as report_steps takes it. */
 interface ModelStepReport {
   model: string;
@@ -346,6 +347,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
   let reportsUsage = false;
   let delegates = false;
   let reportsSteps = false;
+  /** complete_task takes the model calls not yet reported (`steps`): one request instead of two. */
+  let completesWithSteps = false;
   try {
     const tools = (await mcp.listTools()).tools;
     const claimTool = tools.find((tool) => tool.name === 'claim_next_task');
@@ -356,8 +359,9 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     renewTool = tools.some((tool) => tool.name === 'renew_task_lease');
     delegates = tools.some((tool) => tool.name === 'delegate_task');
     reportsSteps = tools.some((tool) => tool.name === 'report_steps');
-    reportsUsage =
-      tools.find((tool) => tool.name === 'complete_task')?.inputSchema.properties?.usage !== undefined;
+    const completeTool = tools.find((tool) => tool.name === 'complete_task');
+    reportsUsage = completeTool?.inputSchema.properties?.usage !== undefined;
+    completesWithSteps = reportsSteps && completeTool?.inputSchema.properties?.steps !== undefined;
     log({ event: 'started', role, model: options.model, waitForWork: Boolean(waitArgument) });
 
     const waitSeconds = waitArgument ? (options.waitSeconds ?? 25) : 0;
@@ -481,14 +485,15 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
     startRenewal();
     let usage: Usage = noUsage();
     const run: RunSteps = { pending: [], micros: 0 };
-    /** Sends the model calls not yet reported (batched: one request per MAX_STEPS_PER_REPORT). */
-    const reportSteps = async () => {
-      while (reportsSteps && run.pending.length > 0) {
-        await agentCall('report_steps', {
-          taskId: task.id,
-          steps: run.pending.slice(0, MAX_STEPS_PER_REPORT),
-        });
-        run.pending.splice(0, MAX_STEPS_PER_REPORT);
+    /**
+     * Sends the model calls not yet reported (batched: one request per MAX_STEPS_PER_REPORT), all but the
+     * last `keep` of them (those the completion carries).
+     */
+    const reportSteps = async (keep = 0) => {
+      while (reportsSteps && run.pending.length > keep) {
+        const count = Math.min(MAX_STEPS_PER_REPORT, run.pending.length - keep);
+        await agentCall('report_steps', { taskId: task.id, steps: run.pending.slice(0, count) });
+        run.pending.splice(0, count);
       }
     };
     try {
@@ -548,15 +553,24 @@ export async function runAgent(options: AgentOptions): Promise<AgentSummary> {
         if (toolCalls.length === 0) {
           const { tokensUsed, costUsd, ...breakdown } = reported(usage, price, run);
           await stopRenewal();
-          await reportSteps();
-          await agentCall('complete_task', {
-            taskId: task.id,
-            output: message.content ?? '',
-            tokensUsed,
-            costUsd,
-            ...breakdown,
-            ...(recommendations.length > 0 ? { recommendations } : {}),
-          });
+          // The last model calls travel with the completion, recorded in its statement.
+          await reportSteps(completesWithSteps ? MAX_STEPS_PER_REPORT : 0);
+          const steps = completesWithSteps ? run.pending.splice(0) : [];
+          try {
+            await agentCall('complete_task', {
+              taskId: task.id,
+              output: message.content ?? '',
+              tokensUsed,
+              costUsd,
+              ...breakdown,
+              ...(recommendations.length > 0 ? { recommendations } : {}),
+              ...(steps.length > 0 ? { steps } : {}),
+            });
+          } catch (error) {
+            // A refused completion recorded nothing: the failure that follows reports them.
+            run.pending.unshift(...steps);
+            throw error;
+          }
           log({
             event: 'completed',
             role,

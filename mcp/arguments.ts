@@ -20,6 +20,11 @@ function wholeSchemaOf(argsSchema: z.ZodType | undefined): JsonSchema {
     io: 'input',
     unrepresentable: 'any',
     target: 'draft-2020-12',
+    // A named format says it all: the regular expression zod spells it with (about 200 tokens for an ISO
+    // date-time) would be sent to the model with every tool list. The rule still checks it.
+    override: ({ jsonSchema }) => {
+      if (typeof jsonSchema.format === 'string') delete jsonSchema.pattern;
+    },
   }) as JsonSchema;
   return rest;
 }

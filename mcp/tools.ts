@@ -290,7 +290,9 @@ export const agentTools: AgentTool[] = [
       'budgets), its output, optional recommendations and an optional `usage` breakdown of tokensUsed ' +
       '(inputTokens + outputTokens = tokensUsed; cachedInputTokens ≤ inputTokens; reasoningTokens ≤ ' +
       'outputTokens), and `deliverables` as evidence (TEXT text, LINK url, FILE base64 data with mimeType): ' +
-      'a role that requires one refuses a completion without (reason `deliverable_required`). Agent role only.',
+      'a role that requires one refuses a completion without (reason `deliverable_required`). `steps`: the ' +
+      'model calls not yet sent with report_steps (as report_steps takes them), recorded before the completion ' +
+      'in one request: the usage must then be exactly the sum of all the attempt’s. Agent role only.',
     document: CompleteTask,
     arguments: {
       taskId: 'id',
@@ -300,6 +302,7 @@ export const agentTools: AgentTool[] = [
       usage: 'input.usage',
       recommendations: 'input.recommendations',
       deliverables: 'input.deliverables',
+      steps: 'input.steps',
     },
     readOnly: false,
   }),

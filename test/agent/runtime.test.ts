@@ -498,6 +498,11 @@ describe('the reference agent runtime', () => {
       else expect(received.arguments.taskId).toBe(taskId);
     }
     expect(recorder.calls.filter((received) => received.name === 'complete_task')).toHaveLength(1);
+    // Its two model calls travel with the completion: no report of their own.
+    expect(recorder.calls.some((received) => received.name === 'report_steps')).toBe(false);
+    expect(
+      recorder.calls.find((received) => received.name === 'complete_task')?.arguments.steps,
+    ).toHaveLength(2);
     // The model read a tool error for each call instead.
     const answers = model.received[1]?.body.messages.slice(-4);
     expect(answers.map((message: any) => message.tool_call_id)).toEqual([

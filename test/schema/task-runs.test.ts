@@ -324,6 +324,98 @@ describe('run records', () => {
     expect(deleteRunning.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   });
 
+  it('records the model calls a completion carries before it, in its statement, with one event', async () => {
+    const { chairman, agent } = await company();
+    const taskId = await queueTask(t, chairman, 'cfo', 'work');
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    const step = { model: 'm', durationMs: 1, inputTokens: 3, outputTokens: 2, costUsd: 0.00001 };
+    await ok(REPORT, { taskId, steps: [step, step] }, agent);
+    const bus = await watchBus(t, 'TASK_STEPS_RECORDED', chairman.tenantId);
+
+    const done = await ok(
+      COMPLETE,
+      {
+        id: taskId,
+        input: { tokensUsed: 20, costUsd: 0.00004, steps: [step, { ...step, finishReason: 'stop' }] },
+      },
+      agent,
+    );
+    expect(done.completeTask).toMatchObject({ status: 'completed', costUsd: 0.00004, tokensUsed: 20 });
+    // (The claim's and the report's own events, last seq 1 and 3, may reach the watch first.)
+    const event = await bus.next((payload) => payload.task_id === taskId && Number(payload.last_seq) > 3);
+    await bus.close();
+    expect(event.payload.last_seq).toBe(6);
+    const steps = (await ok(RUN, { id: taskId }, chairman)).task.steps.nodes;
+    expect(steps.map((row: any) => [row.seq, row.kind, row.source, row.costUsdText, row.charged])).toEqual([
+      [1, 'claimed', 'gateway', '0.000000', false],
+      [2, 'model_call', 'agent', '0.000010', true],
+      [3, 'model_call', 'agent', '0.000010', true],
+      [4, 'model_call', 'agent', '0.000010', true],
+      [5, 'model_call', 'agent', '0.000010', true],
+      [6, 'completed', 'gateway', '0.000000', true],
+    ]);
+    expect(steps[4]).toMatchObject({ finishReason: 'stop', tokens: 5, content: null });
+    expect(
+      await t.db.prisma.outboxEvent.count({
+        where: { type: 'TASK_STEPS_RECORDED', payload: { path: ['task_id'], equals: taskId } },
+      }),
+    ).toBe(3);
+  });
+
+  it('refuses a completion whose carried model calls are bad or do not add up, and records none of them', async () => {
+    const { chairman, agent } = await company();
+    const otherAgent = await t.caller(['agent'], { tenantId: chairman.tenantId });
+    const stranger = await t.caller(['agent']);
+    const taskId = await queueTask(t, chairman, 'cfo', 'work');
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    const step = { model: 'm', durationMs: 1, inputTokens: 3, outputTokens: 2, costUsd: 0.00001 };
+    await ok(REPORT, { taskId, steps: [step] }, agent);
+    const count = () => t.db.prisma.taskStep.count({ where: { taskId } });
+    const events = () => t.db.prisma.outboxEvent.count({ where: { tenantId: chairman.tenantId } });
+    const [stepsBefore, eventsBefore] = [await count(), await events()];
+    const complete = (input: Record<string, unknown>, caller: Caller = agent) =>
+      gql(COMPLETE, { id: taskId, input: { tokensUsed: 10, costUsd: 0.00002, ...input } }, caller);
+
+    // The one reported before and the one carried: $0.00002 and 10 tokens, not $0.00003.
+    const mismatch = await complete({ costUsd: 0.00003, steps: [step] });
+    expect(mismatch.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      reason: 'costs_do_not_add_up',
+      reportedCostUsd: 0.00003,
+      stepsCostUsd: 0.00002,
+      stepsTokens: 10,
+    });
+    const tokens = await complete({ tokensUsed: 11, usage: null, steps: [step] });
+    expect(tokens.errors?.[0]?.extensions).toMatchObject({ reason: 'costs_do_not_add_up', stepsTokens: 10 });
+    const tooMany = await complete({ steps: Array.from({ length: 501 }, () => step) });
+    expect(tooMany.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(tooMany.errors?.[0]?.message).toMatch(/steps/);
+    const inconsistent = await complete({ steps: [{ ...step, reasoningTokens: 3 }] });
+    expect(inconsistent.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(inconsistent.errors?.[0]?.message).toMatch(/reasoningTokens/);
+    const foreign = await complete({ steps: [step] }, stranger);
+    expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const notMine = await complete({ steps: [step] }, otherAgent);
+    expect(notMine.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+
+    expect(await count()).toBe(stepsBefore);
+    expect(await events()).toBe(eventsBefore);
+    const task = await t.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task).toMatchObject({ status: 'running', costUsd: null, tokensUsed: null });
+
+    // Over MCP, complete_task carries them as report_steps takes them.
+    const client = await connectMcp(server, agent);
+    const completed = await callTool(client, 'complete_task', {
+      taskId,
+      tokensUsed: 10,
+      costUsd: 0.00002,
+      steps: [step],
+    });
+    await client.close();
+    expect(completed.structuredContent.completeTask).toMatchObject({ status: 'completed', costUsd: 0.00002 });
+    expect(await count()).toBe(stepsBefore + 2);
+  });
+
   it('records a lapsed lease as the end of its attempt, whose reported calls the next attempt does not charge', async () => {
     const { chairman, agent } = await company();
     const taskId = await queueTask(t, chairman, 'cfo', 'work');

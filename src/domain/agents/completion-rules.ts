@@ -114,7 +114,51 @@ export const deliverableRule = z
 
 export type DeliverableInput = z.output<typeof deliverableRule>;
 
-/** `completeTask`'s input: usage, output, recommendations, deliverables and the optional token breakdown. */
+/** The most model calls one report (or one completion) carries (docs/limits.md). */
+export const MAX_STEPS_PER_REPORT = 500;
+
+/** One model call an agent reports (reportTaskSteps, or with its completion). */
+export const modelStepRule = z
+  .object({
+    model: z.string().trim().min(1).max(200),
+    startedAt: z.iso.datetime({ offset: true }).nullish(),
+    durationMs: z
+      .int()
+      .min(0)
+      .max(24 * 3600 * 1000),
+    inputTokens: tokenCount,
+    cachedInputTokens: tokenCount.nullish(),
+    outputTokens: tokenCount,
+    reasoningTokens: tokenCount.nullish(),
+    costUsd: z.number().min(0).max(1_000_000_000),
+    finishReason: z.string().trim().min(1).max(100).nullish(),
+    request: z.string().max(1_000_000).nullish(),
+    response: z.string().max(1_000_000).nullish(),
+  })
+  .superRefine((step, context) => {
+    if ((step.cachedInputTokens ?? 0) > step.inputTokens) {
+      context.addIssue({
+        code: 'custom',
+        path: ['cachedInputTokens'],
+        message: 'cachedInputTokens must not exceed inputTokens',
+      });
+    }
+    if ((step.reasoningTokens ?? 0) > step.outputTokens) {
+      context.addIssue({
+        code: 'custom',
+        path: ['reasoningTokens'],
+        message: 'reasoningTokens must not exceed outputTokens',
+      });
+    }
+  });
+export type ModelStep = z.output<typeof modelStepRule>;
+
+export const stepsReportRule = z.array(modelStepRule).min(1).max(MAX_STEPS_PER_REPORT);
+
+/**
+ * `completeTask`'s input: usage, output, recommendations, deliverables, the optional token breakdown and the
+ * model calls not yet reported.
+ */
 export const completionReportRule = z
   .object({
     output: z.string().max(1_000_000).nullish(),
@@ -123,6 +167,8 @@ export const completionReportRule = z
     usage: tokenUsageRule.nullish(),
     recommendations: z.array(recommendationRule).max(MAX_RECOMMENDATIONS).nullish(),
     deliverables: z.array(deliverableRule).max(MAX_DELIVERABLES).nullish(),
+    /** The attempt's model calls not reported yet, recorded before the completion in its statement. */
+    steps: z.array(modelStepRule).max(MAX_STEPS_PER_REPORT).nullish(),
   })
   .superRefine(
     (report, context) => {

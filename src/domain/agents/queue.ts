@@ -18,7 +18,7 @@ import {
   TENANT_BUDGET,
 } from './budgets.js';
 import { holdBlobs, releaseUnreferencedBlobs } from './chat.js';
-import type { TokenUsage } from './completion-rules.js';
+import type { ModelStep, TokenUsage } from './completion-rules.js';
 import {
   checkCompletionPolicy,
   deliverableDrafts,
@@ -40,7 +40,7 @@ import {
   taskUpdatedInsert,
 } from './task-events.js';
 import { reviewInsert } from './task-reviews.js';
-import { chargeStep, recordSteps, type StepRow, stepsInsert } from './task-steps.js';
+import { chargeStep, modelStepRows, recordSteps, type StepRow, stepsInsert } from './task-steps.js';
 import { wakeParents, wakeParentsIn } from './task-tree.js';
 
 /** How long a claim lasts before the task returns to the queue. */
@@ -441,6 +441,8 @@ export interface CompletionReport {
   usage?: TokenUsage | null | undefined;
   /** Evidence for "done", already checked (deliverables.ts). */
   deliverables?: readonly ReceivedDeliverable[] | null | undefined;
+  /** The attempt's model calls not reported before, recorded ahead of the completion (completion-rules.ts). */
+  steps?: readonly ModelStep[] | null | undefined;
 }
 
 /**
@@ -534,13 +536,15 @@ export async function completeTask(
   const recommendations = report.recommendations ?? [];
   const drafts = deliverableDrafts(report.deliverables ?? []);
   const { reviewerRole } = await checkCompletionPolicy(context, id, drafts.length);
-  const charged = await chargeStep(context, id, 'completed', report);
+  const modelCalls = await modelStepRows(context, report.steps ?? []);
+  const charged = await chargeStep(context, id, 'completed', report, modelCalls);
   const steps: StepRow[] = reviewerRole
     ? [
+        ...modelCalls,
         { ...charged, outcome: 'in_review' },
         { kind: 'review_requested', actor: context.viewer.sub, reason: `reviewer role ${reviewerRole}` },
       ]
-    : [charged];
+    : [...modelCalls, charged];
   const status = reviewerRole ? Prisma.sql`'in_review'` : Prisma.sql`'completed'`;
   const end = (db: Prisma.TransactionClient) =>
     endRunningTask(

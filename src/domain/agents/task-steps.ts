@@ -1,8 +1,8 @@
-import { z } from 'zod';
 import { recordAudit } from '../../audit.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Actor } from '../actor.js';
 import { conflict, notFound, Refusal } from '../errors.js';
+import type { ModelStep } from './completion-rules.js';
 import { lockOwnRunningTask } from './queue.js';
 import { roleScopeSql } from './role-binding.js';
 import { stepsRecordedRows } from './task-events.js';
@@ -33,52 +33,10 @@ export const STEP_KINDS = [
 ] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
-/** The most steps one report carries (docs/limits.md). */
-export const MAX_STEPS_PER_REPORT = 500;
 /** The most characters of each captured body kept (after redaction). */
 export const MAX_CAPTURED_CHARS = 16 * 1024;
 /** The kinds that charge a task (its cost and its budgets): each ends an attempt. */
 const CHARGE_KINDS: readonly StepKind[] = ['completed', 'delegated'];
-
-const tokenCount = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
-
-/** One model call an agent reports. */
-export const modelStepRule = z
-  .object({
-    model: z.string().trim().min(1).max(200),
-    startedAt: z.iso.datetime({ offset: true }).nullish(),
-    durationMs: z
-      .int()
-      .min(0)
-      .max(24 * 3600 * 1000),
-    inputTokens: tokenCount,
-    cachedInputTokens: tokenCount.nullish(),
-    outputTokens: tokenCount,
-    reasoningTokens: tokenCount.nullish(),
-    costUsd: z.number().min(0).max(1_000_000_000),
-    finishReason: z.string().trim().min(1).max(100).nullish(),
-    request: z.string().max(1_000_000).nullish(),
-    response: z.string().max(1_000_000).nullish(),
-  })
-  .superRefine((step, context) => {
-    if ((step.cachedInputTokens ?? 0) > step.inputTokens) {
-      context.addIssue({
-        code: 'custom',
-        path: ['cachedInputTokens'],
-        message: 'cachedInputTokens must not exceed inputTokens',
-      });
-    }
-    if ((step.reasoningTokens ?? 0) > step.outputTokens) {
-      context.addIssue({
-        code: 'custom',
-        path: ['reasoningTokens'],
-        message: 'reasoningTokens must not exceed outputTokens',
-      });
-    }
-  });
-export type ModelStep = z.output<typeof modelStepRule>;
-
-export const stepsReportRule = z.array(modelStepRule).min(1).max(MAX_STEPS_PER_REPORT);
 
 /** A step as the gateway writes it: the columns of task_steps it sets, in snake case. */
 export interface StepRow {
@@ -244,6 +202,19 @@ export interface StepsReport {
 }
 
 /**
+ * Reported model calls as step rows of `context`'s agent: the tenant's capture setting is read only when a
+ * step carries a body.
+ */
+export async function modelStepRows(context: Actor, steps: readonly ModelStep[]): Promise<StepRow[]> {
+  if (steps.length === 0) return [];
+  const policy = steps.some((step) => step.request || step.response)
+    ? await capturePolicy(context.prisma, context.viewer.tenantId)
+    : { capture: false, retentionDays: 0 };
+  const now = Date.now();
+  return steps.map((step) => modelStepRow(step, context.viewer.sub, policy, now));
+}
+
+/**
  * Records model calls the agent holding a running task reports, in order, under the current attempt. 404
  * another tenant's task (or one of a role the token is not bound to), 409 a task not running, 403 another
  * agent's; a refusal writes nothing. Bodies are kept only when the tenant captures content (redacted).
@@ -254,12 +225,7 @@ export async function reportTaskSteps(
   steps: readonly ModelStep[],
 ): Promise<StepsReport> {
   const { tenantId, sub } = context.viewer;
-  // The tenant's setting matters only to steps that carry a body.
-  const policy = steps.some((step) => step.request || step.response)
-    ? await capturePolicy(context.prisma, tenantId)
-    : { capture: false, retentionDays: 0 };
-  const now = Date.now();
-  const rows = steps.map((step) => modelStepRow(step, sub, policy, now));
+  const rows = await modelStepRows(context, steps);
   // One statement, its own transaction (as endRunningTask): it changes the task only when it is the
   // caller's tenant's, of a role its token works for, running and the caller's; its TASK_STEPS_RECORDED
   // event is the statement's main query (the outbox's rule allows no data-modifying WITH query).
@@ -307,7 +273,8 @@ async function attemptUsage(context: Actor, taskId: string): Promise<AttemptUsag
 
 /**
  * The step that records a charge (a completion's or a delegation's usage), after checking it against the
- * model calls reported in this attempt: when there are any, the charge must be exactly their sum (cost to
+ * model calls of this attempt: those reported before, and `along` (the model-call rows the charge itself
+ * carries, recorded in its statement). When there are any, the charge must be exactly their sum (cost to
  * the micro-dollar, and tokens), else BAD_USER_INPUT `costs_do_not_add_up` and nothing changes; the step
  * then carries no cost of its own. When there are none, the step carries the charge itself. Either way
  * the costs of a task's charged steps add up to its cost (docs/runs.md).
@@ -317,11 +284,22 @@ export async function chargeStep(
   taskId: string,
   kind: 'completed' | 'delegated',
   charge: { costUsd: number; tokensUsed: number },
+  along: readonly StepRow[] = [],
 ): Promise<StepRow> {
   const reported = new Prisma.Decimal(charge.costUsd.toFixed(6));
-  const usage = await attemptUsage(context, taskId);
+  const before = await attemptUsage(context, taskId);
   const base: StepRow = { kind, actor: context.viewer.sub };
-  if (!usage || usage.calls === 0) {
+  // A task the caller cannot see: the statement that charges it changes nothing and says why (404).
+  if (!before) return { ...base, cost_usd: reported.toFixed(6), tokens: charge.tokensUsed };
+  const usage = along.reduce(
+    (sum, row) => ({
+      calls: sum.calls + 1,
+      costUsd: sum.costUsd.plus(row.cost_usd ?? 0),
+      tokens: sum.tokens + BigInt(row.tokens ?? 0),
+    }),
+    before,
+  );
+  if (usage.calls === 0) {
     return { ...base, cost_usd: reported.toFixed(6), tokens: charge.tokensUsed };
   }
   if (!usage.costUsd.equals(reported) || usage.tokens !== BigInt(charge.tokensUsed)) {

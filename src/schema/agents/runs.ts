@@ -2,15 +2,17 @@ import { z } from 'zod';
 import { recordAudit } from '../../audit.js';
 import { builder } from '../../builder.js';
 import {
-  deleteTask,
   MAX_STEPS_PER_REPORT,
   modelStepRule,
+  stepsReportRule,
+} from '../../domain/agents/completion-rules.js';
+import {
+  deleteTask,
   readTaskSteps,
   reportTaskSteps,
   STEP_KINDS,
   type StepsReport,
   type StepView,
-  stepsReportRule,
 } from '../../domain/agents/task-steps.js';
 import { idArg, zodField, zodInputType } from '../args.js';
 import { TaskRef } from './types.js';

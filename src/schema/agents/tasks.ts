@@ -3,6 +3,7 @@ import { builder } from '../../builder.js';
 import {
   completionReportRule,
   MAX_DELIVERABLES,
+  MAX_STEPS_PER_REPORT,
   recommendationRule,
   tokenUsageRule,
 } from '../../domain/agents/completion-rules.js';
@@ -156,6 +157,9 @@ zodInputType('CompleteTaskInput', completionReportRule, {
     usage: { description: 'Optional breakdown of tokensUsed by kind, stored on the task as `usage`.' },
     deliverables: {
       description: `Evidence for "done", at most ${MAX_DELIVERABLES}; a role with requireDeliverable needs one.`,
+    },
+    steps: {
+      description: `The attempt’s model calls not reported yet with reportTaskSteps (at most ${MAX_STEPS_PER_REPORT}), recorded in order before the completion, in its statement: tokensUsed and costUsd must then be exactly the sum of these and the ones reported before (BAD_USER_INPUT \`costs_do_not_add_up\`).`,
     },
   },
 });
