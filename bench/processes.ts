@@ -139,10 +139,14 @@ export function freePort(): Promise<number> {
 
 let ticksPerSecond: number | undefined;
 
-/** CPU seconds (user + system, every thread) the process has used so far; NaN once it is gone. */
-export async function cpuSeconds(pid: number): Promise<number> {
+/**
+ * CPU seconds (user + system) the process has used so far, every thread; of one thread only with `thread`
+ * (its id: the process id is its main thread's). NaN once it is gone.
+ */
+export async function cpuSeconds(pid: number, thread?: number): Promise<number> {
   ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const file = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+  const stat = await readFile(file, 'utf8').catch(() => '');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the line; fields[0] is field 3 (state).
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;

@@ -381,9 +381,12 @@ try {
     });
   }
   if (cases.includes('a2a')) {
-    await attempt('A2A SendMessage against the REST chat, and its replay (PGlite, in process)', async () => {
-      report.a2a = await measureA2a(quick ? 3 : 5, quick ? 40 : 100);
-    });
+    await attempt(
+      'A2A SendMessage against the REST chat, and its replay (gateway process, PGlite)',
+      async () => {
+        report.a2a = await measureA2a({ runDir, postgresUrl }, quick ? 3 : 5, quick ? 40 : 100);
+      },
+    );
   }
   if (cases.includes('delegation')) {
     await attempt(
@@ -398,18 +401,17 @@ try {
       const withRedis = database === 'postgres' && (await redisAnswers(redisUrl));
       const where = database === 'pglite' ? 'PGlite' : withRedis ? 'PostgreSQL + Redis' : 'PostgreSQL';
       await attempt(
-        `run records: 100 steps per task, and a 1,000-step timeline read (gateway in process, ${where})`,
+        `run records: 100 steps per task, and a 1,000-step timeline read (gateway process, ${where})`,
         async () => {
-          const target =
-            database === 'pglite'
-              ? {}
-              : {
-                  databaseUrl: await createDatabase(postgresUrl, 'task_runs'),
-                  adminUrl: postgresUrl,
-                  ...(withRedis ? { redisUrl } : {}),
-                };
           report.taskRuns.push(
-            await measureTaskRuns(quick ? 3 : 5, quick ? 10 : 20, quick ? 100 : 300, target),
+            await measureTaskRuns(database, {
+              runDir,
+              postgresUrl,
+              redisUrl: withRedis ? redisUrl : undefined,
+              rounds: quick ? 3 : 5,
+              tasksPerRound: quick ? 20 : 60,
+              timelineReads: quick ? 100 : 300,
+            }),
           );
         },
       );

@@ -1,56 +1,59 @@
-// Run records: what recording a run's steps adds to the gateway, and reading a long timeline. Per round, on
-// a fresh tenant each, tasks run as claim + complete alone, and as claim + 100 model steps reported in
-// one batch + complete with their exact sum, interleaved; the CPU of the claim-to-completion requests is
-// compared. Then a task with 1,000 steps is read whole (`Task.steps(first: 1000)`) again and again: its
-// time and the CPU it takes. The gateway runs in this process, driven through yoga's fetch, on PGlite (its
-// worker thread is in this process, so the CPU counted is the gateway's and the database's) or on a
-// PostgreSQL server (+ Redis) of its own (the CPU counted is then the gateway's alone; its database
-// backends' is measured beside it).
+// Run records: what recording a run's steps adds to the gateway, and reading a long timeline. The gateway is
+// `npm start`'s server in a process of its own (NODE_ENV=production), driven over loopback HTTP from this
+// one, on PGlite (its worker thread in the gateway's process: the CPU counted is the gateway's and its
+// database's, with the main thread's alone beside it) or on a PostgreSQL database (+ Redis) of its own (the
+// CPU counted is the gateway's alone; its database backends' is measured beside it). Per round, on a fresh
+// tenant each, tasks run as claim + complete alone; as claim + a completion carrying its 100 model steps
+// with their exact sum (what the reference runtime sends when a run's steps are still unreported at its
+// end); and as claim + the 100 steps in a report of their own + complete, interleaved; the gateway's CPU
+// for the claim-to-completion requests is compared. Then a task with 1,000 steps is read whole
+// (`Task.steps(first: 1000)`) again and again: its time, and the gateway's CPU per read.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { signToken } from '../src/auth/tokens.js';
-import { BENCH_SECRET, withInProcessApp } from './in-process.js';
 import { median, percentile } from './measure.js';
 import { backendPids, cpuSeconds } from './processes.js';
-
-/** Where the gateway's database is: PGlite in this process, or a PostgreSQL database (with Redis or not). */
-export interface TaskRunDatabase {
-  /** A fresh PostgreSQL database; PGlite when absent. */
-  databaseUrl?: string;
-  /** The server's administration URL, to find the database's backends (their CPU). */
-  adminUrl?: string;
-  redisUrl?: string;
-}
+import {
+  type Caller,
+  type DatabaseKind,
+  type Gateway,
+  graphqlRequest,
+  jwtSecret,
+  startGateway,
+} from './servers.js';
 
 export interface TaskRunFigures {
-  database: 'pglite' | 'postgres';
+  database: DatabaseKind;
   redis: boolean;
   rounds: number;
   tasksPerRound: number;
   stepsPerTask: number;
-  batchSize: number;
   /**
-   * Median over rounds of CPU ms per task, claim to completion: the bench process's (user + system, every
-   * thread): on PGlite the gateway's and its database's; on PostgreSQL the gateway's alone.
+   * Median over rounds of the gateway process's CPU ms per task (user + system, 10 ms clock ticks), claim to
+   * completion: on PGlite the gateway's and its database's; on PostgreSQL the gateway's alone. `stepped`: the
+   * steps carried by the completion; `reported`: the steps in a report of their own before it.
    */
   plainCpuMsPerTask: number;
   steppedCpuMsPerTask: number;
-  /** Median over rounds of stepped / plain. */
+  reportedCpuMsPerTask: number;
+  /** Median over rounds of stepped / plain, and of reported / plain. */
   cpuRatio: number;
-  /**
-   * The main thread alone (`process.threadCpuUsage()`, Node 23.9+; null before): on PGlite, the gateway
-   * without its database's thread.
-   */
-  mainThread: { plainCpuMsPerTask: number; steppedCpuMsPerTask: number; cpuRatio: number } | null;
+  reportedCpuRatio: number;
+  /** The gateway's main thread alone: on PGlite, the gateway without its database's thread. */
+  mainThread: {
+    plainCpuMsPerTask: number;
+    steppedCpuMsPerTask: number;
+    reportedCpuMsPerTask: number;
+    cpuRatio: number;
+    reportedCpuRatio: number;
+  };
   /** PostgreSQL only: its backends' CPU for the same requests, ms per task (10 ms clock ticks). */
-  backends: { plainCpuMsPerTask: number; steppedCpuMsPerTask: number } | null;
-  /** Reading a 1,000-step timeline. */
+  backends: { plainCpuMsPerTask: number; steppedCpuMsPerTask: number; reportedCpuMsPerTask: number } | null;
+  /** Reading a 1,000-step timeline over HTTP: each read's time, and the gateway's CPU per read (all reads). */
   timelineReads: number;
   timelineP50Ms: number;
   timelineP99Ms: number;
-  /** The bench process's CPU (all threads, PGlite's worker included) per read: steadier on a busy machine. */
-  timelineCpuP50Ms: number;
-  timelineCpuP99Ms: number;
+  timelineCpuMsPerRead: number;
 }
 
 const CHAT = `mutation Chat($role: String!) {
@@ -71,22 +74,6 @@ const TIMELINE = `query Timeline($id: ID!, $first: Int) {
   }
 }`;
 
-const cpuMsSince = (start: NodeJS.CpuUsage) => {
-  const { user, system } = process.cpuUsage(start);
-  return (user + system) / 1000;
-};
-
-/** This thread's CPU alone, where Node has `process.threadCpuUsage()` (23.9+). */
-const threadCpuUsage = (
-  process as { threadCpuUsage?: (previous?: NodeJS.CpuUsage) => NodeJS.CpuUsage }
-).threadCpuUsage?.bind(process);
-
-/** CPU seconds of the database's backends so far, by process id (PostgreSQL). */
-async function backendCpu(adminUrl: string, database: string): Promise<Map<number, number>> {
-  const pids = await backendPids(adminUrl, database);
-  return new Map(await Promise.all(pids.map(async (pid) => [pid, await cpuSeconds(pid)] as const)));
-}
-
 /** A model step costing `micros` micro-dollars, of 30 tokens. */
 const step = (micros: number) => ({
   model: 'bench-model',
@@ -99,42 +86,52 @@ const step = (micros: number) => ({
   finishReason: 'tool_calls',
 });
 
+/** How a face's tasks end: alone, with their steps carried by the completion, or reported before it. */
+type Face = 'plain' | 'stepped' | 'reported';
+
+/** CPU ms of one run's requests, per task. */
+interface RunCpu {
+  process: number;
+  mainThread: number;
+  backends: number | null;
+}
+
 export async function measureTaskRuns(
-  rounds: number,
-  tasksPerRound: number,
-  timelineReads: number,
-  database: TaskRunDatabase = {},
+  database: DatabaseKind,
+  options: {
+    runDir: string;
+    postgresUrl: string;
+    redisUrl?: string | undefined;
+    rounds: number;
+    tasksPerRound: number;
+    timelineReads: number;
+  },
 ): Promise<TaskRunFigures> {
   const STEPS = 100;
-  const BATCH = 100;
-  const env: Record<string, string> = {};
-  if (database.databaseUrl) env.DATABASE_URL = database.databaseUrl;
-  if (database.redisUrl) env.REDIS_URL = database.redisUrl;
-  const databaseName = database.databaseUrl ? new URL(database.databaseUrl).pathname.slice(1) : undefined;
-  return withInProcessApp('task-runs', env, async (app) => {
-    const graphql = async <T>(token: string, query: string, variables: Record<string, unknown>) => {
-      const response = await app.yoga.fetch('http://bench/graphql', {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({ query, variables }),
-      });
-      const result = (await response.json()) as { data?: T; errors?: unknown[] };
-      if (result.errors || !result.data) throw new Error(JSON.stringify(result.errors ?? result));
-      return result.data;
-    };
-    const company = async () => {
+  const { rounds, tasksPerRound, timelineReads } = options;
+  const gateway: Gateway = await startGateway({
+    name: `task-runs-${database}`,
+    database,
+    runDir: options.runDir,
+    postgresUrl: options.postgresUrl,
+    ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
+  });
+  try {
+    const company = async (): Promise<{ chairman: Caller; agent: Caller }> => {
       const tenantId = randomUUID();
+      const caller = async (sub: string, roles: string[]) => ({
+        tenantId,
+        sub,
+        token: await signToken(jwtSecret, { tenantId, sub, roles }),
+      });
       return {
-        chairman: await signToken(BENCH_SECRET, { tenantId, sub: 'bench-chairman', roles: ['chairman'] }),
-        agent: await signToken(BENCH_SECRET, { tenantId, sub: 'bench-agent', roles: ['agent'] }),
+        chairman: await caller('bench-chairman', ['chairman']),
+        agent: await caller('bench-agent', ['agent']),
       };
     };
-    const claim = async (agent: string) => {
-      const { claimNextTask } = await graphql<{ claimNextTask: { task: { id: string } | null } }>(
+    const claim = async (agent: Caller) => {
+      const { claimNextTask } = await graphqlRequest<{ claimNextTask: { task: { id: string } | null } }>(
+        gateway,
         agent,
         CLAIM,
         { role: 'cfo' },
@@ -142,126 +139,136 @@ export async function measureTaskRuns(
       if (!claimNextTask.task) throw new Error('nothing to claim');
       return claimNextTask.task.id;
     };
-    const complete = async (agent: string, id: string, micros: number, tokens: number) => {
-      await graphql(agent, COMPLETE, {
+    const complete = (agent: Caller, id: string, micros: number, tokens: number, steps?: unknown[]) =>
+      graphqlRequest(gateway, agent, COMPLETE, {
         id,
-        input: { output: 'done', tokensUsed: tokens, costUsd: micros / 1e6 },
+        input: { output: 'done', tokensUsed: tokens, costUsd: micros / 1e6, ...(steps ? { steps } : {}) },
       });
+    const backendCpu = async (): Promise<number | null> => {
+      if (!gateway.databaseName) return null;
+      const pids = await backendPids(options.postgresUrl, gateway.databaseName);
+      const seconds = await Promise.all(pids.map((pid) => cpuSeconds(pid)));
+      return seconds.reduce((sum, value) => sum + value, 0);
     };
-    interface RunCpu {
-      /** ms per task: this process, its main thread (when Node tells), the database's backends (PostgreSQL). */
-      process: number;
-      mainThread: number | null;
-      backends: number | null;
-    }
-    /** Runs `tasks` tasks, claim to completion, on a fresh tenant; answers the CPU ms of those requests. */
-    const run = async (stepped: boolean): Promise<RunCpu> => {
+    const cpuNow = async () => ({
+      process: await cpuSeconds(gateway.pid),
+      mainThread: await cpuSeconds(gateway.pid, gateway.pid),
+      backends: await backendCpu(),
+    });
+    /** Runs `tasksPerRound` tasks, claim to completion, on a fresh tenant: the CPU ms of those requests. */
+    const run = async (face: Face): Promise<RunCpu> => {
       const { chairman, agent } = await company();
-      for (let index = 0; index < tasksPerRound; index += 1) await graphql(chairman, CHAT, { role: 'cfo' });
-      const backendsBefore =
-        databaseName && database.adminUrl ? await backendCpu(database.adminUrl, databaseName) : undefined;
-      const thread = threadCpuUsage?.();
-      const cpu = process.cpuUsage();
+      for (let index = 0; index < tasksPerRound; index += 1) {
+        await graphqlRequest(gateway, chairman, CHAT, { role: 'cfo' });
+      }
+      // The chats' events are relayed before the measured requests start.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const before = await cpuNow();
       for (let index = 0; index < tasksPerRound; index += 1) {
         const id = await claim(agent);
-        if (!stepped) {
+        if (face === 'plain') {
           await complete(agent, id, 1000 + index, 30);
           continue;
         }
-        let micros = 0;
-        for (let from = 0; from < STEPS; from += BATCH) {
-          const steps = Array.from({ length: BATCH }, (_, offset) => step(10 + ((from + offset) % 7)));
-          micros += steps.reduce((sum, item) => sum + Math.round(item.costUsd * 1e6), 0);
-          await graphql(agent, REPORT, { taskId: id, steps });
-        }
-        await complete(agent, id, micros, STEPS * 30);
+        const steps = Array.from({ length: STEPS }, (_, offset) => step(10 + (offset % 7)));
+        const micros = steps.reduce((sum, item) => sum + Math.round(item.costUsd * 1e6), 0);
+        if (face === 'reported') {
+          await graphqlRequest(gateway, agent, REPORT, { taskId: id, steps });
+          await complete(agent, id, micros, STEPS * 30);
+        } else await complete(agent, id, micros, STEPS * 30, steps);
       }
-      const processMs = cpuMsSince(cpu);
-      const threadUsage = thread && threadCpuUsage ? threadCpuUsage(thread) : undefined;
-      let backendsMs: number | null = null;
-      if (backendsBefore && databaseName && database.adminUrl) {
-        const after = await backendCpu(database.adminUrl, databaseName);
-        // A backend that ended in between loses its share; the pool keeps its connections for the run.
-        backendsMs = 0;
-        for (const [pid, seconds] of after) backendsMs += (seconds - (backendsBefore.get(pid) ?? 0)) * 1000;
-      }
+      // The completions' events are relayed (their relay passes counted with them) before the CPU is read.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const after = await cpuNow();
+      const perTask = (seconds: number) => (seconds * 1000) / tasksPerRound;
       return {
-        process: processMs / tasksPerRound,
-        mainThread: threadUsage ? (threadUsage.user + threadUsage.system) / 1000 / tasksPerRound : null,
-        backends: backendsMs === null ? null : backendsMs / tasksPerRound,
+        process: perTask(after.process - before.process),
+        mainThread: perTask(after.mainThread - before.mainThread),
+        backends:
+          after.backends === null || before.backends === null
+            ? null
+            : perTask(after.backends - before.backends),
       };
     };
+    const faces: Face[] = ['plain', 'stepped', 'reported'];
     // One of each to warm up.
-    await run(false);
-    await run(true);
-    const plain: RunCpu[] = [];
-    const stepped: RunCpu[] = [];
+    for (const face of faces) await run(face);
+    const runs = new Map<Face, RunCpu[]>(faces.map((face) => [face, []]));
     for (let round = 0; round < rounds; round += 1) {
-      const first = round % 2 === 0;
-      const a = first ? await run(false) : await run(true);
-      const b = first ? await run(true) : await run(false);
-      const [p, s] = first ? [a, b] : [b, a];
-      plain.push(p);
-      stepped.push(s);
+      // Each round starts with another face.
+      for (let offset = 0; offset < faces.length; offset += 1) {
+        const face = faces[(round + offset) % faces.length] as Face;
+        runs.get(face)?.push(await run(face));
+      }
     }
-    const medianOf = (runs: RunCpu[], pick: (run: RunCpu) => number | null) =>
-      median(runs.map((run) => pick(run) ?? Number.NaN));
-    const ratioOf = (pick: (run: RunCpu) => number | null) =>
-      median(
-        plain.map((p, index) => (pick(stepped[index] as RunCpu) ?? Number.NaN) / (pick(p) ?? Number.NaN)),
-      );
+    const plain = runs.get('plain') ?? [];
+    const stepped = runs.get('stepped') ?? [];
+    const reported = runs.get('reported') ?? [];
+    const medianOf = (of: RunCpu[], pick: (cpu: RunCpu) => number | null) =>
+      median(of.map((cpu) => pick(cpu) ?? Number.NaN));
+    const ratioOf = (of: RunCpu[], pick: (cpu: RunCpu) => number | null) =>
+      median(plain.map((p, index) => (pick(of[index] as RunCpu) ?? Number.NaN) / (pick(p) ?? Number.NaN)));
 
     // A 1,000-step timeline, read whole.
     const { chairman, agent } = await company();
-    await graphql(chairman, CHAT, { role: 'cfo' });
+    await graphqlRequest(gateway, chairman, CHAT, { role: 'cfo' });
     const id = await claim(agent);
     for (let from = 0; from < 1000; from += 500) {
-      await graphql(agent, REPORT, { taskId: id, steps: Array.from({ length: 500 }, () => step(10)) });
+      await graphqlRequest(gateway, agent, REPORT, {
+        taskId: id,
+        steps: Array.from({ length: 500 }, () => step(10)),
+      });
     }
     await complete(agent, id, 10_000, 30_000);
     const read = () =>
-      graphql<{ task: { steps: { nodes: unknown[] } } }>(chairman, TIMELINE, { id, first: 1000 });
+      graphqlRequest<{ task: { steps: { nodes: unknown[] } } }>(gateway, chairman, TIMELINE, {
+        id,
+        first: 1000,
+      });
     const check = await read();
     if (check.task.steps.nodes.length !== 1000) {
       throw new Error(`the timeline read ${check.task.steps.nodes.length} steps, not 1,000`);
     }
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const times: number[] = [];
-    const cpu: number[] = [];
+    const cpuBefore = await cpuSeconds(gateway.pid);
     for (let index = 0; index < timelineReads; index += 1) {
       const started = performance.now();
-      const cpuStart = process.cpuUsage();
       await read();
-      cpu.push(cpuMsSince(cpuStart));
       times.push(performance.now() - started);
     }
+    const readsCpu = (await cpuSeconds(gateway.pid)) - cpuBefore;
     return {
-      database: database.databaseUrl ? 'postgres' : 'pglite',
-      redis: !!database.redisUrl,
+      database,
+      redis: !!options.redisUrl,
       rounds,
       tasksPerRound,
       stepsPerTask: STEPS,
-      batchSize: BATCH,
-      plainCpuMsPerTask: medianOf(plain, (run) => run.process),
-      steppedCpuMsPerTask: medianOf(stepped, (run) => run.process),
-      cpuRatio: ratioOf((run) => run.process),
-      mainThread: threadCpuUsage
+      plainCpuMsPerTask: medianOf(plain, (cpu) => cpu.process),
+      steppedCpuMsPerTask: medianOf(stepped, (cpu) => cpu.process),
+      reportedCpuMsPerTask: medianOf(reported, (cpu) => cpu.process),
+      cpuRatio: ratioOf(stepped, (cpu) => cpu.process),
+      reportedCpuRatio: ratioOf(reported, (cpu) => cpu.process),
+      mainThread: {
+        plainCpuMsPerTask: medianOf(plain, (cpu) => cpu.mainThread),
+        steppedCpuMsPerTask: medianOf(stepped, (cpu) => cpu.mainThread),
+        reportedCpuMsPerTask: medianOf(reported, (cpu) => cpu.mainThread),
+        cpuRatio: ratioOf(stepped, (cpu) => cpu.mainThread),
+        reportedCpuRatio: ratioOf(reported, (cpu) => cpu.mainThread),
+      },
+      backends: gateway.databaseName
         ? {
-            plainCpuMsPerTask: medianOf(plain, (run) => run.mainThread),
-            steppedCpuMsPerTask: medianOf(stepped, (run) => run.mainThread),
-            cpuRatio: ratioOf((run) => run.mainThread),
-          }
-        : null,
-      backends: databaseName
-        ? {
-            plainCpuMsPerTask: medianOf(plain, (run) => run.backends),
-            steppedCpuMsPerTask: medianOf(stepped, (run) => run.backends),
+            plainCpuMsPerTask: medianOf(plain, (cpu) => cpu.backends),
+            steppedCpuMsPerTask: medianOf(stepped, (cpu) => cpu.backends),
+            reportedCpuMsPerTask: medianOf(reported, (cpu) => cpu.backends),
           }
         : null,
       timelineReads,
       timelineP50Ms: percentile(times, 50),
       timelineP99Ms: percentile(times, 99),
-      timelineCpuP50Ms: percentile(cpu, 50),
-      timelineCpuP99Ms: percentile(cpu, 99),
+      timelineCpuMsPerRead: (readsCpu * 1000) / timelineReads,
     };
-  });
+  } finally {
+    await gateway.stop();
+  }
 }
