@@ -33,7 +33,6 @@ import {
   backendPids,
   cleanUp,
   cleanUpOnSignals,
-  createDatabase,
   interrupted,
   root,
   runDirectory,
