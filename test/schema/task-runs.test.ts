@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { type AgentSummary, runAgent } from '../../agent/runtime.js';
 import { connectorToolName } from '../../mcp/connector-tools.js';
 import { sweepExpiredLeases } from '../../src/domain/agents/lease-sweeper.js';
+import { readTaskSteps } from '../../src/domain/agents/task-steps.js';
 import type { RunningServer } from '../../src/server.js';
 import { completion, startModelServer } from '../agent/model-server.js';
 import { callTool, connectMcp } from '../mcp/mcp-support.js';
@@ -414,6 +415,50 @@ describe('run records', () => {
     await client.close();
     expect(completed.structuredContent.completeTask).toMatchObject({ status: 'completed', costUsd: 0.00002 });
     expect(await count()).toBe(stepsBefore + 2);
+  });
+
+  it('reads only the step fields a query selects, through fragments, aliases and @include', async () => {
+    const { chairman, agent } = await company();
+    const taskId = await queueTask(t, chairman, 'cfo', 'work');
+    await ok(CLAIM, { role: 'cfo' }, agent);
+    const step = { model: 'm', durationMs: 7, inputTokens: 3, outputTokens: 2, costUsd: 0.000012 };
+    await ok(REPORT, { taskId, steps: [step] }, agent);
+
+    const read = await ok(
+      `query Read($id: ID!, $withModel: Boolean!) {
+        task(id: $id) { steps { nodes { ...Kind exact: costUsdText model @include(if: $withModel) } } }
+      }
+      fragment Kind on TaskStep { seq kind ... on TaskStep { durationMs } }`,
+      { id: taskId, withModel: false },
+      chairman,
+    );
+    expect(read.task.steps.nodes).toEqual([
+      { seq: 1, kind: 'claimed', durationMs: null, exact: '0.000000' },
+      { seq: 2, kind: 'model_call', durationMs: 7, exact: '0.000012' },
+    ]);
+    const withModel = await ok(
+      `query Read($id: ID!) { task(id: $id) { steps { nodes { model @include(if: true) charged } } } }`,
+      { id: taskId },
+      chairman,
+    );
+    expect(withModel.task.steps.nodes).toEqual([
+      { model: null, charged: false },
+      { model: 'm', charged: false },
+    ]);
+
+    // What the database is asked for: the seq and the fields named, nothing else.
+    const page = await readTaskSteps(t.db.prisma, taskId, {
+      first: 10,
+      afterSeq: 0,
+      fields: new Set(['kind']),
+    });
+    expect(page.nodes).toEqual([
+      { seq: 1, kind: 'claimed' },
+      { seq: 2, kind: 'model_call' },
+    ]);
+    const whole = await readTaskSteps(t.db.prisma, taskId, { first: 10, afterSeq: 0 });
+    expect(Object.keys(whole.nodes[1] ?? {})).toHaveLength(28);
+    expect(whole.nodes[1]?.startedAt).toBeInstanceOf(Date);
   });
 
   it('records a lapsed lease as the end of its attempt, whose reported calls the next attempt does not charge', async () => {

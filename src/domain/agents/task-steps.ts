@@ -356,38 +356,75 @@ export interface StepView {
 
 const CHARGE_KINDS_SQL = Prisma.raw(CHARGE_KINDS.map((kind) => `'${kind}'`).join(', '));
 
+/** Each StepView key as the page's SQL reads it (`st`: the step, `charged`: the charged attempts). */
+const STEP_VIEW_SQL: Record<keyof StepView, Prisma.Sql> = {
+  id: Prisma.sql`st.id`,
+  seq: Prisma.sql`st.seq`,
+  attempt: Prisma.sql`st.attempt`,
+  kind: Prisma.sql`st.kind`,
+  source: Prisma.sql`st.source`,
+  actor: Prisma.sql`st.actor`,
+  startedAt: Prisma.sql`st.started_at AS "startedAt"`,
+  durationMs: Prisma.sql`st.duration_ms AS "durationMs"`,
+  model: Prisma.sql`st.model`,
+  inputTokens: Prisma.sql`st.input_tokens AS "inputTokens"`,
+  cachedInputTokens: Prisma.sql`st.cached_input_tokens AS "cachedInputTokens"`,
+  outputTokens: Prisma.sql`st.output_tokens AS "outputTokens"`,
+  reasoningTokens: Prisma.sql`st.reasoning_tokens AS "reasoningTokens"`,
+  tokens: Prisma.sql`st.tokens`,
+  costUsd: Prisma.sql`st.cost_usd::text AS "costUsd"`,
+  charged: Prisma.sql`st.kind IN (${CHARGE_KINDS_SQL})
+    OR (st.kind = 'model_call' AND st.attempt IN (SELECT attempt FROM charged)) AS charged`,
+  finishReason: Prisma.sql`st.finish_reason AS "finishReason"`,
+  connectorId: Prisma.sql`st.connector_id AS "connectorId"`,
+  endpoint: Prisma.sql`st.endpoint`,
+  httpStatus: Prisma.sql`st.http_status AS "httpStatus"`,
+  bytes: Prisma.sql`st.bytes`,
+  outcome: Prisma.sql`st.outcome`,
+  approvalId: Prisma.sql`st.approval_id AS "approvalId"`,
+  childTaskId: Prisma.sql`st.child_task_id AS "childTaskId"`,
+  modelVersionId: Prisma.sql`st.model_version_id AS "modelVersionId"`,
+  routing: Prisma.sql`st.routing`,
+  reason: Prisma.sql`st.reason`,
+  content: Prisma.sql`st.content`,
+};
+const STEP_VIEW_KEYS = Object.keys(STEP_VIEW_SQL) as (keyof StepView)[];
+
+/** Whether `key` names a StepView key. */
+export const isStepViewKey = (key: string): key is keyof StepView => Object.hasOwn(STEP_VIEW_SQL, key);
+
 /**
- * A page of a task's steps in order (seq ascending), after `afterSeq`. The database writes the page as one
- * JSON text: a 1,000-step timeline read as rows cost five times as much, most of it spent turning each of
- * 30,000 fields into a JavaScript value on both sides of PGlite's thread (docs/runs.md).
+ * A page of a task's steps in order (seq ascending), after `afterSeq`: of each step its `seq` and the keys
+ * `fields` names (all of them without it). The database writes the page as one JSON text: a 1,000-step
+ * timeline read as rows cost five times as much, most of it spent turning each of 30,000 fields into a
+ * JavaScript value on both sides of PGlite's thread (docs/runs.md); the fields not asked for are not written.
  */
 export async function readTaskSteps(
   db: Prisma.TransactionClient,
   taskId: string,
-  { first, afterSeq }: { first: number; afterSeq: number },
+  {
+    first,
+    afterSeq,
+    fields,
+  }: { first: number; afterSeq: number; fields?: ReadonlySet<keyof StepView> | undefined },
 ): Promise<{ nodes: StepView[]; nextSeq: number | null }> {
+  const keys = STEP_VIEW_KEYS.filter((key) => key === 'seq' || !fields || fields.has(key));
   const [row] = await db.$queryRaw<{ page: string }[]>`
     WITH charged AS (
       SELECT DISTINCT attempt FROM task_steps WHERE task_id = ${taskId}::uuid AND kind IN (${CHARGE_KINDS_SQL})
     )
     SELECT coalesce(json_agg(s ORDER BY s.seq), '[]')::text AS page FROM (
-      SELECT st.id, st.seq, st.attempt, st.kind, st.source, st.actor, st.started_at AS "startedAt",
-        st.duration_ms AS "durationMs", st.model, st.input_tokens AS "inputTokens",
-        st.cached_input_tokens AS "cachedInputTokens", st.output_tokens AS "outputTokens",
-        st.reasoning_tokens AS "reasoningTokens", st.tokens, st.cost_usd::text AS "costUsd",
-        st.kind IN (${CHARGE_KINDS_SQL})
-          OR (st.kind = 'model_call' AND st.attempt IN (SELECT attempt FROM charged)) AS charged,
-        st.finish_reason AS "finishReason", st.connector_id AS "connectorId", st.endpoint,
-        st.http_status AS "httpStatus", st.bytes, st.outcome, st.approval_id AS "approvalId",
-        st.child_task_id AS "childTaskId", st.model_version_id AS "modelVersionId", st.routing, st.reason,
-        st.content
+      SELECT ${Prisma.join(keys.map((key) => STEP_VIEW_SQL[key]))}
       FROM task_steps st
       WHERE st.task_id = ${taskId}::uuid AND st.seq > ${afterSeq}
       ORDER BY st.seq
       LIMIT ${first + 1}
     ) s`;
-  const rows = (JSON.parse(row?.page ?? '[]') as (Omit<StepView, 'startedAt'> & { startedAt: string })[]).map(
-    (step): StepView => ({ ...step, startedAt: new Date(step.startedAt) }),
+  const rows = (
+    JSON.parse(row?.page ?? '[]') as (Omit<StepView, 'startedAt'> & { startedAt?: string })[]
+  ).map(
+    (step) =>
+      (step.startedAt === undefined ? step : { ...step, startedAt: new Date(step.startedAt) }) as StepView,
   );
   const nodes = rows.slice(0, first);
   return { nodes, nextSeq: rows.length > first ? (nodes.at(-1)?.seq ?? null) : null };

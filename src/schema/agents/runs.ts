@@ -1,3 +1,5 @@
+import { collectSubFields } from '@graphql-tools/utils';
+import { type FieldNode, type GraphQLObjectType, type GraphQLResolveInfo, getNamedType } from 'graphql';
 import { z } from 'zod';
 import { recordAudit } from '../../audit.js';
 import { builder } from '../../builder.js';
@@ -8,6 +10,7 @@ import {
 } from '../../domain/agents/completion-rules.js';
 import {
   deleteTask,
+  isStepViewKey,
   readTaskSteps,
   reportTaskSteps,
   STEP_KINDS,
@@ -121,14 +124,45 @@ const stepsArgs = z.object({
     }),
 });
 
+/**
+ * The StepView keys a `steps` selection reads under `nodes` (fragments, aliases, `@skip` and `@include`
+ * followed, as the executor collects them); undefined, for all of them, when it asks for a field that is
+ * not one (so that a field added to TaskStep later is never read empty).
+ */
+function stepFieldsOf(info: GraphQLResolveInfo): Set<keyof StepView> | undefined {
+  const collect = (type: GraphQLObjectType, nodes: readonly FieldNode[]) => {
+    const { fields, patches } = collectSubFields(
+      info.schema,
+      info.fragments,
+      info.variableValues,
+      type,
+      // Read only; typed mutable by the library.
+      nodes as FieldNode[],
+    );
+    return [fields, ...patches.map((patch) => patch.fields)].flatMap((map) => [...map.values()].flat());
+  };
+  const pageType = getNamedType(info.returnType) as GraphQLObjectType;
+  const nodeType = getNamedType(pageType.getFields().nodes?.type) as GraphQLObjectType;
+  const nodes = collect(pageType, info.fieldNodes).filter((node) => node.name.value === 'nodes');
+  const keys = new Set<keyof StepView>();
+  for (const node of collect(nodeType, nodes)) {
+    const name = node.name.value === 'costUsdText' ? 'costUsd' : node.name.value;
+    if (name === '__typename') continue;
+    if (!isStepViewKey(name)) return undefined;
+    keys.add(name);
+  }
+  return keys;
+}
+
 builder.objectField(TaskRef, 'steps', (t) =>
   t.field({
     type: TaskStepPage,
     description: `The task’s run record in order: steps of every attempt, oldest first (first: 1 to ${MAX_STEPS_PER_PAGE}, default 100).`,
-    ...zodField(t, stepsArgs, async (task, { first, after }, context) => {
+    ...zodField(t, stepsArgs, async (task, { first, after }, context, info) => {
       const page = await readTaskSteps(context.prisma, task.id, {
         first,
         afterSeq: after ? (decodeStepCursor(after) ?? 0) : 0,
+        fields: stepFieldsOf(info),
       });
       return { nodes: page.nodes, nextCursor: page.nextSeq === null ? null : encodeStepCursor(page.nextSeq) };
     }),
